@@ -1,0 +1,1 @@
+"""warclake's Prefect flows and command line: a thin layer over ``tasks``."""

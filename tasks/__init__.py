@@ -1,0 +1,1 @@
+"""warclake's extraction library: plain functions, usable without Prefect."""

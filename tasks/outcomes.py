@@ -1,0 +1,28 @@
+"""The fixed set of per-record outcomes written to the ledger.
+
+Every record read from an archive gets exactly one of these, so that
+records in == sum of outcomes for each input file.
+"""
+from enum import Enum
+
+
+class Outcome(str, Enum):
+    KEPT = "kept"                      # became a document
+    NOT_RESPONSE = "not_response"      # request, warcinfo, metadata, revisit, ... records
+    HTTP_STATUS = "http_status"        # HTTP status other than 200
+    NOT_TEXT = "not_text"              # content type is not HTML/XHTML/text-like
+    WARC_TRUNCATED = "warc_truncated"  # record carries a WARC-Truncated header
+    OVERSIZE = "oversize"              # payload above the configured limit
+    HTTP_PARSE_ERROR = "http_parse_error"  # HTTP head or payload could not be read
+    CHARSET_FAILED = "charset_failed"  # no candidate encoding decoded the window strictly
+    LANG_REJECTED = "lang_rejected"    # language not among the targets (or undetectable)
+    HTML_PARSE_ERROR = "html_parse_error"  # the HTML parser or paragraph walk failed
+    EMPTY = "empty"                    # no paragraph with text
+    METADATA = "metadata"              # WAT metadata record: parsed, carries no text
+    RECORD_BROKEN = "record_broken"    # the archive broke inside this record (salvaged file)
+
+    def __str__(self) -> str:  # so f-strings and parquet columns show the plain value
+        return self.value
+
+
+ALL_OUTCOMES = [o.value for o in Outcome]
