@@ -1,0 +1,53 @@
+"""The ``warclake`` command line."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import logging
+import os
+import sys
+
+# Command modules that each register their own subcommands with add_parser(subparsers).
+COMMAND_MODULES = ["flows.extract_cmd", "flows.run_cmd", "flows.report_cmd", "flows.eval_cmd"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="warclake",
+        description="Common Crawl WARC/WET/WAT archives to an Uzushio-format parquet lake.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name in COMMAND_MODULES:
+        try:
+            mod = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name == name:  # that command is not part of this build
+                continue
+            raise
+        mod.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("DO_NOT_TRACK", "1")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        rc = args.handler(args)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"warclake: error: {exc}", file=sys.stderr)
+        return 2
+    return int(rc or 0)
+
+
+def print_json(obj) -> None:
+    json.dump(obj, sys.stdout, indent=1, default=str, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""One input archive -> its documents parquet, ledger parquet and summary JSON in the lake.
+
+This is the unit of work the flows map over. It streams: documents and ledger rows are
+written in row groups as they come, so memory does not grow with the archive. Outputs
+are published in the order documents, ledger, summary; the summary's presence is what
+marks the input as done.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+from collections import Counter
+from datetime import datetime, timezone
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from . import schema
+from .config import EXTRACTOR_VERSION, SCHEMA_VERSION, ExtractConfig
+from .extract_record import Context, process_record
+from .inputs import input_identity, open_input
+from .lake import Lake, archive_name
+from .language import LanguageDetector
+from .outcomes import ALL_OUTCOMES
+from .warc_reader import ArchiveReader, TransientInputError
+
+log = logging.getLogger(__name__)
+
+DOC_BATCH = 2000      # rows per documents row group
+LEDGER_BATCH = 20000  # rows per ledger row group
+
+_DETECTORS: dict[tuple[str, ...], LanguageDetector] = {}
+
+
+def detector_for(langs: tuple[str, ...]) -> LanguageDetector:
+    """One detector per process and language set: building one loads lingua models."""
+    if langs not in _DETECTORS:
+        _DETECTORS[langs] = LanguageDetector(langs)
+    return _DETECTORS[langs]
+
+
+class _RowWriter:
+    """Buffers rows of one schema and writes them as row groups of a zstd parquet file."""
+
+    def __init__(self, path: str, sch: pa.Schema, batch: int):
+        self.path, self.schema, self.batch = path, sch, batch
+        self.rows: list[dict] = []
+        self.count = 0
+        self._w = pq.ParquetWriter(path, sch, compression="zstd", compression_level=3,
+                                   use_dictionary=True, write_statistics=True)
+
+    def add(self, row: dict) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= self.batch:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows:
+            self._w.write_table(pa.Table.from_pylist(self.rows, schema=self.schema))
+            self.count += len(self.rows)
+            self.rows = []
+
+    def close(self) -> None:
+        self.flush()
+        self._w.close()
+
+
+def extract_archive(input_path: str, dump: str, lake: str | Lake, config: ExtractConfig | None = None) -> dict:
+    """Extract one archive into the lake; returns the summary that was written.
+
+    Raises :class:`TransientInputError` (or OSError) when the input cannot be opened or
+    read -- worth retrying. Corrupt or truncated archives do not raise: their records up
+    to the break are kept and the summary says ``salvaged`` with the offset and error.
+    """
+    config = config or ExtractConfig()
+    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    name = archive_name(input_path)
+    started = time.time()
+    identity = input_identity(input_path)  # FileNotFoundError for a missing input: clear, not retried
+
+    lake.remove_summary(dump, name)  # redoing: not done until the new summary lands
+    ctx = Context(dump=dump, warc_name=name, config=config, detector=detector_for(config.langs))
+    doc_tmp = lake.tmp_file("documents", dump, name)
+    led_tmp = lake.tmp_file("ledger", dump, name)
+    docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH)
+    ledger = _RowWriter(led_tmp, schema.LEDGER, LEDGER_BATCH)
+    outcomes: Counter[str] = Counter()
+    try:
+        with open_input(input_path) as raw:
+            reader = ArchiveReader(raw, max_payload=config.max_payload)
+            for rec in reader:
+                res = process_record(rec, ctx)
+                outcomes[res.outcome.value] += 1
+                ledger.add({
+                    "dump": dump, "warc_file": name, "warc_offset": rec.offset,
+                    "record_type": rec.rec_type, "url": rec.url, "outcome": res.outcome.value,
+                    "charset": res.charset, "charset_source": res.charset_source,
+                    "lang": res.lang, "bytes_in": res.bytes_in,
+                })
+                if res.document is not None:
+                    docs.add(res.document)
+        docs.close()
+        ledger.close()
+    except BaseException:
+        for w, p in ((docs, doc_tmp), (ledger, led_tmp)):
+            try:
+                w._w.close()
+            finally:
+                if os.path.exists(p):
+                    os.unlink(p)
+        raise
+
+    broken = reader.broken
+    if broken is not None and reader.records == 0:
+        status = "failed"  # not an archive at all (garbage, HTML, wrong format)
+    else:
+        status = "salvaged" if broken else "complete"
+    documents_bytes = lake.publish_file(doc_tmp, "documents", dump, name)
+    ledger_bytes = lake.publish_file(led_tmp, "ledger", dump, name)
+    finished = time.time()
+    summary = {
+        "dump": dump,
+        "warc_file": name,
+        "input": input_path,
+        "input_bytes": identity.get("size") or reader.bytes_read,
+        "input_identity": identity,
+        "bytes_read": reader.bytes_read,
+        "documents_bytes": documents_bytes,
+        "ledger_bytes": ledger_bytes,
+        "output_bytes": documents_bytes,
+        "records": reader.records,
+        "documents": docs.count,
+        "outcomes": {k: outcomes.get(k, 0) for k in ALL_OUTCOMES},
+        "status": status,
+        "error": broken.error if broken else None,
+        "error_offset": broken.offset if broken else None,
+        "extractor_version": EXTRACTOR_VERSION,
+        "schema_version": SCHEMA_VERSION,
+        "config_fingerprint": config.fingerprint(),
+        "config": {"langs": list(config.langs), "boilerplate": config.boilerplate,
+                   "charset_window": config.charset_window, "max_payload": config.max_payload},
+        "host": socket.gethostname(),
+        "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
+        "finished": datetime.fromtimestamp(finished, timezone.utc).isoformat(),
+        "seconds": round(finished - started, 3),
+    }
+    lake.write_summary(dump, name, summary)
+    log.info("%s: %s, %d records, %d documents, %.1fs", name, status, reader.records, docs.count,
+             finished - started)
+    return summary
+
+
+__all__ = ["extract_archive", "TransientInputError", "detector_for"]

@@ -1,0 +1,164 @@
+"""One record, one way: record -> (charset, text) -> language -> paragraphs -> labels -> row.
+
+Every record ends with exactly one ledger outcome. The checks run cheapest first, and
+language comes before HTML parsing so that pages in other languages cost almost nothing.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from .boilerplate import classify as classify_paragraphs
+from .charset import decode_body
+from .config import ExtractConfig
+from .dates import document_date
+from .doc_id import doc_id
+from .language import LanguageDetector
+from .outcomes import Outcome
+from .paragraph import Paragraph, join_paragraphs
+from .paragraphs import extract_paragraphs
+from .warc_reader import RawRecord
+
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xhtml", "text/xhtml",
+                        "application/vnd.wap.xhtml+xml"})
+_HTML_SNIFF = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|title)\b", re.I | re.S)
+
+
+@dataclass
+class Context:
+    """What every record of one archive shares."""
+    dump: str
+    warc_name: str
+    config: ExtractConfig
+    detector: LanguageDetector = field(repr=False, default=None)
+
+    def __post_init__(self):
+        if self.detector is None:
+            self.detector = LanguageDetector(self.config.langs)
+
+
+@dataclass(slots=True)
+class Result:
+    outcome: Outcome
+    bytes_in: int = 0
+    charset: str | None = None
+    charset_source: str | None = None
+    lang: str | None = None
+    document: dict | None = None
+
+
+def media_type(value: str | None) -> str:
+    return value.split(";", 1)[0].strip().lower() if value else ""
+
+
+def is_html(raw: RawRecord, body_head: bytes) -> bool:
+    ctype = media_type((raw.http_headers or {}).get("content-type"))
+    if ctype:
+        return ctype in HTML_TYPES
+    # No Content-Type: sniff the first bytes, and only then (trust the server when it speaks).
+    return bool(_HTML_SNIFF.match(body_head[:1024]))
+
+
+def process_record(raw: RawRecord, ctx: Context) -> Result:
+    kind = raw.rec_type
+    if kind == "conversion":   # WET: Common Crawl's own extracted text, UTF-8
+        return _process_text(raw, ctx)
+    if kind == "metadata" and media_type(raw.content_type) == "application/json":
+        return Result(Outcome.METADATA)  # WAT: headers and links, no text to extract
+    if kind != "response":
+        return Result(Outcome.NOT_RESPONSE)
+    if raw.http_headers is None or raw.http_error:
+        return Result(Outcome.HTTP_PARSE_ERROR)
+    if raw.http_status != 200:
+        return Result(Outcome.HTTP_STATUS)
+    if raw.truncated:
+        return Result(Outcome.WARC_TRUNCATED)
+    ctype = media_type(raw.http_headers.get("content-type"))
+    if ctype and ctype not in HTML_TYPES:
+        return Result(Outcome.NOT_TEXT)
+    try:
+        body, oversize = raw.read_payload()
+    except Exception:  # bad chunking, bad content-encoding
+        return Result(Outcome.HTTP_PARSE_ERROR)
+    if oversize:
+        return Result(Outcome.OVERSIZE, bytes_in=len(body))
+    if not raw.complete():
+        return Result(Outcome.RECORD_BROKEN, bytes_in=len(body))
+    if not ctype and not is_html(raw, body):
+        return Result(Outcome.NOT_TEXT, bytes_in=len(body))
+    return _process_html(raw, body, ctx)
+
+
+def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
+    cfg = ctx.config
+    res = Result(Outcome.KEPT, bytes_in=len(body))
+    if not body.strip():
+        res.outcome = Outcome.EMPTY
+        return res
+    decoded = decode_body(body, raw.http_headers.get("content-type"), cfg.charset_window)
+    if decoded is None:
+        res.outcome = Outcome.CHARSET_FAILED
+        return res
+    res.charset, res.charset_source = decoded.charset, decoded.source
+    lang = ctx.detector.detect(decoded.text)
+    res.lang = lang.lang
+    if not lang.accepted:
+        res.outcome = Outcome.LANG_REJECTED
+        return res
+    try:
+        paragraphs = extract_paragraphs(decoded.text)
+    except Exception:  # the parser must not take the archive down with it
+        res.outcome = Outcome.HTML_PARSE_ERROR
+        return res
+    return _finish(raw, ctx, res, paragraphs, lang.score)
+
+
+def _process_text(raw: RawRecord, ctx: Context) -> Result:
+    body = raw.read_raw()
+    res = Result(Outcome.KEPT, bytes_in=len(body))
+    if len(body) > ctx.config.max_payload:
+        res.outcome = Outcome.OVERSIZE
+        return res
+    if not raw.complete():
+        res.outcome = Outcome.RECORD_BROKEN
+        return res
+    decoded = decode_body(body, "text/plain; charset=utf-8", ctx.config.charset_window)
+    if decoded is None:
+        res.outcome = Outcome.CHARSET_FAILED
+        return res
+    res.charset, res.charset_source = decoded.charset, decoded.source
+    lang = ctx.detector.detect(decoded.text)
+    res.lang = lang.lang
+    if not lang.accepted:
+        res.outcome = Outcome.LANG_REJECTED
+        return res
+    # A WET record is lines of text without markup: each line is a paragraph with no path.
+    paragraphs = [Paragraph("", " ".join(line.split())) for line in decoded.text.splitlines()]
+    paragraphs = [p for p in paragraphs if p.text]
+    return _finish(raw, ctx, res, paragraphs, lang.score)
+
+
+def _finish(raw: RawRecord, ctx: Context, res: Result, paragraphs: list[Paragraph], score: float) -> Result:
+    if not paragraphs:
+        res.outcome = Outcome.EMPTY
+        return res
+    labels = None
+    if ctx.config.boilerplate != "none":
+        labels = classify_paragraphs(ctx.config.boilerplate, paragraphs, res.lang)
+    hdrs = raw.http_headers or {}
+    res.document = {
+        "text": join_paragraphs(paragraphs),
+        "docId": doc_id(raw.record_id, ctx.warc_name, raw.offset),
+        "url": raw.url,
+        "charset": res.charset,
+        "lang": res.lang,
+        "date": document_date(raw.warc_date, hdrs.get("date"), hdrs.get("last-modified")),
+        "dump": ctx.dump,
+        "warc_file": ctx.warc_name,
+        "warc_offset": raw.offset,
+        "charset_source": res.charset_source,
+        "lang_score": score,
+        "boilerplate": ctx.config.boilerplate,
+        "paragraph_labels": labels,
+    }
+    return res

@@ -1,0 +1,120 @@
+"""Finding a dump's archives and telling whether one changed.
+
+An input is a local path or any fsspec URL (http(s)://, s3://, ...). A dump's inputs come
+from files, directories, globs, or a Common Crawl style ``warc.paths[.gz]`` listing whose
+relative entries are resolved against a base URL.
+"""
+from __future__ import annotations
+
+import glob
+import gzip
+import os
+import posixpath
+
+import fsspec
+
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz",
+                    ".warc.wet.gz", ".warc.wat.gz")
+
+
+def is_url(s: str) -> bool:
+    return "://" in s
+
+
+def is_archive_name(name: str) -> bool:
+    return name.lower().split("?", 1)[0].endswith(ARCHIVE_SUFFIXES)
+
+
+def is_paths_listing(name: str) -> bool:
+    low = name.lower()
+    return low.endswith((".paths", ".paths.gz"))
+
+
+def read_paths_listing(listing: str, base_url: str | None = None) -> list[str]:
+    """Entries of a ``warc.paths(.gz)`` file, made absolute against ``base_url``.
+
+    Without a base URL, relative entries resolve against the listing's own folder
+    (for a local copy of a dump) -- Common Crawl's are relative to its data host.
+    """
+    with fsspec.open(listing, "rb") as fh:
+        raw = fh.read()
+    if raw[:2] == b"\x1f\x8b":
+        raw = gzip.decompress(raw)
+    entries = [ln.strip() for ln in raw.decode("utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
+    base = base_url if base_url is not None else _parent(listing)
+    return [e if is_url(e) or os.path.isabs(e) else _join(base, e) for e in entries]
+
+
+def _parent(p: str) -> str:
+    return p.rsplit("/", 1)[0] if is_url(p) else os.path.dirname(os.path.abspath(p))
+
+
+def _join(base: str, rel: str) -> str:
+    if is_url(base):
+        return base.rstrip("/") + "/" + rel.lstrip("/")
+    return os.path.join(base, rel)
+
+
+def resolve_inputs(specs: list[str], base_url: str | None = None) -> list[str]:
+    """Expand files, directories, globs and paths listings into archive paths/URLs.
+
+    Order is preserved, duplicates dropped. A spec that matches nothing raises
+    FileNotFoundError naming it: a typo must not look like an empty dump.
+    """
+    out: list[str] = []
+    for spec in specs:
+        found = _expand(spec, base_url)
+        if not found:
+            raise FileNotFoundError(f"no archives found for input {spec!r}")
+        out.extend(found)
+    seen, unique = set(), []
+    for p in out:
+        if p not in seen:
+            seen.add(p)
+            unique.append(p)
+    return unique
+
+
+def _expand(spec: str, base_url: str | None) -> list[str]:
+    if is_paths_listing(spec):
+        return read_paths_listing(spec, base_url)
+    if is_url(spec):
+        if any(ch in spec for ch in "*?["):
+            fs, _ = fsspec.core.url_to_fs(spec)
+            return sorted(fs.unstrip_protocol(p) for p in fs.glob(spec) if is_archive_name(p))
+        return [spec]
+    if os.path.isdir(spec):
+        found = []
+        for root, _, names in os.walk(spec):
+            found.extend(os.path.join(root, n) for n in names if is_archive_name(n))
+        return sorted(os.path.abspath(p) for p in found)
+    if any(ch in spec for ch in "*?["):
+        return sorted(os.path.abspath(p) for p in glob.glob(spec, recursive=True) if os.path.isfile(p))
+    if os.path.exists(spec):
+        return [os.path.abspath(spec)]
+    return []
+
+
+def input_identity(path: str) -> dict:
+    """What tells that an input changed: size plus mtime (local) or ETag/Last-Modified (remote)."""
+    if not is_url(path):
+        st = os.stat(path)
+        return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    fs, p = fsspec.core.url_to_fs(path)
+    info = fs.info(p)
+    ident = {"size": info.get("size")}
+    for key in ("ETag", "etag", "LastModified", "last_modified", "mtime", "Last-Modified"):
+        if info.get(key) is not None:
+            ident[key.lower().replace("-", "_")] = str(info[key])
+    return ident
+
+
+def open_input(path: str):
+    """A binary stream of the archive; remote files are streamed, not downloaded whole."""
+    if not is_url(path):
+        return open(path, "rb", buffering=1 << 20)
+    return fsspec.open(path, "rb", block_size=1 << 22).open()
+
+
+def display_name(path: str) -> str:
+    return posixpath.basename(path.split("?", 1)[0])

@@ -1,0 +1,198 @@
+"""Streaming reader for WARC / WET / WAT (and ARC) archives, plain or per-record gzip.
+
+Wraps warcio so that:
+- every record comes out with its byte offset (compressed offset for .gz),
+- a truncated or corrupted archive ends the iteration with a recorded break
+  (offset + error) instead of an exception, keeping every record before it,
+- an error raised by the *underlying stream* (network, storage) is re-raised as
+  :class:`TransientInputError`, because retrying those can help while retrying
+  corrupt bytes cannot.
+
+Memory stays flat: payloads are read only for candidate records and capped.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import zlib
+from dataclasses import dataclass, field
+from typing import BinaryIO, Iterator
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.bufferedreaders import BufferedReader
+
+log = logging.getLogger(__name__)
+
+
+_members = threading.local()  # the gzip decompressor of the member being read, per thread
+
+
+def _gzip_decompressor():
+    """Inflate with ISA-L when available (about twice zlib's speed on WARC.gz) and remember
+    the member's decompressor: warcio ends silently at a truncated last member, and its
+    ``eof`` flag is how we notice."""
+    try:
+        from isal import isal_zlib as z
+    except ImportError:  # optional speed-up only
+        z = zlib
+    d = z.decompressobj(16 + z.MAX_WBITS)
+    _members.last = d
+    return d
+
+
+BufferedReader.DECOMPRESSORS["gzip"] = _gzip_decompressor
+
+
+class TransientInputError(IOError):
+    """Reading the input stream itself failed (network/storage): worth a retry."""
+
+
+class _GuardedStream:
+    """Passes reads through; tags exceptions of the underlying stream as transient."""
+
+    def __init__(self, raw: BinaryIO):
+        self._raw = raw
+        self.bytes_read = 0
+
+    def read(self, size: int = -1) -> bytes:
+        try:
+            data = self._raw.read(size)
+        except Exception as exc:  # anything the stream raises is an I/O problem, not bad bytes
+            raise TransientInputError(f"reading input failed after {self.bytes_read} bytes: {exc!r}") from exc
+        self.bytes_read += len(data)
+        return data
+
+    def readline(self, size: int = -1) -> bytes:  # not used by warcio, kept for file-likeness
+        return self.read(size)
+
+    def close(self) -> None:
+        self._raw.close()
+
+
+@dataclass(slots=True)
+class RawRecord:
+    offset: int
+    rec_type: str
+    url: str | None
+    record_id: str | None
+    warc_date: str | None
+    truncated: str | None           # value of WARC-Truncated, if any
+    content_type: str | None        # WARC Content-Type (e.g. application/http; msgtype=response)
+    http_status: int | None = None
+    http_headers: dict[str, str] | None = None  # lower-cased names, first value wins
+    http_error: str | None = None   # HTTP head could not be parsed
+    _record: object = field(default=None, repr=False)
+    _max_payload: int = 0
+    _complete: bool | None = None
+
+    def read_payload(self) -> tuple[bytes, bool]:
+        """The decoded HTTP payload (chunked/gzip undone) capped at max_payload.
+
+        Returns ``(bytes, oversize)``; raises on payload decoding errors.
+        """
+        stream = self._record.content_stream()
+        data = stream.read(self._max_payload + 1)
+        if len(data) > self._max_payload:
+            return data[: self._max_payload], True
+        return data, False
+
+    def complete(self) -> bool:
+        """Drain what is left of the record; False when the archive ended inside it."""
+        if self._complete is None:
+            rest = self._record.raw_stream
+            while rest.read(1 << 16):
+                pass
+            self._complete = not getattr(rest, "limit", 0)
+        return self._complete
+
+    def read_raw(self) -> bytes:
+        """The raw record block (for WET/WAT text records, no HTTP layer)."""
+        return self._record.raw_stream.read(self._max_payload + 1)
+
+
+@dataclass
+class ArchiveBreak:
+    """Where and why an archive stopped being readable."""
+    offset: int
+    error: str
+
+
+class ArchiveReader:
+    """Iterate the records of one archive; after iteration, ``broken`` tells if it ended early.
+
+    A record whose block is shorter than its Content-Length (the archive was cut inside
+    it) is still yielded, with ``complete`` False on the reader for that last record, so
+    the caller can account for it as ``record_broken``.
+    """
+
+    def __init__(self, raw: BinaryIO, max_payload: int = 8 << 20):
+        self._stream = _GuardedStream(raw)
+        self._max_payload = max_payload
+        self.broken: ArchiveBreak | None = None
+        self.records = 0
+
+    @property
+    def bytes_read(self) -> int:
+        return self._stream.bytes_read
+
+    def __iter__(self) -> Iterator[RawRecord]:
+        _members.last = None  # before the iterator: it creates the first member's decompressor
+        it = ArchiveIterator(self._stream, arc2warc=True, check_digests=False)
+        offset = 0
+        try:
+            for rec in it:
+                offset = it.get_record_offset()
+                self.records += 1
+                raw = self._wrap(rec, offset)
+                yield raw
+                if not raw.complete():
+                    self.broken = ArchiveBreak(offset, "archive ends inside this record")
+                    return
+            last = getattr(_members, "last", None)
+            if last is not None and not last.eof and self.bytes_read > 0:
+                self.broken = ArchiveBreak(offset, "archive ends inside a gzip member (truncated file)")
+        except TransientInputError:
+            raise
+        except Exception as exc:  # warcio's ArchiveLoadFailed, zlib errors, bad headers...
+            self.broken = ArchiveBreak(offset=_safe_offset(it, offset),
+                                       error=_describe(exc))
+            log.warning("archive broken at %s: %s", self.broken.offset, self.broken.error)
+
+    def _wrap(self, rec, offset: int) -> RawRecord:
+        h = rec.rec_headers
+        raw = RawRecord(
+            offset=offset,
+            rec_type=rec.rec_type or "",
+            url=h.get_header("WARC-Target-URI"),
+            record_id=h.get_header("WARC-Record-ID"),
+            warc_date=h.get_header("WARC-Date"),
+            truncated=h.get_header("WARC-Truncated"),
+            content_type=h.get_header("Content-Type"),
+            _record=rec,
+            _max_payload=self._max_payload,
+        )
+        if rec.http_headers is not None and rec.rec_type in ("response", "revisit"):
+            try:
+                raw.http_status = int(rec.http_headers.get_statuscode())
+            except (TypeError, ValueError):
+                raw.http_error = f"bad status line: {rec.http_headers.statusline!r}"[:200]
+            hdrs: dict[str, str] = {}
+            for k, v in rec.http_headers.headers:
+                hdrs.setdefault(k.lower(), v)
+            raw.http_headers = hdrs
+        return raw
+
+
+def _describe(exc: Exception) -> str:
+    """A one-line, printable error text (warcio quotes raw garbage bytes in its messages)."""
+    text = f"{type(exc).__name__}: {exc}"
+    text = " ".join(text.split())
+    text = "".join(ch if ch.isprintable() and ord(ch) < 0x250 else "?" for ch in text)
+    return text[:300]
+
+
+def _safe_offset(it, fallback: int) -> int:
+    try:
+        return int(it.offset)
+    except Exception:
+        return fallback

@@ -1,0 +1,97 @@
+"""The archive reader: offsets, salvage of cut/corrupt archives, transient errors."""
+import io
+import os
+
+import pytest
+from warcio.archiveiterator import ArchiveIterator
+
+from tasks.sample_dump import make_dump
+from tasks.warc_reader import ArchiveReader, TransientInputError
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "warc")
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dump")
+    return make_dump(str(d), files=1, pages_per_file=12, truncate_last=False)[0]
+
+
+def record_offsets(data: bytes) -> list[int]:
+    it = ArchiveIterator(io.BytesIO(data))
+    return [it.get_record_offset() for _ in it]
+
+
+def read_all(data: bytes):
+    reader = ArchiveReader(io.BytesIO(data))
+    seen = []
+    for rec in reader:
+        if rec.rec_type == "response":
+            rec.read_payload()
+        seen.append(rec.offset)
+    return reader, seen
+
+
+def test_reads_every_record_with_its_offset(archive):
+    data = open(archive, "rb").read()
+    reader, seen = read_all(data)
+    assert seen == record_offsets(data)
+    assert len(seen) == 1 + 12 * 3
+    assert reader.broken is None
+
+
+def test_cut_at_many_offsets_keeps_complete_records_and_never_raises(archive):
+    data = open(archive, "rb").read()
+    offsets = record_offsets(data)
+    ends = offsets[1:] + [len(data)]
+    for cut in range(0, len(data), max(1, len(data) // 97)):
+        reader, seen = read_all(data[:cut])
+        complete_before = [o for o, e in zip(offsets, ends) if e <= cut]
+        # every record that fits entirely before the cut is read, in order
+        assert seen[: len(complete_before)] == complete_before, cut
+        # at most the one record straddling the cut comes in addition
+        assert len(seen) <= len(complete_before) + 1
+        if cut not in ends and cut > 0:
+            assert reader.broken is not None, cut
+            assert reader.broken.offset >= (complete_before[-1] if complete_before else 0)
+
+
+def test_garbage_is_a_break_at_offset_zero():
+    reader, seen = read_all(os.urandom(4096))
+    assert seen == [] and reader.broken is not None and reader.broken.offset == 0
+    assert reader.broken.error.isprintable()
+
+
+def test_empty_input_has_no_records_and_no_break():
+    reader, seen = read_all(b"")
+    assert seen == [] and reader.broken is None
+
+
+class FlakyStream(io.BytesIO):
+    """A stream that fails like a dropped connection after some bytes."""
+
+    def __init__(self, data, fail_after):
+        super().__init__(data)
+        self.fail_after = fail_after
+
+    def read(self, size=-1):
+        if self.tell() >= self.fail_after:
+            raise ConnectionResetError("peer reset")
+        return super().read(size if size is not None and size >= 0 else -1)
+
+
+def test_stream_errors_are_transient_not_corruption(archive):
+    data = open(archive, "rb").read()
+    reader = ArchiveReader(FlakyStream(data, len(data) // 2))
+    with pytest.raises(TransientInputError):
+        for rec in reader:
+            pass
+
+
+@pytest.mark.skipif(not os.path.isdir(SHARED), reason="shared real WARC data not present (../shared/data/warc)")
+def test_real_clipped_common_crawl_record_is_salvaged():
+    with open(os.path.join(SHARED, "resiliparse/tests/data/clipped.warc.gz"), "rb") as fh:
+        reader = ArchiveReader(fh)
+        recs = [r.rec_type for r in reader]
+    assert recs == ["response"]
+    assert reader.broken is not None and reader.broken.offset == 0
