@@ -1,0 +1,196 @@
+-- warclake: analysts' views over the lake (data contract: DESIGN.md section 2).
+--
+-- tasks/catalog.py runs this file after defining two macros:
+--   warclake_root()   the lake's absolute path or URL, no trailing slash
+--   warclake_dumps()  the partition folders to read: 'dump=*', or 'dump=<DUMP>' for one dump
+-- Paths are resolved when a view is queried, so the catalogue works from any working
+-- directory and sees files written after it was built. A source with no file yet is
+-- defined from its empty_<name>() macro instead (same columns, no rows).
+-- The dump is a column of every file, so hive partitioning stays off.
+-- Statements end with ';' at the end of a line (catalog.py splits on that).
+
+CREATE OR REPLACE MACRO warclake_glob(kind, ext) AS
+    warclake_root() || '/' || kind || '/' || warclake_dumps() || '/*.' || ext;
+
+-- ---------------------------------------------------------------- text helpers
+-- A document's text is paragraphs joined by a blank line; each paragraph is
+-- '<css-path>' chr(28) '<text>', with link text between chr(2) and chr(3).
+
+CREATE OR REPLACE MACRO doc_paragraphs(text) AS
+    CASE WHEN text IS NULL OR text = '' THEN []::VARCHAR[]
+         ELSE string_split(text, chr(10) || chr(10)) END;
+
+CREATE OR REPLACE MACRO paragraph_path(p) AS
+    CASE WHEN strpos(p, chr(28)) > 0 THEN substr(p, 1, strpos(p, chr(28)) - 1) END;
+
+-- strpos is 0 when there is no separator, and substr(p, 1) is then the whole paragraph.
+CREATE OR REPLACE MACRO paragraph_plain(p) AS
+    replace(replace(substr(p, strpos(p, chr(28)) + 1), chr(2), ''), chr(3), '');
+
+-- Characters inside link markers (link density = link_chars / length of the plain text).
+CREATE OR REPLACE MACRO paragraph_link_chars(p) AS
+    length(array_to_string(
+        regexp_extract_all(p, chr(2) || '([^' || chr(3) || ']*)' || chr(3), 1), ''));
+
+-- The block tag of a CSS path: 'body>div.content#main>p.note' -> 'p'.
+CREATE OR REPLACE MACRO path_tag(path) AS
+    regexp_extract(path, '(^|>)([^>.#]+)[^>]*$', 2);
+
+-- Plain text of all paragraphs: paths and link markers removed, paragraphs kept apart
+-- by a blank line.
+CREATE OR REPLACE MACRO plain_text(text) AS
+    CASE WHEN text IS NOT NULL THEN
+        array_to_string(list_transform(doc_paragraphs(text), lambda p: paragraph_plain(p)),
+                        chr(10) || chr(10))
+    END;
+
+-- Cleaned plain text: only the paragraphs labelled 'good' by the boilerplate stage.
+-- Labels are NULL when cleaning was off: then every paragraph is kept.
+CREATE OR REPLACE MACRO clean_text(text, labels) AS
+    CASE WHEN labels IS NULL THEN plain_text(text)
+         WHEN text IS NOT NULL THEN
+        array_to_string(list_filter(
+            list_transform(doc_paragraphs(text),
+                           lambda p, i: CASE WHEN labels[i] = 'good' THEN paragraph_plain(p) END),
+            lambda x: x IS NOT NULL), chr(10) || chr(10))
+    END;
+
+-- Encoding labels as the extractor reports them (WHATWG names, lower case, with the
+-- Shift_JIS family as windows-31j). The lake already stores these; legacy aliases are
+-- mapped anyway so that older or foreign files count in the same bucket.
+CREATE OR REPLACE MACRO charset_label(label) AS
+    CASE
+        WHEN label IS NULL OR trim(label) = '' THEN 'unknown'
+        WHEN lower(trim(label)) IN ('utf-8', 'utf8', 'unicode-1-1-utf-8', 'unicode11utf8',
+                                    'unicode20utf8', 'x-unicode20utf8') THEN 'utf-8'
+        WHEN lower(trim(label)) IN ('shift_jis', 'shift-jis', 'sjis', 'x-sjis', 'ms_kanji',
+                                    'ms932', 'cp932', 'windows-31j', 'csshiftjis', 'cswindows31j',
+                                    'windows-932', 'x-ms-cp932') THEN 'windows-31j'
+        WHEN lower(trim(label)) IN ('euc-jp', 'euc_jp', 'eucjp', 'x-euc-jp', 'cseucpkdfmtjapanese',
+                                    'ujis') THEN 'euc-jp'
+        WHEN lower(trim(label)) IN ('iso-2022-jp', 'csiso2022jp', 'iso2022_jp') THEN 'iso-2022-jp'
+        WHEN lower(trim(label)) IN ('gbk', 'gb2312', 'gb_2312', 'gb_2312-80', 'cp936', 'x-gbk',
+                                    'chinese', 'csgb2312', 'csiso58gb231280', 'iso-ir-58',
+                                    'ms936', 'windows-936') THEN 'gbk'
+        WHEN lower(trim(label)) IN ('gb18030') THEN 'gb18030'
+        WHEN lower(trim(label)) IN ('big5', 'big5-hkscs', 'cn-big5', 'csbig5', 'x-x-big5', 'cp950')
+            THEN 'big5'
+        WHEN lower(trim(label)) IN ('euc-kr', 'euc_kr', 'cp949', 'ks_c_5601-1987', 'ks_c_5601-1989',
+                                    'ksc5601', 'ksc_5601', 'windows-949', 'korean', 'csksc56011987',
+                                    'iso-ir-149', 'uhc') THEN 'euc-kr'
+        WHEN lower(trim(label)) IN ('windows-1251', 'cp1251', 'x-cp1251') THEN 'windows-1251'
+        WHEN lower(trim(label)) IN ('koi8-r', 'koi8_r', 'koi8', 'cskoi8r') THEN 'koi8-r'
+        -- WHATWG decodes latin-1 and ASCII labels as windows-1252
+        WHEN lower(trim(label)) IN ('windows-1252', 'cp1252', 'x-cp1252', 'iso-8859-1',
+                                    'iso8859-1', 'iso_8859-1', 'latin1', 'l1', 'ascii', 'us-ascii',
+                                    'ansi_x3.4-1968', 'cp819', 'ibm819') THEN 'windows-1252'
+        WHEN lower(trim(label)) IN ('utf-16', 'utf-16le', 'utf_16le', 'utf16le') THEN 'utf-16le'
+        WHEN lower(trim(label)) IN ('utf-16be', 'utf_16be', 'utf16be') THEN 'utf-16be'
+        WHEN lower(trim(label)) IN ('utf-32le', 'utf_32le', 'utf-32', 'utf32le') THEN 'utf-32le'
+        ELSE lower(trim(label))
+    END;
+
+-- ---------------------------------------------------------------- empty sources
+-- The contract's columns, used when a source has no file yet (an empty lake or dump).
+
+CREATE OR REPLACE MACRO empty_documents() AS TABLE
+    SELECT NULL::VARCHAR AS text, NULL::VARCHAR AS docId, NULL::VARCHAR AS url,
+           NULL::VARCHAR AS charset, NULL::VARCHAR AS lang, NULL::TIMESTAMPTZ AS date,
+           NULL::VARCHAR AS dump, NULL::VARCHAR AS warc_file, NULL::BIGINT AS warc_offset,
+           NULL::VARCHAR AS charset_source, NULL::FLOAT AS lang_score,
+           NULL::VARCHAR AS boilerplate, NULL::VARCHAR[] AS paragraph_labels
+    LIMIT 0;
+
+CREATE OR REPLACE MACRO empty_ledger() AS TABLE
+    SELECT NULL::VARCHAR AS dump, NULL::VARCHAR AS warc_file, NULL::BIGINT AS warc_offset,
+           NULL::VARCHAR AS record_type, NULL::VARCHAR AS url, NULL::VARCHAR AS outcome,
+           NULL::VARCHAR AS charset, NULL::VARCHAR AS charset_source, NULL::VARCHAR AS lang,
+           NULL::BIGINT AS bytes_in
+    LIMIT 0;
+
+CREATE OR REPLACE MACRO empty_files() AS TABLE
+    SELECT NULL::VARCHAR AS dump, NULL::VARCHAR AS warc_file, NULL::VARCHAR AS input,
+           NULL::BIGINT AS input_bytes, NULL::JSON AS input_identity,
+           NULL::BIGINT AS documents_bytes, NULL::BIGINT AS ledger_bytes,
+           NULL::BIGINT AS output_bytes, NULL::BIGINT AS records, NULL::BIGINT AS documents,
+           NULL::MAP(VARCHAR, BIGINT) AS outcomes, NULL::VARCHAR AS status,
+           NULL::VARCHAR AS error, NULL::BIGINT AS error_offset,
+           NULL::VARCHAR AS extractor_version, NULL::VARCHAR AS config_fingerprint,
+           NULL::JSON AS config, NULL::TIMESTAMPTZ AS started, NULL::TIMESTAMPTZ AS finished,
+           NULL::DOUBLE AS seconds
+    LIMIT 0;
+
+-- ---------------------------------------------------------------- sources
+-- union_by_name: files written by different schema versions still read together.
+
+-- source: documents
+CREATE OR REPLACE VIEW documents AS
+SELECT * FROM read_parquet(warclake_glob('documents', 'parquet'),
+                           hive_partitioning = false, union_by_name = true);
+
+-- source: ledger
+CREATE OR REPLACE VIEW ledger AS
+SELECT * FROM read_parquet(warclake_glob('ledger', 'parquet'),
+                           hive_partitioning = false, union_by_name = true);
+
+-- source: files
+-- Explicit columns: the outcome keys differ from file to file, and inferring a struct
+-- from a sample of files would drop the rare ones.
+CREATE OR REPLACE VIEW files AS
+SELECT * FROM read_json(warclake_glob('files', 'json'), format = 'auto', columns = {
+    'dump': 'VARCHAR', 'warc_file': 'VARCHAR', 'input': 'VARCHAR',
+    'input_bytes': 'BIGINT', 'input_identity': 'JSON',
+    'documents_bytes': 'BIGINT', 'ledger_bytes': 'BIGINT', 'output_bytes': 'BIGINT',
+    'records': 'BIGINT', 'documents': 'BIGINT', 'outcomes': 'MAP(VARCHAR, BIGINT)',
+    'status': 'VARCHAR', 'error': 'VARCHAR', 'error_offset': 'BIGINT',
+    'extractor_version': 'VARCHAR', 'config_fingerprint': 'VARCHAR', 'config': 'JSON',
+    'started': 'TIMESTAMPTZ', 'finished': 'TIMESTAMPTZ', 'seconds': 'DOUBLE'});
+
+-- ---------------------------------------------------------------- derived views
+
+-- Documents of finished inputs only: a documents file whose files/*.json is not written
+-- yet belongs to an extraction still running (or one that crashed) and is left out.
+CREATE OR REPLACE VIEW done_documents AS
+SELECT * FROM documents SEMI JOIN files USING (dump, warc_file);
+
+CREATE OR REPLACE VIEW done_ledger AS
+SELECT * FROM ledger SEMI JOIN files USING (dump, warc_file);
+
+-- One row per document with the cleaned plain text (good paragraphs only when labelled).
+CREATE OR REPLACE VIEW clean_documents AS
+SELECT docId, url, lang, charset_label(charset) AS charset, date, dump, warc_file,
+       warc_offset, boilerplate, clean_text(text, paragraph_labels) AS text
+FROM documents;
+
+-- One row per paragraph (idx counts from 1, as DuckDB lists do).
+CREATE OR REPLACE VIEW paragraphs AS
+SELECT docId, dump, warc_file, warc_offset, url, lang,
+       para.idx AS idx,
+       paragraph_path(para.raw) AS css_path,
+       path_tag(paragraph_path(para.raw)) AS tag,
+       paragraph_plain(para.raw) AS text,
+       paragraph_link_chars(para.raw) AS link_chars,
+       labels[para.idx] AS label
+FROM (
+    SELECT docId, dump, warc_file, warc_offset, url, lang, paragraph_labels AS labels,
+           unnest(list_transform(doc_paragraphs(text),
+                                 lambda p, i: {'idx': i, 'raw': p})) AS para
+    FROM documents
+);
+
+-- Per-dump summary of the finished inputs.
+CREATE OR REPLACE VIEW dumps AS
+SELECT dump,
+       count(*) AS files,
+       count(*) FILTER (WHERE status = 'complete') AS complete,
+       count(*) FILTER (WHERE status = 'salvaged') AS salvaged,
+       count(*) FILTER (WHERE status = 'failed') AS failed,
+       sum(records)::BIGINT AS records,
+       sum(documents)::BIGINT AS documents,
+       sum(input_bytes)::BIGINT AS input_bytes,
+       sum(output_bytes)::BIGINT AS output_bytes,
+       min(started) AS first_started,
+       max(finished) AS last_finished
+FROM files
+GROUP BY dump
+ORDER BY dump;

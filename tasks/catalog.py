@@ -1,0 +1,148 @@
+"""The lake's DuckDB catalogue: ``<lake>/warclake.duckdb`` holding the views of sql/views.sql.
+
+The views hold the lake's absolute path (or URL), so the file can be opened from any
+working directory (``duckdb LAKE/warclake.duckdb``). It is built under a temporary name
+and renamed into place: a reader that has the old file open keeps reading it, and nobody
+ever opens a half-built file.
+"""
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+
+import duckdb
+
+from tasks.config import SCHEMA_VERSION
+
+CATALOG_NAME = "warclake.duckdb"
+SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
+SOURCES = ("documents", "ledger", "files")
+_SOURCE_EXT = {"documents": "parquet", "ledger": "parquet", "files": "json"}
+
+# Dump names become a folder in a glob: letters, digits, '.', '_' and '-' only.
+_DUMP_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_VIEW_RE = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", re.IGNORECASE | re.MULTILINE)
+
+
+def sql_literal(value: str) -> str:
+    """A SQL string literal for ``value`` (standard quoting: DuckDB strings have no
+    backslash escapes, so doubling single quotes is all that is needed)."""
+    if "\x00" in value:
+        raise ValueError("NUL character in a SQL string")
+    return "'" + value.replace("'", "''") + "'"
+
+
+def lake_root(lake: str | os.PathLike) -> str:
+    """The lake's absolute path, or its URL unchanged, without a trailing slash."""
+    s = os.fspath(lake)
+    if _URL_RE.match(s):
+        root = s.rstrip("/")
+    else:
+        root = os.path.abspath(os.path.expanduser(s))
+    # The root is the start of a glob pattern; these would be read as wildcards.
+    if any(ch in root for ch in "*?[]{}"):
+        raise ValueError(f"lake path must not contain glob characters (*?[]{{}}): {root!r}")
+    return root
+
+
+def is_remote(lake: str | os.PathLike) -> bool:
+    return bool(_URL_RE.match(os.fspath(lake))) and not os.fspath(lake).startswith("file://")
+
+
+def dump_folder(dump: str | None) -> str:
+    """The partition folder pattern for one dump, or for all of them."""
+    if dump is None:
+        return "dump=*"
+    if not _DUMP_RE.match(dump):
+        raise ValueError(f"not a dump name (letters, digits, '.', '_', '-'): {dump!r}")
+    return f"dump={dump}"
+
+
+def read_sql(name: str) -> str:
+    return (SQL_DIR / name).read_text(encoding="utf-8")
+
+
+def split_statements(sql: str) -> list[str]:
+    """Statements of a file whose statements end with ';' at the end of a line."""
+    out = []
+    for chunk in re.split(r";[ \t]*$", sql, flags=re.MULTILINE):
+        body = "\n".join(line for line in chunk.splitlines() if not line.lstrip().startswith("--"))
+        if body.strip():
+            out.append(chunk.strip())
+    return out
+
+
+def source_glob(root: str, source: str, dump: str | None = None) -> str:
+    return f"{root}/{source}/{dump_folder(dump)}/*.{_SOURCE_EXT[source]}"
+
+
+def install_views(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike,
+                  dump: str | None = None) -> dict[str, bool]:
+    """Create the views of sql/views.sql on ``con`` over ``lake`` (one dump, or all).
+
+    Returns, per source, whether it has files: a source without any is defined from its
+    empty macro, so queries give zero rows instead of failing (rebuild once files exist).
+    """
+    root = lake_root(lake)
+    con.execute(f"CREATE OR REPLACE MACRO warclake_root() AS {sql_literal(root)}")
+    con.execute(f"CREATE OR REPLACE MACRO warclake_dumps() AS {sql_literal(dump_folder(dump))}")
+    present = {
+        s: con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)",
+                       [source_glob(root, s, dump)]).fetchone()[0] > 0
+        for s in SOURCES
+    }
+    for stmt in split_statements(read_sql("views.sql")):
+        m = _VIEW_RE.search(stmt)
+        if m and m.group(1) in SOURCES and not present[m.group(1)]:
+            stmt = f"CREATE OR REPLACE VIEW {m.group(1)} AS SELECT * FROM empty_{m.group(1)}()"
+        con.execute(stmt)
+    return present
+
+
+def catalog_path(lake: str | os.PathLike) -> Path:
+    if is_remote(lake):
+        raise ValueError("a remote lake needs an explicit local catalogue path")
+    return Path(lake_root(lake)) / CATALOG_NAME
+
+
+def build_catalog(lake: str | os.PathLike, path: str | os.PathLike | None = None) -> Path:
+    """(Re)build the catalogue file and return its path.
+
+    ``path`` defaults to ``<lake>/warclake.duckdb``; for a remote lake give a local path
+    (the views then need DuckDB's httpfs extension when queried).
+    """
+    final = Path(path) if path is not None else catalog_path(lake)
+    final = final.resolve()
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(f".{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        con = duckdb.connect(str(tmp))
+        try:
+            present = install_views(con, lake)
+            con.execute(
+                "CREATE TABLE warclake_catalog AS SELECT ? AS lake, ?::TIMESTAMPTZ AS built, "
+                "? AS schema_version, ? AS sources_present",
+                [lake_root(lake), datetime.now(timezone.utc).isoformat(), SCHEMA_VERSION,
+                 [s for s, ok in present.items() if ok]])
+            con.execute("CHECKPOINT")
+        finally:
+            con.close()
+        os.replace(tmp, final)
+    finally:
+        for leftover in (tmp, tmp.with_name(tmp.name + ".wal")):
+            if leftover.exists():
+                leftover.unlink()
+    return final
+
+
+def connect_catalog(lake: str | os.PathLike, rebuild: bool = False,
+                    read_only: bool = True) -> duckdb.DuckDBPyConnection:
+    """Open the lake's catalogue, building it first when missing (or when asked)."""
+    path = catalog_path(lake)
+    if rebuild or not path.exists():
+        build_catalog(lake)
+    return duckdb.connect(str(path), read_only=read_only)
