@@ -1,0 +1,171 @@
+"""The Prefect flow: one flow run per dump, one task per archive.
+
+    resolve inputs -> plan against the lake -> map extraction (bounded in flight)
+    -> build the dump's report -> an honest final state
+
+"Done" is a property of the lake (an archive's summary JSON), so a re-run does only what
+is missing or outdated whatever Prefect's cache or database remember.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections import Counter
+
+from prefect import flow, get_run_logger, task
+from prefect.futures import wait
+from prefect.states import Completed, Failed
+from prefect.task_runners import ThreadPoolTaskRunner
+
+from tasks.config import ExtractConfig
+from tasks.inputs import resolve_inputs
+from tasks.lake import Lake
+from tasks.plan import plan_dump
+from tasks.warc_reader import TransientInputError
+
+from .workers import default_workers, run_extraction
+
+# Errors worth retrying: the network or storage, not the bytes of the archive.
+TRANSIENT = (TransientInputError, ConnectionError, TimeoutError)
+
+
+def is_transient(exc: BaseException | None) -> bool:
+    if exc is None or isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
+        return False
+    if isinstance(exc, TRANSIENT):
+        return True
+    name = type(exc).__name__
+    # aiohttp / fsspec HTTP and botocore errors, without importing them
+    return name in {"ClientError", "ClientConnectorError", "ServerDisconnectedError", "ClientPayloadError",
+                    "ClientResponseError", "FSTimeoutError", "EndpointConnectionError", "ReadTimeoutError"} \
+        or (isinstance(exc, OSError) and not isinstance(exc, (FileNotFoundError, NotADirectoryError)))
+
+
+def retry_if_transient(task_, task_run, state) -> bool:
+    """A plain function on purpose: Prefect ignores a functools.partial here."""
+    try:
+        state.result()
+    except Exception as exc:  # the task's exception comes back out of its state
+        return is_transient(exc)
+    return False
+
+
+def lake_validated_cache_key(context, parameters) -> str | None:
+    """Cache only what the lake confirms: key = input identity + config, when its summary is there.
+
+    Prefect's cache alone says "the function ran", not "the output exists"; keying on the
+    lake's summary means a deleted output is a cache miss and gets redone.
+    """
+    lake = Lake(parameters["lake"])
+    summary = lake.read_summary(parameters["dump"], parameters["name"])
+    if summary is None:
+        return None
+    config: ExtractConfig = parameters["config"]
+    blob = json.dumps([parameters["input_path"], summary.get("input_identity"), config.fingerprint(),
+                       summary.get("finished")], sort_keys=True, default=str)
+    return "warclake-extract-" + hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+@task(name="extract-archive", task_run_name="extract {name}",
+      retries=3, retry_delay_seconds=[2, 8, 30], retry_jitter_factor=0.3,
+      retry_condition_fn=retry_if_transient, cache_key_fn=lake_validated_cache_key,
+      persist_result=False)
+def extract_archive_task(input_path: str, name: str, dump: str, lake: str, config: ExtractConfig,
+                         workers: int) -> dict:
+    summary = run_extraction(input_path, dump, lake, config, workers)
+    get_run_logger().info("%s: %s, %d records, %d documents", name, summary["status"], summary["records"],
+                          summary["documents"])
+    return {k: summary[k] for k in ("warc_file", "status", "records", "documents", "error", "error_offset",
+                                    "seconds", "input_bytes", "output_bytes")}
+
+
+@task(name="report-dump", retries=1, retry_delay_seconds=5, persist_result=False)
+def report_task(lake: str, dump: str, out_dir: str | None) -> str | None:
+    try:
+        from flows.report_flow import build_dump_report
+    except ModuleNotFoundError as exc:
+        if exc.name == "flows.report_flow":
+            return None
+        raise
+    return build_dump_report(lake, dump, out_dir)
+
+
+@flow(name="extract-dump", flow_run_name="extract {dump}", task_runner=ThreadPoolTaskRunner(max_workers=16),
+      log_prints=True, persist_result=False)
+def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boilerplate: str = "none",
+                 base_url: str | None = None, workers: int | None = None, max_in_flight: int | None = None,
+                 report: bool = True, report_dir: str | None = None,
+                 retry_delays: list[float] | None = None):
+    """Extract one dump into the lake.
+
+    workers: extraction processes (default: all cores); 0 runs in the task's own thread
+    (set it for Dask/Ray runners, whose workers are processes already).
+    max_in_flight: task runs submitted at once (a dump has ~90k archives; each
+    pending future costs memory).
+    retry_delays: seconds between attempts after a transient (network/storage) error.
+    """
+    log = get_run_logger()
+    config = ExtractConfig.from_langs(langs, boilerplate=boilerplate)
+    workers = default_workers() if workers is None else workers
+    max_in_flight = max_in_flight or max(2, 2 * max(workers, 1))
+    lake_obj = Lake(lake)
+    lake_obj.clean_stale_tmp(dump)
+
+    paths = resolve_inputs(list(inputs), base_url)
+    plan = plan_dump(paths, dump, lake_obj, config)
+    todo = [p for p in plan if p.todo]
+    reasons = Counter(p.reason for p in plan)
+    log.info("dump %s: %d archives, %s", dump, len(plan), dict(reasons))
+
+    extract = extract_archive_task
+    if retry_delays is not None:
+        extract = extract_archive_task.with_options(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
+
+    results: list[dict] = []
+    failures: list[str] = []
+    pending = []
+
+    def collect(done_futures):
+        for fut in done_futures:
+            state = fut.state
+            if state.is_completed():
+                results.append(fut.result())
+            else:
+                failures.append(f"{fut.task_run_id}: {state.message}")
+
+    for item in todo:
+        if len(pending) >= max_in_flight:
+            done, not_done = _wait_first(pending)
+            collect(done)
+            pending = list(not_done)
+        pending.append(extract.submit(item.input, item.name, dump, lake_obj.url, config, workers))
+    if pending:
+        res = wait(pending)
+        collect(res.done)
+
+    statuses = Counter(r["status"] for r in results)
+    docs = sum(r["documents"] for r in results)
+    report_path = None
+    if report and (results or not todo):
+        try:
+            report_path = report_task(lake_obj.url, dump, report_dir)
+        except Exception as exc:  # a failed report must not hide the extraction's outcome
+            failures.append(f"report: {exc}")
+    summary = (f"{dump}: {len(plan)} archives, {len(plan) - len(todo)} already done, "
+               f"{len(results)} extracted ({dict(statuses)}), {docs} documents, {len(failures)} failed")
+    if report_path:
+        summary += f"; report: {report_path}"
+    data = {"dump": dump, "archives": len(plan), "skipped": len(plan) - len(todo), "extracted": len(results),
+            "statuses": dict(statuses), "documents": docs, "failed": failures, "report": report_path}
+    if failures or statuses.get("failed"):
+        return Failed(message=summary, data=data)
+    return Completed(message=summary, data=data)
+
+
+def _wait_first(futures):
+    """Block until at least one future is done; returns (done, not_done)."""
+    while True:
+        res = wait(futures, timeout=1.0)
+        if res.done:
+            return list(res.done), list(res.not_done)

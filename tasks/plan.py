@@ -1,0 +1,69 @@
+"""Which of a dump's archives still need work, decided by the lake (not by any cache).
+
+An archive is done when its summary JSON is in the lake and was written for the same
+input (size + mtime or ETag), the same extractor version and the same config.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from .config import EXTRACTOR_VERSION, ExtractConfig
+from .inputs import input_identity
+from .lake import Lake, archive_name
+
+
+@dataclass
+class PlanItem:
+    input: str
+    name: str
+    identity: dict | None
+    reason: str   # new | changed | outdated | retry | missing | done
+
+    @property
+    def todo(self) -> bool:
+        # "missing" stays to do: extracting it fails loudly instead of skipping it silently
+        return self.reason != "done"
+
+
+def identity_matches(old: dict | None, new: dict | None) -> bool:
+    if not old or not new:
+        return False
+    keys = set(old) & set(new)
+    return bool(keys) and all(str(old[k]) == str(new[k]) for k in keys) and old.get("size") == new.get("size")
+
+
+def plan_item(path: str, dump: str, lake: Lake, config: ExtractConfig) -> PlanItem:
+    name = archive_name(path)
+    try:
+        ident = input_identity(path)
+    except FileNotFoundError:
+        return PlanItem(path, name, None, "missing")
+    except OSError:
+        ident = None  # cannot stat now (network): try to process, the task retries transient errors
+    summary = lake.read_summary(dump, name)
+    if summary is None:
+        reason = "new"
+    elif ident is not None and not identity_matches(summary.get("input_identity"), ident):
+        reason = "changed"
+    elif summary.get("extractor_version") != EXTRACTOR_VERSION or \
+            summary.get("config_fingerprint") != config.fingerprint():
+        reason = "outdated"
+    elif ident is None:
+        reason = "retry"
+    else:
+        reason = "done"
+    return PlanItem(path, name, ident, reason)
+
+
+def check_unique_names(paths: list[str]) -> None:
+    """Two inputs with one base name would overwrite each other in the lake."""
+    dup = [n for n, c in Counter(archive_name(p) for p in paths).items() if c > 1]
+    if dup:
+        raise ValueError(f"inputs share archive names (lake files are named after them): {dup[:5]}")
+
+
+def plan_dump(paths: list[str], dump: str, lake: Lake | str, config: ExtractConfig) -> list[PlanItem]:
+    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    check_unique_names(paths)
+    return [plan_item(p, dump, lake, config) for p in paths]
