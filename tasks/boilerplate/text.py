@@ -1,0 +1,147 @@
+"""Per-paragraph text statistics shared by the boilerplate modes.
+
+Words are whitespace tokens with surrounding punctuation stripped (jusText splits at spaces
+only; stripping lets ``"the,"`` count as a stop word, which the short hand-written lists
+need). Japanese and Chinese have no spaces, so for them:
+
+* *length* stays the number of characters (as in jusText), with CJK thresholds of their own
+  (see ``justext``),
+* *word units* (for BTE and word counts) are whitespace tokens of non-CJK text plus one unit
+  per two CJK characters (typical Japanese / Chinese words are about two characters long),
+* *stop-word density* is replaced by the *function-character density*: the share of CJK
+  characters (Han + kana) that are grammatical particles / inflection kana (``ja``) or
+  function characters (``zh``), from ``stoplists/ja.txt`` / ``zh.txt``.
+"""
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from importlib import resources
+
+CJK_LANGS = ("ja", "zh")
+_PUNCT_STRIP = "\"'“”‘’«»„‚()[]{}<>.,;:!?¡¿…–—-_/\\|*#@+=~^`%&$€£¥©®™•·°"
+_APOSTROPHES = ("'", "’")
+_WORD_RE = re.compile(r"\S+")
+
+
+def is_cjk(ch: str) -> bool:
+    o = ord(ch)
+    return (0x3040 <= o <= 0x30FF        # hiragana, katakana
+            or 0x3400 <= o <= 0x4DBF     # CJK extension A
+            or 0x4E00 <= o <= 0x9FFF     # CJK unified ideographs
+            or 0xF900 <= o <= 0xFAFF     # compatibility ideographs
+            or 0xFF66 <= o <= 0xFF9F)    # half-width katakana
+
+
+def is_kana(ch: str) -> bool:
+    o = ord(ch)
+    return 0x3040 <= o <= 0x30FF or 0xFF66 <= o <= 0xFF9F
+
+
+def cjk_count(text: str) -> int:
+    return sum(1 for ch in text if is_cjk(ch))
+
+
+@lru_cache(maxsize=None)
+def stoplist(lang: str) -> frozenset[str]:
+    """Stop words (or, for ja/zh, function characters) of a language; empty if none ships."""
+    if not lang or not re.fullmatch(r"[a-z]{2,3}", lang):
+        return frozenset()
+    try:
+        data = resources.files(__package__).joinpath("stoplists", f"{lang}.txt").read_text("utf-8")
+    except (FileNotFoundError, OSError):
+        return frozenset()
+    return frozenset(w.strip().lower() for w in data.splitlines()
+                     if w.strip() and not w.startswith("#"))
+
+
+def available_stoplists() -> list[str]:
+    folder = resources.files(__package__).joinpath("stoplists")
+    return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt"))
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased whitespace tokens, surrounding punctuation stripped, empties dropped."""
+    out = []
+    for tok in _WORD_RE.findall(text):
+        tok = tok.strip(_PUNCT_STRIP).lower()
+        if tok:
+            out.append(tok)
+    return out
+
+
+def _is_stop(tok: str, stops: frozenset[str]) -> bool:
+    if tok in stops:
+        return True
+    # Elided articles/pronouns glued to the next word: French l'homme, Italian dell'anno.
+    for ap in _APOSTROPHES:
+        i = tok.find(ap)
+        if 0 < i < len(tok) - 1 and tok[:i + 1].replace("’", "'") in stops:
+            return True
+    return False
+
+
+def stopword_density(text: str, lang: str) -> float:
+    """Share of words in the stoplist; for ja/zh the function-character density."""
+    if lang in CJK_LANGS:
+        return function_char_density(text, lang)
+    stops = stoplist(lang)
+    ws = words(text)
+    if not ws or not stops:
+        return 0.0
+    return sum(1 for w in ws if _is_stop(w, stops)) / len(ws)
+
+
+def function_char_density(text: str, lang: str) -> float:
+    chars = stoplist(lang)
+    n = hits = 0
+    for ch in text:
+        if is_cjk(ch):
+            n += 1
+            hits += ch in chars
+    return hits / n if n else 0.0
+
+
+def word_units(text: str) -> int:
+    """Word count usable for any script: non-CJK tokens + CJK characters / 2."""
+    n_cjk = 0
+    n = 0
+    for tok in _WORD_RE.findall(text):
+        c = cjk_count(tok)
+        if c:
+            n_cjk += c
+            if c < len(tok) and any(ch.isalnum() and not is_cjk(ch) for ch in tok):
+                n += 1
+        elif any(ch.isalnum() for ch in tok):
+            n += 1
+    return n + (n_cjk + 1) // 2
+
+
+def guess_language(texts: list[str], sample_chars: int = 20000) -> str:
+    """Cheap language guess for choosing a stoplist: kana -> ja, Han without kana -> zh,
+    otherwise the shipped stoplist covering most words (``""`` when none covers 10%)."""
+    sample = []
+    size = 0
+    for t in texts:
+        sample.append(t)
+        size += len(t)
+        if size >= sample_chars:
+            break
+    text = "\n".join(sample)
+    n_cjk = cjk_count(text)
+    letters = sum(1 for ch in text if ch.isalpha())
+    if letters and n_cjk / letters > 0.3:
+        kana = sum(1 for ch in text if is_kana(ch))
+        return "ja" if kana > 0.05 * n_cjk else "zh"
+    ws = words(text)
+    if not ws:
+        return ""
+    best, best_share = "", 0.1
+    for lang in available_stoplists():
+        if lang in CJK_LANGS:
+            continue
+        stops = stoplist(lang)
+        share = sum(1 for w in ws if w in stops) / len(ws)
+        if share > best_share:
+            best, best_share = lang, share
+    return best

@@ -1,0 +1,1 @@
+"""Scoring boilerplate removal against gold sets: readers, metrics and the eval runner."""
