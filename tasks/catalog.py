@@ -139,10 +139,28 @@ def build_catalog(lake: str | os.PathLike, path: str | os.PathLike | None = None
     return final
 
 
+def _missed_sources(path: Path, lake: str | os.PathLike) -> bool:
+    """True when the catalogue was built while a source had no file and it has one now
+    (that view is the empty placeholder until rebuilt)."""
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        built = set(con.execute("SELECT sources_present FROM warclake_catalog").fetchone()[0])
+        root = lake_root(lake)
+        return any(
+            con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)",
+                        [source_glob(root, s)]).fetchone()[0] > 0
+            for s in SOURCES if s not in built)
+    except duckdb.Error:
+        return True   # not a catalogue we can read: build a fresh one
+    finally:
+        con.close()
+
+
 def connect_catalog(lake: str | os.PathLike, rebuild: bool = False,
                     read_only: bool = True) -> duckdb.DuckDBPyConnection:
-    """Open the lake's catalogue, building it first when missing (or when asked)."""
+    """Open the lake's catalogue, (re)building it first when missing, when a source has
+    appeared since it was built, or when asked."""
     path = catalog_path(lake)
-    if rebuild or not path.exists():
+    if rebuild or not path.exists() or _missed_sources(path, lake):
         build_catalog(lake)
     return duckdb.connect(str(path), read_only=read_only)

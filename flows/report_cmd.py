@@ -1,0 +1,107 @@
+"""``warclake report`` and ``warclake sql``: reports and SQL over the lake, no Prefect.
+
+Also runs on its own: ``python -m flows.report_cmd report --lake LAKE``.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+
+from tasks.catalog import build_catalog, catalog_path, connect_catalog
+from tasks.reports import markdown_table, write_report
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("report", help="tables and charts of a dump (or all dumps) of the lake")
+    p.add_argument("--lake", required=True, help="lake root folder")
+    p.add_argument("--dump", default=None, help="one dump, e.g. CC-MAIN-2024-22 (default: all dumps)")
+    p.add_argument("--out", default=None,
+                   help="output folder (default: <lake>/reports/<dump or all-dumps>)")
+    p.add_argument("--no-charts", action="store_true", help="tables only, no PNG charts")
+    p.set_defaults(handler=run_report)
+
+    q = sub.add_parser("sql", help="query the lake with DuckDB (opens <lake>/warclake.duckdb)")
+    q.add_argument("--lake", required=True, help="lake root folder")
+    q.add_argument("-c", "--command", dest="query", default=None, metavar="QUERY",
+                   help="run QUERY, print the result and exit (default: interactive)")
+    q.add_argument("--csv", action="store_true", help="print the result of -c as CSV")
+    q.add_argument("--max-rows", type=int, default=40, help="rows shown per result (default: 40)")
+    q.add_argument("--rebuild", action="store_true", help="rebuild the catalogue first")
+    q.set_defaults(handler=run_sql)
+
+
+def run_report(args) -> int:
+    build_catalog(args.lake)  # keep the analysts' catalogue in step with the report
+    res = write_report(args.lake, args.out, args.dump, charts=not args.no_charts)
+    print(markdown_table(res.tables["documents_per_dump"]))
+    print()
+    print(markdown_table(res.tables["size_ratio"]))
+    print(f"\nreport: {res.html_path}\n        {res.markdown_path}\n({res.seconds:.2f}s)")
+    return 0
+
+
+def _print_result(rel, args) -> None:
+    if rel is None:  # a statement without a result (SET, CREATE TEMP ...)
+        return
+    if args.csv:
+        sys.stdout.write(rel.pl().write_csv())
+    else:
+        rel.show(max_rows=args.max_rows)
+
+
+def run_sql(args) -> int:
+    con = connect_catalog(args.lake, rebuild=args.rebuild)
+    if args.query is not None:
+        _print_result(con.sql(args.query), args)
+        return 0
+    path = catalog_path(args.lake)
+    exe = shutil.which("duckdb")
+    if exe:
+        con.close()
+        # Read-only: the catalogue is rebuilt by replacing the file, so nothing an
+        # analyst created in it would survive anyway.
+        return subprocess.call([exe, "-readonly", str(path)])
+    return _repl(con, args)
+
+
+def _repl(con, args) -> int:
+    """A minimal shell for machines without the duckdb CLI: statements end with ';'."""
+    print(f"warclake sql on {catalog_path(args.lake)} (views: documents, ledger, files, "
+          "clean_documents, paragraphs, dumps). End statements with ';', .quit to leave.")
+    buf: list[str] = []
+    while True:
+        try:
+            line = input("warclake> " if not buf else "     ...> ")
+        except (EOFError, KeyboardInterrupt):
+            print()
+            return 0
+        if not buf and line.strip() in (".quit", ".exit", "\\q"):
+            return 0
+        if not buf and line.strip() == ".tables":
+            line = "SHOW TABLES;"
+        buf.append(line)
+        if not line.rstrip().endswith(";"):
+            continue
+        query, buf = "\n".join(buf), []
+        try:
+            _print_result(con.sql(query), args)
+        except Exception as exc:  # report and keep the session going, as a shell does
+            print(f"error: {exc}", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m flows.report_cmd",
+                                     description="warclake reports and SQL over the lake")
+    add_parser(parser.add_subparsers(dest="command_name", required=True))
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args) or 0)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"warclake: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""The report step of a dump's flow: catalogue + report files + Prefect artifacts.
+
+``build_dump_report`` is a plain function, so it runs anywhere: inside a flow or task
+run it also attaches the summary to that run as a markdown and a table artifact; outside
+one it only writes files (creating an artifact there would start a temporary Prefect
+server for nothing to attach to).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import re
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.context import FlowRunContext, TaskRunContext
+
+from tasks.catalog import build_catalog, is_remote
+from tasks.reports import artifact_summary, write_report
+
+log = logging.getLogger(__name__)
+
+
+def artifact_key(dump: str | None) -> str:
+    """Prefect artifact keys allow lower-case letters, digits and dashes only."""
+    slug = re.sub(r"[^a-z0-9]+", "-", (dump or "all-dumps").lower()).strip("-")
+    return f"warclake-report-{slug or 'dump'}"
+
+
+def in_prefect_run() -> bool:
+    return FlowRunContext.get() is not None or TaskRunContext.get() is not None
+
+
+def build_dump_report(lake: str | os.PathLike, dump: str | None = None,
+                      out_dir: str | os.PathLike | None = None) -> str:
+    """Rebuild ``<lake>/warclake.duckdb``, write the report (tables, PNG charts,
+    report.md, report.html) and, inside a Prefect run, attach its summary as artifacts.
+
+    Returns the path of the HTML page. ``dump=None`` reports on every dump.
+    """
+    if is_remote(lake):
+        log.warning("remote lake: the catalogue file is not rebuilt")
+    else:
+        build_catalog(lake)
+    res = write_report(lake, out_dir, dump)
+    if in_prefect_run():
+        markdown, rows = artifact_summary(res.tables, dump, res.out_dir)
+        key = artifact_key(dump)
+        scope = f"dump {dump}" if dump else "all dumps"
+        create_markdown_artifact(markdown=markdown, key=key,
+                                 description=f"warclake report, {scope}")
+        create_table_artifact(table=rows, key=f"{key}-table",
+                              description=f"warclake documents, bytes and encodings, {scope}")
+    log.info("report for %s in %.2fs: %s", dump or "all dumps", res.seconds, res.html_path)
+    return str(res.html_path)
+
+
+build_dump_report_task = task(build_dump_report, name="build-dump-report", persist_result=False)
+
+
+@flow(name="warclake-report", flow_run_name="report {dump}", persist_result=False)
+def report_flow(lake: str, dump: str | None = None, out_dir: str | None = None) -> str:
+    """A report on its own, as a flow run (e.g. for a deployment that refreshes reports)."""
+    return build_dump_report_task(lake, dump, out_dir)
