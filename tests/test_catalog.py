@@ -1,0 +1,159 @@
+"""The DuckDB catalogue: views over a generated lake, from any working directory, rebuilt
+under a reader's feet, and the text macros checked against the Python paragraph model."""
+import os
+from collections import Counter
+
+import duckdb
+import pytest
+
+from lakegen import make_lake
+from tasks.catalog import (CATALOG_NAME, build_catalog, connect_catalog, read_sql,
+                           split_statements, sql_literal)
+from tasks.paragraph import split_document
+
+
+def count(con, sql, params=None):
+    return con.execute(sql, params or []).fetchone()[0]
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory):
+    return make_lake(tmp_path_factory.mktemp("lake") / "lake")
+
+
+def test_views_work_from_another_working_directory(lake, tmp_path, monkeypatch):
+    path = build_catalog(lake.root)
+    assert path == lake.root / CATALOG_NAME
+    monkeypatch.chdir(tmp_path)  # nothing of the lake is reachable by a relative path here
+    con = duckdb.connect(str(path), read_only=True)
+    all_docs = sum(len(f.documents) for f in lake.files)
+    all_ledger = sum(len(f.ledger) for f in lake.files)
+    assert count(con, "SELECT count(*) FROM documents") == all_docs
+    assert count(con, "SELECT count(*) FROM ledger") == all_ledger
+    assert count(con, "SELECT count(*) FROM files") == len(lake.done_files)
+    # the input still being extracted (no summary yet) is left out of the done_* views
+    assert count(con, "SELECT count(*) FROM done_documents") == len(lake.done_documents())
+    assert count(con, "SELECT count(*) FROM done_ledger") == len(lake.done_ledger())
+    assert len(lake.done_documents()) < all_docs
+    # files/*.json: outcome counts come through as a map, per input
+    g = lake.done_files[0]
+    got = dict(con.execute("SELECT outcomes FROM files WHERE warc_file = ?", [g.warc_file]).fetchone()[0])
+    assert got == dict(Counter(r["outcome"] for r in g.ledger))
+    per_dump = {r[0]: r[1:] for r in con.execute(
+        "SELECT dump, files, salvaged, failed, documents FROM dumps").fetchall()}
+    for dump in {f.dump for f in lake.files}:
+        done = [f for f in lake.done_files if f.dump == dump]
+        assert per_dump[dump] == (len(done), sum(f.status == "salvaged" for f in done),
+                                  sum(f.status == "failed" for f in done),
+                                  sum(len(f.documents) for f in done))
+    con.close()
+
+
+def test_rebuild_while_a_reader_has_it_open(tmp_path):
+    lake = make_lake(tmp_path / "lake", dumps={"CC-MAIN-2024-10": 2}, running=0, failed=0,
+                     salvaged=0)
+    path = build_catalog(lake.root)
+    reader = duckdb.connect(str(path), read_only=True)
+    before = count(reader, "SELECT count(*) FROM files")
+    assert before == 2
+    # more inputs finish, and the catalogue is rebuilt while the reader is still open
+    more = make_lake(tmp_path / "lake", dumps={"CC-MAIN-2024-18": 3}, seed=11, running=0,
+                     failed=0, salvaged=0)
+    build_catalog(lake.root)
+    build_catalog(lake.root)
+    # the open reader keeps working (its views glob the lake at query time)
+    assert count(reader, "SELECT count(*) FROM files") == before + len(more.files)
+    reader.close()
+    fresh = duckdb.connect(str(path), read_only=True)
+    assert count(fresh, "SELECT count(DISTINCT dump) FROM documents") == 2
+    fresh.close()
+    leftovers = [p.name for p in lake.root.iterdir() if p.name.endswith((".tmp", ".wal"))]
+    assert leftovers == []
+
+
+def test_lake_path_with_quotes_and_spaces(tmp_path, monkeypatch):
+    root = tmp_path / "it's a \"lake\"; DROP VIEW documents; --"
+    lake = make_lake(root, dumps={"CC-MAIN-2024-10": 1}, running=0, failed=0, salvaged=0)
+    monkeypatch.chdir(tmp_path)
+    con = connect_catalog(root)
+    assert count(con, "SELECT count(*) FROM documents") == len(lake.files[0].documents)
+    assert count(con, "SELECT lake FROM warclake_catalog") == str(root)
+    con.close()
+
+
+def test_glob_characters_in_lake_path_are_refused(tmp_path):
+    with pytest.raises(ValueError, match="glob"):
+        build_catalog(tmp_path / "lake[1]")
+
+
+def test_sql_literal_round_trips():
+    con = duckdb.connect()
+    for s in ["plain", "it's", "''", "back\\slash", "日本語 'x'"]:
+        assert con.execute(f"SELECT {sql_literal(s)}").fetchone()[0] == s
+
+
+def test_empty_lake_then_files_arrive(tmp_path):
+    root = tmp_path / "lake"
+    root.mkdir()
+    con = connect_catalog(root)
+    for view in ("documents", "ledger", "files", "clean_documents", "paragraphs", "dumps"):
+        assert count(con, f"SELECT count(*) FROM {view}") == 0
+    # the contract's columns are there even with no file
+    cols = [r[0] for r in con.execute("DESCRIBE documents").fetchall()]
+    assert cols[:6] == ["text", "docId", "url", "charset", "lang", "date"]
+    con.close()
+    lake = make_lake(root, dumps={"CC-MAIN-2024-10": 2}, running=0, failed=0, salvaged=0)
+    con = connect_catalog(root)  # notices the sources that appeared and rebuilds
+    assert count(con, "SELECT count(*) FROM documents") == sum(len(f.documents) for f in lake.files)
+    con.close()
+
+
+def test_text_macros_agree_with_the_paragraph_model(lake):
+    con = connect_catalog(lake.root)
+    docs = {d["docId"]: d for f in lake.files for d in f.documents}
+    rows = con.execute("SELECT docId, c.text, plain_text(d.text) FROM clean_documents c "
+                       "JOIN documents d USING (docId)").fetchall()
+    assert len(rows) == len(docs)
+    labelled = 0
+    for doc_id, clean, plain in rows:
+        d = docs[doc_id]
+        paras = split_document(d["text"])
+        assert plain == "\n\n".join(p.plain for p in paras)
+        labels = d["paragraph_labels"]
+        if labels is None:
+            assert clean == plain
+        else:
+            labelled += 1
+            assert clean == "\n\n".join(p.plain for p, l in zip(paras, labels) if l == "good")
+        assert "\x1c" not in clean and "\x02" not in clean and "\x03" not in clean
+    assert 0 < labelled < len(docs)  # both kinds were checked
+
+    got = {(r[0], r[1]): r[2:] for r in con.execute(
+        "SELECT docId, idx, css_path, tag, text, link_chars, label FROM paragraphs").fetchall()}
+    want = {}
+    for d in docs.values():
+        for i, p in enumerate(split_document(d["text"]), start=1):
+            label = d["paragraph_labels"][i - 1] if d["paragraph_labels"] else None
+            want[(d["docId"], i)] = (p.path, p.tag, p.plain, p.link_chars(), label)
+    assert got == want
+    con.close()
+
+
+def test_charset_label_agrees_with_the_extractor():
+    charset = pytest.importorskip("tasks.charset")
+    con = duckdb.connect()  # the macro alone, no lake needed
+    stmt = next(s for s in split_statements(read_sql("views.sql")) if "MACRO charset_label" in s)
+    con.execute(stmt)
+    labels = ["UTF-8", "utf8", "Shift_JIS", "shift-jis", "SJIS", "x-sjis", "MS_Kanji", "windows-31j",
+              "csShiftJIS", "ms932", "EUC-JP", "x-euc-jp", "ISO-2022-JP", "GB2312", "gbk", "x-gbk",
+              "GB18030", "Big5", "EUC-KR", "ks_c_5601-1987", "windows-1251", "KOI8-R",
+              "ISO-8859-1", "latin1", "US-ASCII", "windows-1252", "UTF-16LE", "utf-16be"]
+    checked = 0
+    for label in labels:
+        ours = con.execute("SELECT charset_label(?)", [label]).fetchone()[0]
+        theirs = charset.normalize_label(label)
+        if theirs is not None:
+            assert ours == theirs, label
+            checked += 1
+    assert checked >= 20
+    assert con.execute("SELECT charset_label('Shift_JIS')").fetchone()[0] == "windows-31j"
