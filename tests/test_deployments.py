@@ -1,0 +1,328 @@
+"""Deployments: the config file, the newest-dump lookup, and smoke tests against a real
+``prefect server`` on 127.0.0.1 (served with ``deployments.serve``, and deployed from
+``deployments/prefect.yaml`` to a process work pool with a worker)."""
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pyarrow.parquet as pq
+import pytest
+
+from http_server import LocalHTTPServer
+from tasks.sample_dump import make_dump
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.dirname(sys.executable)
+LANGS = "ja,en"
+
+
+def sample_root(root, dumps=("CC-MAIN-2099-01", "CC-MAIN-2099-05", "CC-MAIN-2098-52"), files=2):
+    """A folder of dumps, one sub-folder each, plus a stray folder that is not a dump."""
+    for d in dumps:
+        make_dump(str(root / d), files=files, pages_per_file=8, dump=d, truncate_last=False)
+    (root / "CC-MAIN-latest-tmp").mkdir()
+    return root
+
+
+def lake_docs(lake, dump):
+    d = os.path.join(lake, "documents", f"dump={dump}")
+    if not os.path.isdir(d):
+        return {}
+    return {n: pq.read_table(os.path.join(d, n), columns=["docId"]).num_rows
+            for n in sorted(os.listdir(d)) if n.endswith(".parquet")}
+
+
+# -- without a server ----------------------------------------------------------------------
+
+def test_newest_dump_on_a_folder_and_over_http(tmp_path):
+    from deployments.newest import dump_inputs, list_dumps, newest_dump
+
+    root = sample_root(tmp_path / "dumps")
+    assert list_dumps(str(root)) == ["CC-MAIN-2098-52", "CC-MAIN-2099-01", "CC-MAIN-2099-05"]
+    assert newest_dump(str(root)) == "CC-MAIN-2099-05"
+    assert dump_inputs(str(root), "CC-MAIN-2099-05") == [str(root / "CC-MAIN-2099-05" / "warc.paths.gz")]
+    os.unlink(root / "CC-MAIN-2099-05" / "warc.paths.gz")
+    assert dump_inputs(str(root), "CC-MAIN-2099-05") == [str(root / "CC-MAIN-2099-05")]
+    with pytest.raises(FileNotFoundError, match="no dump folder"):
+        newest_dump(str(tmp_path / "dumps" / "CC-MAIN-2099-01"))
+
+    with LocalHTTPServer(str(tmp_path)) as srv:  # a web server's folder index
+        url = f"{srv.url}/dumps/"
+        assert newest_dump(url) == "CC-MAIN-2099-05"
+        assert dump_inputs(url, "CC-MAIN-2099-01") == [f"{srv.url}/dumps/CC-MAIN-2099-01/warc.paths.gz"]
+
+
+def write_config(path, text):
+    path.write_text(text)
+    return str(path)
+
+
+def test_config_check_lists_deployments_with_absolute_paths(tmp_path, capsys):
+    from deployments.serve import main
+
+    cfg = write_config(tmp_path / "d.toml", """
+[defaults]
+lake = "lake"
+langs = "ja,en"
+workers = 0
+[[dump]]
+dump = "CC-MAIN-2099-01"
+inputs = "dumps/CC-MAIN-2099-01"
+cron = "0 3 * * *"
+timezone = "Asia/Tokyo"
+[[dump]]
+dump = "CC-MAIN-2099-05"
+name = "second"
+inputs = ["s3://bucket/CC-MAIN-2099-05/warc.paths.gz"]
+base_url = "s3://bucket/"
+dask = "tcp://127.0.0.1:8786"
+[newest]
+root = "dumps"
+cron = "0 4 * * 1"
+""")
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert main(["--config", cfg, "--check"]) == 0
+    finally:
+        os.chdir(cwd)
+    specs = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
+    assert set(specs) == {"CC-MAIN-2099-01", "second", "newest"}
+    first = specs["CC-MAIN-2099-01"]
+    assert first["flow_name"] == "extract-dump" and first["cron"] == "0 3 * * *"
+    assert first["timezone"] == "Asia/Tokyo"
+    assert first["parameters"] == {"dump": "CC-MAIN-2099-01", "inputs": [str(tmp_path / "dumps" / "CC-MAIN-2099-01")],
+                                   "lake": str(tmp_path / "lake"), "langs": "ja,en", "workers": 0}
+    assert specs["second"]["parameters"]["inputs"] == ["s3://bucket/CC-MAIN-2099-05/warc.paths.gz"]
+    assert specs["second"]["dask"] == "tcp://127.0.0.1:8786" and specs["second"]["cron"] is None
+    newest = specs["newest"]
+    assert newest["flow_name"] == "extract-newest-dump"
+    assert newest["parameters"]["root"] == str(tmp_path / "dumps")
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\nlangz = "ja"\n', "unknown key(s) ['langz']"),
+    ('[[dump]]\ninputs = ["a"]\nlake = "l"\n', "needs a 'dump' name"),
+    ('[[dump]]\ndump = "X"\ninputs = ["a"]\n', "missing ['lake']"),
+    ('[newest]\nlake = "l"\n', "missing ['root']"),
+    ('[dumps]\n', "unknown table(s) ['dumps']"),
+    ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\n[[dump]]\ndump = "X"\ninputs = ["b"]\nlake = "l"\n',
+     "duplicate deployment names"),
+])
+def test_config_mistakes_are_named(tmp_path, capsys, text, message):
+    from deployments.serve import main
+
+    assert main(["--config", write_config(tmp_path / "bad.toml", text), "--check"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_shipped_config_and_prefect_yaml_are_valid(capsys):
+    import yaml
+
+    from deployments.serve import main
+
+    assert main(["--check"]) == 0
+    names = {s["name"] for s in json.loads(capsys.readouterr().out)}
+    assert {"CC-MAIN-2099-01", "newest"} <= names
+    with open(os.path.join(REPO, "deployments", "prefect.yaml")) as fh:
+        doc = yaml.safe_load(fh)
+    for dep in doc["deployments"]:
+        path, _, fn = dep["entrypoint"].partition(":")
+        assert os.path.isfile(os.path.join(REPO, path)), dep["entrypoint"]
+        assert f"def {fn}(" in open(os.path.join(REPO, path)).read()
+        assert dep["work_pool"]["name"] == "warclake" and dep["schedules"][0]["cron"]
+
+
+# -- against a real server --------------------------------------------------------------------
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
+    """Terminate one process we started, by its PID; kill it if it does not stop in time."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+
+
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory):
+    """``prefect server start`` on a free loopback port with its own home and sqlite database."""
+    home = tmp_path_factory.mktemp("prefect-home")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/api"
+    env = dict(os.environ, PREFECT_HOME=str(home), DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false",
+               PREFECT_API_DATABASE_CONNECTION_URL=f"sqlite+aiosqlite:///{home}/prefect.db",
+               PREFECT_UI_ENABLED="false", PREFECT_LOGGING_LEVEL="WARNING")
+    env.pop("PREFECT_API_URL", None)  # the server must not think it is a client of another one
+    log = open(home / "server.log", "wb")
+    t0 = time.monotonic()
+    proc = subprocess.Popen([os.path.join(BIN, "prefect"), "server", "start", "--host", "127.0.0.1",
+                             "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() - t0 > 90:
+                raise RuntimeError("prefect server did not start:\n" + (home / "server.log").read_text()[-3000:])
+            time.sleep(0.2)
+        print(f"\nprefect server healthy in {time.monotonic() - t0:.1f}s")
+        client_env = dict(env, PREFECT_API_URL=url)
+        client_env.pop("PREFECT_API_DATABASE_CONNECTION_URL")
+        yield {"url": url, "env": client_env, "home": home}
+    finally:
+        stop(proc)
+        log.close()
+
+
+def api(server):
+    """Prefect settings pointing this process at the test's server (overrides any harness)."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    return temporary_settings({PREFECT_API_URL: server["url"]})
+
+
+def wait_for_deployments(server, names, proc, timeout=60):
+    from prefect.client.orchestration import get_client
+
+    t0 = time.monotonic()
+    with api(server), get_client(sync_client=True) as client:
+        while True:
+            found = {}
+            for n in names:
+                try:
+                    found[n] = client.read_deployment_by_name(n)
+                except Exception:  # not registered yet
+                    pass
+            if len(found) == len(names):
+                return found
+            if proc.poll() is not None or time.monotonic() - t0 > timeout:
+                raise AssertionError(f"deployments {sorted(set(names) - set(found))} never appeared")
+            time.sleep(0.5)
+
+
+def run_and_wait(server, runs: dict, timeout=120):
+    """Start deployment runs (name -> parameter overrides) at once and wait for all to end."""
+    from prefect.client.orchestration import get_client
+    from prefect.deployments import run_deployment
+
+    with api(server):
+        started = {n: run_deployment(n, parameters=p, timeout=0, as_subflow=False) for n, p in runs.items()}
+        t0 = time.monotonic()
+        with get_client(sync_client=True) as client:
+            while True:
+                now = {n: client.read_flow_run(fr.id) for n, fr in started.items()}
+                if all(fr.state.is_final() for fr in now.values()):
+                    return now
+                if time.monotonic() - t0 > timeout:
+                    raise AssertionError({n: fr.state.name for n, fr in now.items()})
+                time.sleep(0.5)
+
+
+@pytest.mark.slow
+def test_serve_deploys_schedules_and_runs_per_dump_and_newest(prefect_server, tmp_path):
+    t0 = time.monotonic()
+    root = sample_root(tmp_path / "dumps")
+    lake = tmp_path / "lake"
+    cfg = write_config(tmp_path / "dumps.toml", f"""
+[defaults]
+lake = "{lake}"
+langs = "{LANGS}"
+workers = 0
+report = false
+[[dump]]
+dump = "CC-MAIN-2099-01"
+inputs = ["{root / 'CC-MAIN-2099-01' / 'warc.paths.gz'}"]
+cron = "15 3 * * *"
+[newest]
+root = "{root}"
+cron = "0 4 * * 1"
+""")
+    # a short poll so the test does not wait the default 10 s for the served runs to start
+    env = dict(prefect_server["env"], PREFECT_RUNNER_POLL_FREQUENCY="1")
+    log = open(tmp_path / "serve.log", "wb")
+    serve = subprocess.Popen([sys.executable, "-m", "deployments.serve", "--config", cfg, "--limit", "2"],
+                             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deps = wait_for_deployments(prefect_server, ["extract-dump/CC-MAIN-2099-01", "extract-newest-dump/newest"],
+                                    serve)
+        per_dump = deps["extract-dump/CC-MAIN-2099-01"]
+        assert [s.schedule.cron for s in per_dump.schedules] == ["15 3 * * *"]
+        assert per_dump.parameters["dump"] == "CC-MAIN-2099-01" and per_dump.parameters["lake"] == str(lake)
+        assert [s.schedule.cron for s in deps["extract-newest-dump/newest"].schedules] == ["0 4 * * 1"]
+
+        runs = run_and_wait(prefect_server, {"extract-dump/CC-MAIN-2099-01": None, "extract-newest-dump/newest": None})
+        for name, fr in runs.items():
+            assert fr.state.is_completed(), (name, fr.state.message, (tmp_path / "serve.log").read_text()[-3000:])
+        assert "2 extracted" in runs["extract-dump/CC-MAIN-2099-01"].state.message
+    finally:
+        stop(serve)
+        log.close()
+    assert serve.returncode is not None
+    names = ["CC-MAIN-2099-01-00000.warc.gz.parquet", "CC-MAIN-2099-01-00001.warc.gz.parquet"]
+    assert list(lake_docs(lake, "CC-MAIN-2099-01")) == names and all(lake_docs(lake, "CC-MAIN-2099-01").values())
+    # the newest dump was picked at run time; the older ones were left alone
+    assert list(lake_docs(lake, "CC-MAIN-2099-05")) == [n.replace("2099-01", "2099-05") for n in names]
+    assert lake_docs(lake, "CC-MAIN-2098-52") == {}
+    print(f"serve smoke test: {time.monotonic() - t0:.1f}s")
+
+
+def prefect_cli(server, *args, timeout=60):
+    r = subprocess.run([os.path.join(BIN, "prefect"), *args], cwd=REPO, env=server["env"], capture_output=True,
+                       text=True, timeout=timeout)
+    assert r.returncode == 0, (args, r.stdout[-2000:], r.stderr[-2000:])
+    return r.stdout
+
+
+@pytest.mark.slow
+def test_prefect_yaml_deploys_to_a_process_pool_and_a_worker_runs_it(prefect_server, tmp_path):
+    t0 = time.monotonic()
+    root = sample_root(tmp_path / "dumps", dumps=("CC-MAIN-2099-01",))
+    lake = tmp_path / "lake"
+    prefect_cli(prefect_server, "work-pool", "create", "warclake", "--type", "process")
+    out = prefect_cli(prefect_server, "deploy", "--prefect-file", "deployments/prefect.yaml", "--all", "--no-prompt")
+    assert "extract-dump/CC-MAIN-2099-01" in out
+
+    from prefect.client.orchestration import get_client
+
+    with api(prefect_server), get_client(sync_client=True) as client:
+        dep = client.read_deployment_by_name("extract-dump/CC-MAIN-2099-01")
+        assert dep.work_pool_name == "warclake" and [s.schedule.cron for s in dep.schedules] == ["30 2 * * *"]
+        assert dep.parameters["inputs"] == ["demo/dump/warc.paths.gz"]  # relative to the worker's checkout
+        remote = client.read_deployment_by_name("extract-dump/CC-MAIN-2024-22")
+        assert [s.active for s in remote.schedules] == [False]
+        newest = client.read_deployment_by_name("extract-newest-dump/newest")
+        assert newest.entrypoint == "deployments/newest.py:extract_newest_dump"
+
+    # the worker's pull step moves each run into this checkout; a short poll keeps the test quick
+    env = dict(prefect_server["env"], WARCLAKE_HOME=REPO, PREFECT_WORKER_QUERY_SECONDS="1")
+    log = open(tmp_path / "worker.log", "wb")
+    worker = subprocess.Popen([os.path.join(BIN, "prefect"), "worker", "start", "--pool", "warclake"],
+                              cwd=str(tmp_path), env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        runs = run_and_wait(prefect_server, {
+            "extract-dump/CC-MAIN-2099-01": {"inputs": [str(root / "CC-MAIN-2099-01")], "lake": str(lake),
+                                             "langs": LANGS, "workers": 1, "report": False}})
+        fr = runs["extract-dump/CC-MAIN-2099-01"]
+        assert fr.state.is_completed(), (fr.state.message, (tmp_path / "worker.log").read_text()[-3000:])
+    finally:
+        stop(worker)
+        log.close()
+    assert len(lake_docs(lake, "CC-MAIN-2099-01")) == 2
+    print(f"prefect.yaml + worker smoke test: {time.monotonic() - t0:.1f}s")
