@@ -235,8 +235,33 @@ def run_and_wait(server, runs: dict, timeout=120):
                 time.sleep(0.5)
 
 
+def retry_from_ui(server, flow_run_id):
+    """What the UI's Retry button on a failed flow run sends."""
+    req = urllib.request.Request(
+        f"{server['url']}/flow_runs/{flow_run_id}/set_state", method="POST",
+        headers={"Content-Type": "application/json"},
+        data=json.dumps({"state": {"type": "SCHEDULED", "name": "AwaitingRetry", "message": "Retry from the UI"},
+                         "force": False}).encode())
+    with urllib.request.urlopen(req, timeout=10) as r:
+        assert json.load(r)["status"] == "ACCEPT"
+
+
+def wait_final(server, flow_run_id, timeout=120):
+    from prefect.client.orchestration import get_client
+
+    t0 = time.monotonic()
+    with api(server), get_client(sync_client=True) as client:
+        while True:
+            fr = client.read_flow_run(flow_run_id)
+            if fr.state.is_final():  # the retry request made it Scheduled (AwaitingRetry) at once
+                return fr
+            if time.monotonic() - t0 > timeout:
+                raise AssertionError(fr.state)
+            time.sleep(0.5)
+
+
 @pytest.mark.slow
-def test_serve_deploys_schedules_and_runs_per_dump_and_newest(prefect_server, tmp_path):
+def test_serve_deploys_schedules_runs_and_retries_from_the_ui(prefect_server, tmp_path):
     t0 = time.monotonic()
     root = sample_root(tmp_path / "dumps")
     lake = tmp_path / "lake"
@@ -254,11 +279,15 @@ cron = "15 3 * * *"
 root = "{root}"
 cron = "0 4 * * 1"
 """)
+    # One archive of the listing is not there yet (a mirror still downloading): that run fails.
+    late = root / "CC-MAIN-2099-01" / "CC-MAIN-2099-01-00001.warc.gz"
+    os.rename(late, tmp_path / "late.warc.gz")
     # a short poll so the test does not wait the default 10 s for the served runs to start
     env = dict(prefect_server["env"], PREFECT_RUNNER_POLL_FREQUENCY="1")
     log = open(tmp_path / "serve.log", "wb")
     serve = subprocess.Popen([sys.executable, "-m", "deployments.serve", "--config", cfg, "--limit", "2"],
                              cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    logtail = lambda: (tmp_path / "serve.log").read_text()[-3000:]  # noqa: E731
     try:
         deps = wait_for_deployments(prefect_server, ["extract-dump/CC-MAIN-2099-01", "extract-newest-dump/newest"],
                                     serve)
@@ -268,15 +297,26 @@ cron = "0 4 * * 1"
         assert [s.schedule.cron for s in deps["extract-newest-dump/newest"].schedules] == ["0 4 * * 1"]
 
         runs = run_and_wait(prefect_server, {"extract-dump/CC-MAIN-2099-01": None, "extract-newest-dump/newest": None})
-        for name, fr in runs.items():
-            assert fr.state.is_completed(), (name, fr.state.message, (tmp_path / "serve.log").read_text()[-3000:])
-        assert "2 extracted" in runs["extract-dump/CC-MAIN-2099-01"].state.message
+        newest, failed = runs["extract-newest-dump/newest"], runs["extract-dump/CC-MAIN-2099-01"]
+        assert newest.state.is_completed(), (newest.state.message, logtail())
+        assert failed.state.is_failed(), (failed.state.message, logtail())
+        assert "1 extracted" in failed.state.message and "1 failed" in failed.state.message
+        assert list(lake_docs(lake, "CC-MAIN-2099-01")) == ["CC-MAIN-2099-01-00000.warc.gz.parquet"]
+
+        # The archive arrives; Retry in the UI re-runs the flow run, which redoes only that archive.
+        os.rename(tmp_path / "late.warc.gz", late)
+        retry_from_ui(prefect_server, failed.id)
+        retried = wait_final(prefect_server, failed.id)
+        assert retried.state.is_completed(), (retried.state.message, logtail())
+        assert retried.run_count == 2
+        assert "1 already done, 1 extracted" in retried.state.message
     finally:
         stop(serve)
         log.close()
     assert serve.returncode is not None
     names = ["CC-MAIN-2099-01-00000.warc.gz.parquet", "CC-MAIN-2099-01-00001.warc.gz.parquet"]
-    assert list(lake_docs(lake, "CC-MAIN-2099-01")) == names and all(lake_docs(lake, "CC-MAIN-2099-01").values())
+    docs = lake_docs(lake, "CC-MAIN-2099-01")
+    assert list(docs) == names and all(docs.values())
     # the newest dump was picked at run time; the older ones were left alone
     assert list(lake_docs(lake, "CC-MAIN-2099-05")) == [n.replace("2099-01", "2099-05") for n in names]
     assert lake_docs(lake, "CC-MAIN-2098-52") == {}
