@@ -1,0 +1,206 @@
+"""Measure the charset cascade on real labelled data.
+
+- chardet corpus (``encodings/chardet/tests/<ENCODING>[-<language>]/<file>``): the folder names
+  the true encoding. A file counts as correct when our label is the same WHATWG encoding as the
+  true one, or our text equals the text decoded with the true label after NFKC normalisation
+  (so ascii vs utf-8 or a superset codec on a file without extension characters is not
+  penalised); ``exact`` counts byte-for-byte equal text only. No HTTP header exists there, so
+  the cascade is BOM -> meta/XML declaration -> detector -> UTF-8.
+- html5lib encoding tests: each case's ``#encoding`` against our BOM + meta prescan, with the
+  HTML standard's default (windows-1252) when nothing is declared.
+
+Usage: python -m tasks.eval_charset [DATA_ROOT] [--wrong-header] [--json]
+DATA_ROOT defaults to $WARCLAKE_DATA or ../shared/data next to the checkout.
+"""
+from __future__ import annotations
+
+import argparse
+import codecs
+import json
+import os
+import time
+import unicodedata
+from collections import defaultdict
+from pathlib import Path
+
+from tasks.charset import decode_body, normalize_label, sniff_bom, sniff_meta
+
+LANG_SUFFIXES = ("bulgarian", "russian", "croatian", "czech", "hungarian", "polish", "slovak",
+                 "slovene", "romanian", "arabic", "greek", "turkish", "hebrew")
+# True-label spellings of the corpus that are not WHATWG labels, to the Python codec that
+# produced the files (and to our canonical name for the label comparison).
+_TRUE_CODEC = {"maccyrillic": "mac_cyrillic", "macroman": "mac_roman", "utf-8-sig": "utf-8-sig",
+               "utf-16": "utf-16", "utf-32": "utf-32", "cp932": "cp932", "cp949": "cp949"}
+_TRUE_NAME = {"maccyrillic": "x-mac-cyrillic", "macroman": "macintosh", "utf-8-sig": "utf-8",
+              "cp932": "windows-31j", "cp949": "euc-kr", "utf-16": "utf-16*", "utf-32": "utf-32*"}
+
+
+def default_root() -> Path:
+    env = os.environ.get("WARCLAKE_DATA")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def true_encoding(folder: str) -> str:
+    """Folder name minus a ``-<language>`` suffix, lower-cased."""
+    name = folder.lower()
+    for lang in LANG_SUFFIXES:
+        if name.endswith("-" + lang):
+            return name[: -len(lang) - 1]
+    return name
+
+
+def _same_name(true_label: str, ours: str) -> bool:
+    want = _TRUE_NAME.get(true_label) or normalize_label(true_label) or true_label
+    if want.endswith("*"):
+        return ours.startswith(want[:-1])
+    return want == ours
+
+
+def _nfkc(s: str) -> str:
+    return unicodedata.normalize("NFKC", s.lstrip("\ufeff"))
+
+
+def chardet_files(root: Path):
+    base = root / "encodings" / "chardet" / "tests"
+    for folder in sorted(p for p in base.iterdir() if p.is_dir()):
+        for f in sorted(folder.iterdir()):
+            if f.is_file():
+                yield folder.name, f
+
+
+def evaluate_chardet(root: Path | str | None = None, *, trust_declarations: bool = True,
+                     content_type: str | None = None, window: int = 20480,
+                     meta_limit: int | None = None) -> dict:
+    """Accuracy of :func:`decode_body` on the chardet corpus, overall and per true encoding."""
+    root = Path(root) if root else default_root()
+    per = defaultdict(lambda: {"n": 0, "correct": 0, "exact": 0, "failed": 0})
+    sources = defaultdict(int)
+    errors = []
+    elapsed = 0.0
+    skipped = []
+    for folder, path in chardet_files(root):
+        label = true_encoding(folder)
+        data = path.read_bytes()
+        try:
+            truth = data.decode(_TRUE_CODEC.get(label, label))
+        except (LookupError, UnicodeDecodeError):
+            skipped.append(f"{folder}/{path.name}")  # EUC-TW: no Python codec to check against
+            continue
+        t0 = time.perf_counter()
+        res = decode_body(data, content_type, window, trust_declarations=trust_declarations,
+                          meta_limit=meta_limit)
+        elapsed += time.perf_counter() - t0
+        row = per[label]
+        row["n"] += 1
+        if res is None:
+            row["failed"] += 1
+            errors.append((f"{folder}/{path.name}", None, None))
+            continue
+        sources[res.source] += 1
+        exact = res.text.lstrip("\ufeff") == truth.lstrip("\ufeff")
+        ok = exact or _same_name(label, res.charset) or _nfkc(res.text) == _nfkc(truth)
+        row["exact"] += exact
+        row["correct"] += ok
+        if not ok:
+            errors.append((f"{folder}/{path.name}", res.charset, res.source))
+    n = sum(r["n"] for r in per.values())
+    return {
+        "files": n,
+        "accuracy": sum(r["correct"] for r in per.values()) / n if n else 0.0,
+        "exact": sum(r["exact"] for r in per.values()) / n if n else 0.0,
+        "failed": sum(r["failed"] for r in per.values()),
+        "ms_per_file": 1000 * elapsed / n if n else 0.0,
+        "sources": dict(sources),
+        "per_encoding": {k: dict(v) for k, v in sorted(per.items())},
+        "errors": errors,
+        "skipped": skipped,
+    }
+
+
+def html5lib_cases(root: Path):
+    """(file, data bytes, expected label) of the html5lib encoding tests, scripted ones left out
+    (they need a script engine)."""
+    base = root / "encodings" / "html5lib-tests" / "encoding"
+    for path in sorted(base.glob("*.dat")):
+        raw = path.read_bytes()
+        for block in raw.split(b"#data\n")[1:]:
+            data, sep, rest = block.partition(b"#encoding\n")
+            if not sep:
+                continue
+            if data.endswith(b"\n"):  # the line break before "#encoding" is not part of the data
+                data = data[:-1]
+            yield path.name, data, rest.split(b"\n", 1)[0].decode().strip()
+
+
+def sniff_html(data: bytes, limit: int) -> str:
+    """What a browser picks before any content analysis: BOM, else meta prescan, else the
+    HTML standard's default windows-1252."""
+    bom = sniff_bom(data)
+    if bom:
+        return bom[0]
+    return sniff_meta(data, limit) or "windows-1252"
+
+
+def evaluate_html5lib(root: Path | str | None = None, limit: int = 20480) -> dict:
+    """Our BOM + prescan against the html5lib ``#encoding`` expectations."""
+    root = Path(root) if root else default_root()
+    n = ok = 0
+    errors = []
+    for name, data, expected in html5lib_cases(root):
+        want = normalize_label(expected) or expected.lower()
+        got = sniff_html(data, limit)
+        n += 1
+        if got == want:
+            ok += 1
+        else:
+            errors.append((name, data[:80], want, got))
+    return {"cases": n, "correct": ok, "accuracy": ok / n if n else 0.0, "errors": errors}
+
+
+def _table(title: str, res: dict) -> str:
+    lines = [f"## {title}",
+             f"files {res['files']}  accuracy {res['accuracy']:.3f}  exact text {res['exact']:.3f}  "
+             f"failed {res['failed']}  {res['ms_per_file']:.3f} ms/file  sources {res['sources']}",
+             "", f"{'encoding':<22}{'n':>4}{'correct':>9}{'exact':>7}{'failed':>8}"]
+    for enc, r in res["per_encoding"].items():
+        lines.append(f"{enc:<22}{r['n']:>4}{r['correct']:>9}{r['exact']:>7}{r['failed']:>8}")
+    if res["errors"]:
+        lines.append("wrong: " + ", ".join(f"{f}->{c}({s})" for f, c, s in res["errors"]))
+    if res["skipped"]:
+        lines.append("not scored (no Python codec for the true label): " + ", ".join(res["skipped"]))
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("root", nargs="?", default=None, help="data root (holds encodings/)")
+    ap.add_argument("--json", action="store_true", help="print the raw results as JSON")
+    a = ap.parse_args(argv)
+    root = Path(a.root) if a.root else default_root()
+    if not (root / "encodings").is_dir():
+        ap.error(f"no encodings/ folder under {root}")
+    runs = {
+        "chardet: cascade, no HTTP header (BOM -> meta/XML -> detector -> UTF-8)": evaluate_chardet(root),
+        "chardet: detector only (declarations ignored)": evaluate_chardet(root, trust_declarations=False),
+        "chardet: prescan limited to 1024 bytes": evaluate_chardet(root, meta_limit=1024),
+        "chardet: wrong server default header 'text/html; charset=ISO-8859-1'":
+            evaluate_chardet(root, content_type="text/html; charset=ISO-8859-1"),
+    }
+    h5 = {lim: evaluate_html5lib(root, lim) for lim in (1024, 20480)}
+    if a.json:
+        print(json.dumps({"chardet": runs, "html5lib": h5}, indent=1, default=str))
+        return 0
+    for title, res in runs.items():
+        print(_table(title, res), end="\n\n")
+    for lim, res in h5.items():
+        print(f"## html5lib encoding tests, prescan limit {lim} bytes: "
+              f"{res['correct']}/{res['cases']} = {res['accuracy']:.3f}")
+        for name, data, want, got in res["errors"]:
+            print(f"  {name}: expected {want}, got {got}: {data!r}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
