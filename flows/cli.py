@@ -9,7 +9,8 @@ import os
 import sys
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
-COMMAND_MODULES = ["flows.extract_cmd", "flows.run_cmd", "flows.report_cmd", "flows.eval_cmd"]
+COMMAND_MODULES = ["flows.extract_cmd", "flows.run_cmd", "flows.report_cmd", "flows.eval_cmd",
+                   "flows.bench_cmd"]
 
 
 def build_parser() -> argparse.ArgumentParser:
