@@ -69,7 +69,8 @@ def run_sql(args) -> int:
 def _repl(con, args) -> int:
     """A minimal shell for machines without the duckdb CLI: statements end with ';'."""
     print(f"warclake sql on {catalog_path(args.lake)} (views: documents, ledger, files, "
-          "clean_documents, paragraphs, dumps). End statements with ';', .quit to leave.")
+          "clean_documents, paragraphs, dumps). End statements with ';'; .tables, .read FILE, "
+          ".quit.")
     buf: list[str] = []
     while True:
         try:
@@ -81,6 +82,14 @@ def _repl(con, args) -> int:
             return 0
         if not buf and line.strip() == ".tables":
             line = "SHOW TABLES;"
+        elif not buf and line.strip().startswith(".read "):
+            try:  # e.g. .read sql/report_encoding_share.sql
+                line = open(line.strip()[6:].strip(), encoding="utf-8").read().rstrip()
+            except OSError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                continue
+            if not line.endswith(";"):
+                line += ";"
         buf.append(line)
         if not line.rstrip().endswith(";"):
             continue
