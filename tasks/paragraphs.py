@@ -1,0 +1,340 @@
+"""HTML to Uzushio paragraphs with selectolax (lexbor).
+
+``extract_paragraphs(html) -> list[Paragraph]``; ``join_paragraphs`` of the result is the
+lake's ``text`` column (DESIGN.md section 2).
+
+Rules (the data contract, in detail):
+
+* Paragraph boundaries: the start and the end of every tag in ``BLOCK_TAGS`` (and ``hr``,
+  which only splits). A block nested in another block ends the outer block's current
+  text run; text after the inner block, still inside the outer one, is a new paragraph
+  with the outer block's path. Text directly under ``body`` (or under inline elements
+  only) has the path ``body``.
+* Subtrees of ``DROP_TAGS`` (script, style, svg, iframe, forms' select/textarea, ...) are
+  skipped, and so are comments; ``head`` and ``title`` never produce paragraphs.
+* Path: every element from ``body`` to the paragraph's block, inline ones included
+  (``body>span>div``), each as ``tag.class1.class2#id``. Classes are split on whitespace
+  and kept in document order; ``>``, ``.``, ``#``, whitespace and ASCII control
+  characters are removed from tag names, classes and ids so the path stays parseable.
+* Links: text inside ``<a href=...>`` (any value, even empty) is wrapped in
+  ``\\x02...\\x03``; ``<a>`` without ``href`` is a named anchor, not a link. Nested links
+  give one pair of markers; a link spanning a block is closed at the end of each run and
+  reopened in the next, so markers balance in every paragraph. Links without text vanish.
+* Whitespace: ``<br>`` (and a newline inside ``pre``-like tags) is a line break. Any run of
+  Unicode whitespace and line breaks becomes one character: ``\\n`` if the run held a line
+  break, a space otherwise, so text never contains ``\\n\\n``. Whitespace next to a marker
+  is moved outside the link (``a <a> b </a> c`` -> ``a \\x02b\\x03 c``). Paragraphs are
+  stripped; empty ones are dropped. Stray ``\\x01``-``\\x03`` characters in the page are
+  removed.
+* ``n_tags``: element start tags walked since the previous emitted paragraph, up to the
+  end of this one (``body`` and void elements included, comments and the inside of
+  dropped subtrees not). Tags of blocks that produced no text count towards the next
+  paragraph.
+
+The walk is a single pass over selectolax's C-level depth-first ``traverse`` with an
+explicit stack (no recursion, so 10,000-deep documents are fine); closing tags are
+inferred by comparing each node's parent with the top of the stack.
+"""
+from __future__ import annotations
+
+import re
+
+from selectolax.lexbor import LexborHTMLParser
+
+from tasks.paragraph import LINK_END, LINK_START, Paragraph
+
+BLOCK_TAGS = frozenset(
+    "address article aside blockquote body caption center dd details dialog dir div dl dt "
+    "fieldset figcaption figure footer form h1 h2 h3 h4 h5 h6 header hgroup legend li "
+    "listing main menu nav ol p plaintext pre search section summary table tbody td tfoot "
+    "th thead tr ul xmp".split()
+)
+# Newlines in these keep their line structure (code, verse), like <br>.
+PRE_TAGS = frozenset("pre listing xmp plaintext".split())
+DROP_TAGS = frozenset(
+    "applet audio canvas datalist embed frameset head iframe map math noembed noframes "
+    "noscript object script select style svg template textarea title video".split()
+)
+# Void elements never have children, so they are not pushed on the stack.
+VOID_TAGS = frozenset(
+    "area base basefont bgsound br col embed frame hr image img input keygen link meta "
+    "param source track wbr".split()
+)
+
+# Paths of more elements keep the first _PATH_HEAD and the last _PATH_TAIL with "..."
+# between: real pages stay far below (max 43 on the gold sets), while 10,000-deep
+# broken markup would otherwise give quadratic output.
+MAX_PATH_ELEMENTS = 100
+_PATH_HEAD = _PATH_TAIL = MAX_PATH_ELEMENTS // 2
+
+_BR = "\x01"  # line-break sentinel inside a raw run; becomes "\n" when normalised
+
+# Kinds of element, as bit flags kept on the stack.
+_INLINE, _BLOCK, _LINK, _DROP, _PRE = 0, 1, 2, 4, 8
+# Dispatch codes for elements that are not plain inline ones.
+_C_BLOCK, _C_PRE, _C_DROP, _C_A, _C_BR, _C_VOID, _C_HR = 1, 2, 3, 4, 5, 6, 7
+
+
+# Names for the ids of standard HTML elements, so a path part needs no string decode.
+_KNOWN_TAGS = (
+    "a abbr acronym address area article aside audio b bdi bdo big blink blockquote body "
+    "br button canvas caption center cite code col colgroup data datalist dd del details "
+    "dfn dialog dir div dl dt em embed fieldset figcaption figure font footer form h1 h2 "
+    "h3 h4 h5 h6 header hgroup hr i iframe img input ins kbd label legend li main map mark "
+    "marquee menu meter nav nobr object ol optgroup option output p picture pre progress q "
+    "rp rt ruby s samp search section select small source span strike strong sub summary "
+    "sup table tbody td textarea tfoot th thead time tr tt u ul var video wbr"
+).split()
+
+
+def _tag_ids() -> tuple[dict[int, int], dict[int, str], int, int]:
+    """lexbor's numeric ids for the tags above (static for known HTML tags)."""
+    probe = LexborHTMLParser("<body>x<!--c--></body>")
+    tid = lambda name: probe.create_node(name).tag_id  # noqa: E731
+    codes: dict[int, int] = {}
+    for name in VOID_TAGS:
+        codes[tid(name)] = _C_VOID
+    for name in BLOCK_TAGS:
+        codes[tid(name)] = _C_PRE if name in PRE_TAGS else _C_BLOCK
+    for name in DROP_TAGS:
+        codes[tid(name)] = _C_DROP
+    codes[tid("a")] = _C_A
+    codes[tid("br")] = _C_BR
+    codes[tid("hr")] = _C_HR
+    names = {tid(name): name for name in _KNOWN_TAGS}
+    first = probe.body.first_child
+    return codes, names, first.tag_id, first.next.tag_id
+
+
+_CODES, _TAG_NAMES, _TEXT_ID, _COMMENT_ID = _tag_ids()
+
+# The page may carry the sentinel/marker characters themselves, raw or as character
+# references; only then is every text node cleaned (rare, so checked once per page).
+_CTRL_REF = re.compile(r"&#(?:0*[1-3](?![0-9])|[xX]0*[1-3](?![0-9a-fA-F]))")
+_STRIP_CTRL = str.maketrans("", "", "\x01\x02\x03")
+_BR_RUN = re.compile("\x01+")
+_WS_RUN = re.compile("[ \n]{2,}")
+# Deleted from tag names, classes and ids so a path stays parseable; whitespace is
+# left for str.split(), which separates classes and is joined away elsewhere.
+_PATH_BAD = re.compile(r"[\x00-\x08\x0e-\x1b\x7f>.#]")
+
+
+def _clean(value: str) -> str:
+    # the checks are ~5x cheaper than the regex, which is rarely needed
+    if "." in value or "#" in value or ">" in value or not value.isprintable():
+        return _PATH_BAD.sub("", value)
+    return value
+
+
+def _one_ws(m: re.Match) -> str:
+    return "\n" if "\n" in m.group() else " "
+
+
+def _normalise(raw: str) -> str:
+    # Everything here is C-speed str.split/join/replace; the one callback regex runs
+    # only when whitespace was moved out of a link or an empty link removed.
+    raw = " ".join(raw.split())
+    if _BR in raw:
+        raw = raw.replace(" " + _BR, _BR).replace(_BR + " ", _BR)
+        if _BR + _BR in raw:
+            raw = _BR_RUN.sub(_BR, raw)
+        raw = raw.replace(_BR, "\n")
+    if LINK_START in raw:
+        n = len(raw)
+        # now the inside of an empty link can only be "", " " or "\n"
+        raw = raw.replace("\x02\x03", "").replace("\x02 \x03", " ").replace("\x02\n\x03", "\n")
+        if "\x02 " in raw or "\x02\n" in raw or " \x03" in raw or "\n\x03" in raw:
+            # whitespace just inside a link belongs outside it
+            raw = (raw.replace("\x02 ", " \x02").replace("\x02\n", "\n\x02")
+                   .replace(" \x03", "\x03 ").replace("\n\x03", "\x03\n"))
+            n = -1
+        if len(raw) != n:
+            raw = _WS_RUN.sub(_one_ws, raw)
+    return raw.strip(" \n")
+
+
+def _segment(node) -> str:
+    """``tag.class1.class2#id`` for one element."""
+    name = _TAG_NAMES.get(node.tag_id)
+    if name is None:
+        name = "".join(_clean(node.tag or "").split()) or "x"
+    cls = node.attrs.get("class")
+    if cls:
+        parts = _clean(cls).split()  # classes split on any whitespace
+        if parts:
+            name += "." + ".".join(parts)
+    ident = node.id
+    if ident:
+        ident = "".join(_clean(ident).split())
+        if ident:
+            name += "#" + ident
+    return name
+
+
+def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
+    """Paragraphs of an HTML document, in document order (see the module docstring)."""
+    if isinstance(html, (bytes, bytearray, memoryview)):
+        html = bytes(html).decode("utf-8", "replace")
+    if not html:
+        return []
+    tree = LexborHTMLParser(html, scripting=True)  # scripting: <noscript> is one text node
+    body = tree.body
+    if body is None:  # a frameset document
+        return []
+    dirty = ("\x01" in html or "\x02" in html or "\x03" in html
+             or _CTRL_REF.search(html) is not None)
+
+    # The open elements, body first: parallel lists for speed.
+    ids = [body.mem_id]
+    nodes = [body]
+    kinds = [_BLOCK]
+    # Path parts and path prefixes, by element (mem_id), built only for the ancestors of
+    # emitted paragraphs.
+    segs: dict[int, str] = {}
+    prefixes: dict[int, str] = {ids[0]: "body"}
+    blocks = [0]  # stack indexes of the open blocks; the last one owns the current run
+    out: list[Paragraph] = []
+    buf: list[str] = []
+    ntags = 1  # body
+    in_link = skip = pre = 0
+
+    def seg_at(k: int) -> str:
+        s = segs.get(ids[k])
+        if s is None:
+            s = segs[ids[k]] = _segment(nodes[k])
+        return s
+
+    def prefix(i: int) -> str:
+        # the path of stack entry i (i < MAX_PATH_ELEMENTS), caching every level on the way
+        p = prefixes.get(ids[i])
+        if p is None:
+            j = i - 1
+            while ids[j] not in prefixes:
+                j -= 1
+            p = prefixes[ids[j]]
+            for k in range(j + 1, i + 1):
+                p = p + ">" + seg_at(k)
+                prefixes[ids[k]] = p
+        return p
+
+    def path_of(i: int) -> str:
+        if i < MAX_PATH_ELEMENTS:
+            return prefix(i)
+        # absurdly deep (broken) markup: keep both ends so paths stay bounded
+        tail = ">".join([seg_at(k) for k in range(i + 1 - _PATH_TAIL, i + 1)])
+        return prefix(_PATH_HEAD - 1) + ">...>" + tail
+
+    def flush() -> None:
+        # Ends the current run as a paragraph of the innermost open block.
+        nonlocal buf, ntags
+        if in_link:
+            buf.append(LINK_END)
+            if len(buf) == 2:  # just the reopened link start
+                buf = [LINK_START]
+                return
+        text = _normalise("".join(buf))
+        buf = [LINK_START] if in_link else []
+        if text:
+            i = blocks[-1]
+            out.append(Paragraph(path_of(i), text, ntags))
+            ntags = 0
+
+    it = body.traverse(include_text=True)
+    next(it)  # body itself
+    codes_get = _CODES.get
+    for node in it:
+        tid = node.tag_id
+        if tid == _COMMENT_ID:
+            continue
+        pm = node.parent.mem_id
+        while ids[-1] != pm:
+            if len(ids) == 1:  # parent not on the stack: cannot happen for a sane tree
+                break
+            k = kinds.pop()
+            if k:  # flush before popping: the run's path needs the element
+                if k & _DROP:
+                    skip = 0
+                elif k & _BLOCK:
+                    if buf:
+                        flush()
+                    blocks.pop()
+                    if k & _PRE:
+                        pre -= 1
+                elif k & _LINK:
+                    in_link -= 1
+                    if not in_link:
+                        buf.append(LINK_END)
+            ids.pop()
+            nodes.pop()
+        if tid == _TEXT_ID:
+            if skip:
+                continue
+            t = node.text_content
+            if not buf and t.isspace():  # leading whitespace of a run is stripped anyway
+                continue
+            if dirty:
+                t = t.translate(_STRIP_CTRL)
+            if pre:
+                t = t.replace("\n", _BR)
+            buf.append(t)
+            continue
+        if skip:  # inside a dropped subtree: only keep the stack right
+            ids.append(node.mem_id)
+            nodes.append(None)
+            kinds.append(_INLINE)
+            continue
+        code = codes_get(tid)
+        if code is None:
+            kind = _INLINE
+        elif code == _C_BLOCK or code == _C_PRE:
+            if buf:  # before counting: this start tag belongs to the next paragraph
+                flush()
+            blocks.append(len(ids))
+            kind = _BLOCK
+            if code == _C_PRE:
+                kind |= _PRE
+                pre += 1
+        elif code == _C_A:
+            if "href" in node.attrs:
+                kind = _LINK
+                if not in_link:
+                    buf.append(LINK_START)
+                in_link += 1
+            else:
+                kind = _INLINE
+        elif code == _C_BR:
+            buf.append(_BR)
+            ntags += 1
+            continue
+        elif code == _C_VOID:
+            ntags += 1
+            continue
+        elif code == _C_HR:
+            if buf:
+                flush()
+            ntags += 1
+            continue
+        else:  # _C_DROP
+            skip = 1
+            kind = _DROP
+        ntags += 1
+        ids.append(node.mem_id)
+        nodes.append(node)
+        kinds.append(kind)
+
+    # Close whatever is still open, innermost first.
+    while len(ids) > 1:
+        k = kinds.pop()
+        if k & _BLOCK and not k & _DROP:
+            if buf:
+                flush()
+            blocks.pop()
+        elif k & _LINK:
+            in_link -= 1
+            if not in_link:
+                buf.append(LINK_END)
+        ids.pop()
+        nodes.pop()
+    if buf:
+        flush()
+    return out

@@ -1,0 +1,261 @@
+"""extract_paragraphs: the exact Uzushio ``text`` a user would read back from the lake."""
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tasks.paragraph import LINK_END, LINK_START, PATH_SEP, join_paragraphs, split_document
+from tasks.paragraphs import MAX_PATH_ELEMENTS, extract_paragraphs
+
+S, A, Z = PATH_SEP, LINK_START, LINK_END
+
+
+def text_of(html) -> str:
+    return join_paragraphs(extract_paragraphs(html))
+
+
+def test_css_path_has_every_ancestor_with_classes_then_id():
+    html = (
+        "<html><head><title>Blog</title></head><body>"
+        '<div class="content" id="main"><div class="something left">'
+        '<div id="blog">Post text</div></div></div></body></html>'
+    )
+    assert text_of(html) == f"body>div.content#main>div.something.left>div#blog{S}Post text"
+
+
+def test_nested_block_splits_outer_text_into_runs():
+    html = '<body><div class="c">Before <p>inside</p> after</div></body>'
+    assert text_of(html) == f"body>div.c{S}Before\n\nbody>div.c>p{S}inside\n\nbody>div.c{S}after"
+
+
+def test_inline_ancestors_are_part_of_the_path():
+    html = '<span class="wrap"><em><div>block in inline</div></em></span>'
+    assert text_of(html) == f"body>span.wrap>em>div{S}block in inline"
+
+
+def test_text_directly_in_body():
+    html = "loose text <b>bold</b><p>para</p>tail"
+    assert text_of(html) == f"body{S}loose text bold\n\nbody>p{S}para\n\nbody{S}tail"
+
+
+def test_links_are_wrapped_and_whitespace_moves_outside_markers():
+    html = (
+        '<p>Read <a href="/a">the docs</a>, or <a href="/b"> ask </a>us.'
+        '<a name="top">Top</a> <a href="">empty href</a></p>'
+    )
+    assert text_of(html) == (
+        f"body>p{S}Read {A}the docs{Z}, or {A}ask{Z} us.Top {A}empty href{Z}"
+    )
+
+
+def test_nested_links_give_one_pair_of_markers():
+    # the parser closes an open <a> when another starts; inline wrappers keep both inside
+    html = '<p><a href="/x">out <span><a href="/y">in</a></span> more</a></p>'
+    paragraphs = extract_paragraphs(html)
+    assert len(paragraphs) == 1
+    text = paragraphs[0].text
+    assert text.count(A) == text.count(Z) >= 1
+    assert A + A not in text and Z + Z not in text
+    assert paragraphs[0].plain == "out in more"
+
+
+def test_link_wrapping_blocks_is_balanced_in_every_paragraph():
+    html = '<div><a href="/card">Card: <div class="t">title</div><p>body</p> more</a></div>'
+    assert text_of(html) == (
+        f"body>div{S}{A}Card:{Z}\n\n"
+        f"body>div>a>div.t{S}{A}title{Z}\n\n"
+        f"body>div>a>p{S}{A}body{Z}\n\n"
+        f"body>div{S}{A}more{Z}"
+    )
+
+
+def test_links_without_text_vanish():
+    html = '<p>a <a href="/x"> </a> b <a href="/y"><img src="i.png"></a></p>'
+    assert text_of(html) == f"body>p{S}a b"
+
+
+def test_br_is_a_single_newline():
+    html = "<p>one<br>two <br> <br>three<br></p><p><br>  <a href=x>\n<br>link</a></p>"
+    assert text_of(html) == f"body>p{S}one\ntwo\nthree\n\nbody>p{S}{A}link{Z}"
+
+
+def test_pre_keeps_line_breaks_but_collapses_runs():
+    html = "<pre>def f():\n    return 1\n\n\nend</pre>"
+    assert text_of(html) == f"body>pre{S}def f():\nreturn 1\nend"
+
+
+def test_scripts_styles_and_other_non_text_are_dropped():
+    html = (
+        "<head><style>p{}</style><script>h()</script></head><body>"
+        '<script>var a = "<p>x</p>";</script><p>kept<style>.x{}</style> text</p>'
+        "<noscript>enable js</noscript><!-- a comment --><svg><text>svg text</text></svg>"
+        "<template><p>tpl</p></template><iframe>frame</iframe>"
+        "<select><option>choice</option></select><title>late title</title></body>"
+    )
+    assert text_of(html) == f"body>p{S}kept text"
+
+
+def test_whitespace_runs_collapse_including_unicode_spaces():
+    html = "<p>  lots \n\t of   \u00a0 space\u3000here\u2003 </p>"
+    assert text_of(html) == f"body>p{S}lots of space here"
+
+
+def test_entities_are_decoded():
+    html = "<p>Fish &amp; chips&nbsp;&nbsp;for&nbsp;two &lt;3 &copy; &#x41;</p>"
+    assert text_of(html) == f"body>p{S}Fish & chips for two <3 \u00a9 A"
+
+
+def test_empty_blocks_are_dropped_and_their_tags_counted_forward():
+    html = '<div><div> </div><p>\n</p><span></span><a href="x"> </a></div><p>last</p>'
+    paragraphs = extract_paragraphs(html)
+    assert join_paragraphs(paragraphs) == f"body>p{S}last"
+    # body, div, div, p, span, a, p
+    assert paragraphs[0].n_tags == 7
+
+
+def test_n_tags_counts_start_tags_since_the_previous_paragraph():
+    html = "<div>Before <b>x</b><p>inside <i>y</i><br></p> after<img src=a></div>"
+    paragraphs = extract_paragraphs(html)
+    assert [p.text for p in paragraphs] == ["Before x", "inside y", "after"]
+    # body+div+b | p+i+br | img
+    assert [p.n_tags for p in paragraphs] == [3, 3, 1]
+
+
+def test_tables():
+    html = (
+        "<table><caption>Prices</caption><tr><th>Item</th><th>Cost</th></tr>"
+        "<tr><td>Tea</td><td>3 <em>EUR</em></td></tr></table>"
+    )
+    row = "body>table>tbody>tr"
+    assert text_of(html) == (
+        f"body>table>caption{S}Prices\n\n{row}>th{S}Item\n\n{row}>th{S}Cost\n\n"
+        f"{row}>td{S}Tea\n\n{row}>td{S}3 EUR"
+    )
+
+
+def test_lists():
+    html = (
+        '<ul class="nav"><li>Home<li><a href="/x">About</a></ul>'
+        "<ol><li>one</li></ol><dl><dt>term</dt><dd>definition</dd></dl>"
+    )
+    assert text_of(html) == (
+        f"body>ul.nav>li{S}Home\n\nbody>ul.nav>li{S}{A}About{Z}\n\n"
+        f"body>ol>li{S}one\n\nbody>dl>dt{S}term\n\nbody>dl>dd{S}definition"
+    )
+
+
+def test_hr_splits_text():
+    # the parser closes <p> at <hr>, so "b" is text directly in body
+    assert text_of("<p>a<hr>b</p>") == f"body>p{S}a\n\nbody{S}b"
+
+
+def test_broken_markup():
+    html = "<div><p>unclosed <b>bold <i>both</div></b> stray</i></p></div></span><p>end"
+    assert text_of(html) == f"body>div>p{S}unclosed bold both\n\nbody{S}stray\n\nbody>p{S}end"
+
+
+def test_path_parts_are_sanitised():
+    html = '<div class="a>b  c.d\tq\x1cr #z" id=" x\ty "><x-card.v2 class=k><p>t</p></x-card.v2></div>'
+    assert text_of(html) == f"body>div.ab.cd.q.r.z#xy>x-cardv2.k>p{S}t"
+
+
+def test_marker_characters_in_the_page_are_removed():
+    html = "<p>a\x02b &#2;c &#x03;d\x01e</p>"
+    assert text_of(html) == f"body>p{S}ab c de"
+
+
+def test_bytes_input_is_utf8_with_replacement():
+    html = "<p>caf\u00e9 ok</p>".encode() + b"<p>bad \xff\xfe byte</p>"
+    assert text_of(html) == f"body>p{S}caf\u00e9 ok\n\nbody>p{S}bad \ufffd\ufffd byte"
+
+
+def test_empty_and_garbage_input():
+    assert extract_paragraphs("") == []
+    assert extract_paragraphs(b"") == []
+    assert extract_paragraphs("<html><head><title>only</title></head></html>") == []
+    assert extract_paragraphs("<frameset><frame src=a></frameset>") == []
+    paragraphs = extract_paragraphs(bytes(range(256)) * 50)
+    assert all(PATH_SEP not in p.text and "\n\n" not in p.text for p in paragraphs)
+
+
+def test_round_trip_through_the_text_column():
+    html = '<div id="m"><p>one <a href="/">two</a></p><p>three<br>four</p></div>'
+    paragraphs = extract_paragraphs(html)
+    back = split_document(join_paragraphs(paragraphs))
+    assert [(p.path, p.text) for p in back] == [(p.path, p.text) for p in paragraphs]
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<div>" * 10_000 + "deep" + "</div>" * 10_000,
+        "<div>x" * 5_000,
+        "<span>" * 10_000 + "deep",
+        '<a href="x">' * 10_000 + "deep",
+        "<table><tr><td>" * 10_000 + "deep",
+        "</div></p></span>" * 10_000 + "tail",
+    ],
+    ids=["div", "div-text", "span", "a", "table", "stray-end-tags"],
+)
+def test_deep_nesting_does_not_raise_and_paths_stay_bounded(html):
+    start = time.perf_counter()
+    paragraphs = extract_paragraphs(html)
+    assert time.perf_counter() - start < 30
+    assert paragraphs
+    for p in paragraphs:
+        assert p.path.startswith("body")
+        assert p.path.count(">") <= MAX_PATH_ELEMENTS
+        assert p.text.count(LINK_START) == p.text.count(LINK_END)
+
+
+def test_deep_path_keeps_both_ends():
+    html = '<div class="outer">' + "<div>" * 300 + "<p>deep</p>"
+    (p,) = extract_paragraphs(html)
+    parts = p.path.split(">")
+    assert parts[:2] == ["body", "div.outer"] and parts[-1] == "p" and "..." in parts
+
+
+def test_huge_document():
+    html = "<p>x <a href=y>z</a></p>" * 50_000 + "<div>" + "word " * 500_000 + "</div>"
+    paragraphs = extract_paragraphs(html)
+    assert len(paragraphs) == 50_001
+    assert paragraphs[-1].text == " ".join(["word"] * 500_000)
+
+
+# The gold sets live next to the checkout (never copied into the repo); override with
+# WARCLAKE_GOLD_DIR.
+GOLD = Path(os.environ.get("WARCLAKE_GOLD_DIR", Path(__file__).resolve().parents[2] / "shared/data/gold"))
+READABILITY = GOLD / "mozilla_readability_testpages"
+
+
+def _balanced(text: str) -> bool:
+    inside = False
+    for ch in text:
+        if ch == LINK_START:
+            if inside:
+                return False
+            inside = True
+        elif ch == LINK_END:
+            if not inside:
+                return False
+            inside = False
+    return not inside
+
+
+@pytest.mark.skipif(not READABILITY.is_dir(), reason=f"gold pages not present at {READABILITY}")
+def test_real_pages_smoke():
+    pages = sorted(READABILITY.rglob("source.html"))
+    assert pages
+    total = 0
+    for page in pages:
+        paragraphs = extract_paragraphs(page.read_bytes())
+        total += len(paragraphs)
+        for p in paragraphs:
+            assert p.path == "body" or p.path.startswith("body>"), (page, p.path)
+            assert p.text and p.text == p.text.strip(), (page, p.text[:80])
+            assert "\n\n" not in p.text and PATH_SEP not in p.text, page
+            assert PATH_SEP not in p.path and LINK_START not in p.path, page
+            assert _balanced(p.text), (page, p.text[:200])
+            assert p.n_tags >= 0
+    assert total > len(pages) * 10
