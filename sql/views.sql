@@ -134,17 +134,20 @@ SELECT * FROM read_parquet(warclake_glob('ledger', 'parquet'),
                            hive_partitioning = false, union_by_name = true);
 
 -- source: files
--- Explicit columns: the outcome keys differ from file to file, and inferring a struct
--- from a sample of files would drop the rare ones.
+-- Typed explicitly: the outcome keys differ from file to file, and a struct inferred from
+-- a sample of files would drop the rare ones. A summary that is not valid JSON counts as
+-- not done (as the extractor treats it) instead of breaking every query.
 CREATE OR REPLACE VIEW files AS
-SELECT * FROM read_json(warclake_glob('files', 'json'), format = 'auto', columns = {
-    'dump': 'VARCHAR', 'warc_file': 'VARCHAR', 'input': 'VARCHAR',
-    'input_bytes': 'BIGINT', 'input_identity': 'JSON',
-    'documents_bytes': 'BIGINT', 'ledger_bytes': 'BIGINT', 'output_bytes': 'BIGINT',
-    'records': 'BIGINT', 'documents': 'BIGINT', 'outcomes': 'MAP(VARCHAR, BIGINT)',
-    'status': 'VARCHAR', 'error': 'VARCHAR', 'error_offset': 'BIGINT',
-    'extractor_version': 'VARCHAR', 'config_fingerprint': 'VARCHAR', 'config': 'JSON',
-    'started': 'TIMESTAMPTZ', 'finished': 'TIMESTAMPTZ', 'seconds': 'DOUBLE'});
+SELECT unnest(json_transform(content, '{
+    "dump": "VARCHAR", "warc_file": "VARCHAR", "input": "VARCHAR",
+    "input_bytes": "BIGINT", "input_identity": "JSON",
+    "documents_bytes": "BIGINT", "ledger_bytes": "BIGINT", "output_bytes": "BIGINT",
+    "records": "BIGINT", "documents": "BIGINT", "outcomes": "MAP(VARCHAR, BIGINT)",
+    "status": "VARCHAR", "error": "VARCHAR", "error_offset": "BIGINT",
+    "extractor_version": "VARCHAR", "config_fingerprint": "VARCHAR", "config": "JSON",
+    "started": "TIMESTAMPTZ", "finished": "TIMESTAMPTZ", "seconds": "DOUBLE"}'))
+FROM read_text(warclake_glob('files', 'json'))
+WHERE json_valid(content);
 
 -- ---------------------------------------------------------------- derived views
 

@@ -157,3 +157,15 @@ def test_charset_label_agrees_with_the_extractor():
             checked += 1
     assert checked >= 20
     assert con.execute("SELECT charset_label('Shift_JIS')").fetchone()[0] == "windows-31j"
+
+
+def test_an_unreadable_summary_counts_as_not_done(tmp_path):
+    lake = make_lake(tmp_path / "lake", dumps={"CC-MAIN-2024-10": 3}, running=0, failed=0,
+                     salvaged=0)
+    broken = lake.root / "files" / "dump=CC-MAIN-2024-10" / f"{lake.files[0].warc_file}.json"
+    broken.write_text(broken.read_text()[:40])  # as if the disk filled up mid-write
+    con = connect_catalog(lake.root)
+    assert count(con, "SELECT count(*) FROM files") == 2
+    assert count(con, "SELECT count(*) FROM done_documents") == sum(
+        len(f.documents) for f in lake.files[1:])
+    con.close()
