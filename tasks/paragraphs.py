@@ -31,9 +31,10 @@ Rules (the data contract, in detail):
   dropped subtrees not). Tags of blocks that produced no text count towards the next
   paragraph.
 
-The walk is a single pass over selectolax's C-level depth-first ``traverse`` with an
-explicit stack (no recursion, so 10,000-deep documents are fine); closing tags are
-inferred by comparing each node's parent with the top of the stack.
+The walk follows ``first_child``/``next`` with an explicit stack (no recursion, so
+10,000-deep documents are fine). That is fewer Python-level node objects than
+``traverse()`` plus parent look-ups, dropped subtrees are never entered, and CSS paths are
+built only for the ancestors of emitted paragraphs.
 """
 from __future__ import annotations
 
@@ -55,9 +56,9 @@ DROP_TAGS = frozenset(
     "applet audio canvas datalist embed frameset head iframe map math noembed noframes "
     "noscript object script select style svg template textarea title video".split()
 )
-# Void elements never have children, so they are not pushed on the stack.
+# Void elements never have children: the walk does not look for any.
 VOID_TAGS = frozenset(
-    "area base basefont bgsound br col embed frame hr image img input keygen link meta "
+    "area base basefont bgsound br col frame hr image img input keygen link meta "
     "param source track wbr".split()
 )
 
@@ -70,7 +71,7 @@ _PATH_HEAD = _PATH_TAIL = MAX_PATH_ELEMENTS // 2
 _BR = "\x01"  # line-break sentinel inside a raw run; becomes "\n" when normalised
 
 # Kinds of element, as bit flags kept on the stack.
-_INLINE, _BLOCK, _LINK, _DROP, _PRE = 0, 1, 2, 4, 8
+_INLINE, _BLOCK, _LINK, _PRE, _CACHED = 0, 1, 2, 4, 8
 # Dispatch codes for elements that are not plain inline ones.
 _C_BLOCK, _C_PRE, _C_DROP, _C_A, _C_BR, _C_VOID, _C_HR = 1, 2, 3, 4, 5, 6, 7
 
@@ -184,45 +185,27 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
     dirty = ("\x01" in html or "\x02" in html or "\x03" in html
              or _CTRL_REF.search(html) is not None)
 
-    # The open elements, body first: parallel lists for speed.
-    ids = [body.mem_id]
-    nodes = [body]
-    kinds = [_BLOCK]
-    # Path parts and path prefixes, by element (mem_id), built only for the ancestors of
-    # emitted paragraphs.
-    segs: dict[int, str] = {}
-    prefixes: dict[int, str] = {ids[0]: "body"}
+    # The open elements, body first (parallel lists, for speed), and the CSS paths of
+    # the first len(paths) of them, built lazily for the ancestors of paragraphs only.
+    stack = [body]
+    kinds = [_BLOCK | _CACHED]
+    paths = ["body"]
     blocks = [0]  # stack indexes of the open blocks; the last one owns the current run
     out: list[Paragraph] = []
     buf: list[str] = []
     ntags = 1  # body
-    in_link = skip = pre = 0
-
-    def seg_at(k: int) -> str:
-        s = segs.get(ids[k])
-        if s is None:
-            s = segs[ids[k]] = _segment(nodes[k])
-        return s
-
-    def prefix(i: int) -> str:
-        # the path of stack entry i (i < MAX_PATH_ELEMENTS), caching every level on the way
-        p = prefixes.get(ids[i])
-        if p is None:
-            j = i - 1
-            while ids[j] not in prefixes:
-                j -= 1
-            p = prefixes[ids[j]]
-            for k in range(j + 1, i + 1):
-                p = p + ">" + seg_at(k)
-                prefixes[ids[k]] = p
-        return p
+    in_link = pre = 0
 
     def path_of(i: int) -> str:
-        if i < MAX_PATH_ELEMENTS:
-            return prefix(i)
+        top = min(i, MAX_PATH_ELEMENTS - 1)
+        for k in range(len(paths), top + 1):
+            paths.append(paths[-1] + ">" + _segment(stack[k]))
+            kinds[k] |= _CACHED  # so popping it invalidates its path
+        if i == top:
+            return paths[i]
         # absurdly deep (broken) markup: keep both ends so paths stay bounded
-        tail = ">".join([seg_at(k) for k in range(i + 1 - _PATH_TAIL, i + 1)])
-        return prefix(_PATH_HEAD - 1) + ">...>" + tail
+        tail = ">".join([_segment(stack[k]) for k in range(i + 1 - _PATH_TAIL, i + 1)])
+        return paths[_PATH_HEAD - 1] + ">...>" + tail
 
     def flush() -> None:
         # Ends the current run as a paragraph of the innermost open block.
@@ -235,28 +218,22 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
         text = _normalise("".join(buf))
         buf = [LINK_START] if in_link else []
         if text:
-            i = blocks[-1]
-            out.append(Paragraph(path_of(i), text, ntags))
+            out.append(Paragraph(path_of(blocks[-1]), text, ntags))
             ntags = 0
 
-    it = body.traverse(include_text=True)
-    next(it)  # body itself
+    # Depth-first walk over first_child/next: dropped subtrees are never entered and an
+    # element closes exactly when its children run out.
     codes_get = _CODES.get
-    for node in it:
-        tid = node.tag_id
-        if tid == _COMMENT_ID:
-            continue
-        pm = node.parent.mem_id
-        while ids[-1] != pm:
-            if len(ids) == 1:  # parent not on the stack: cannot happen for a sane tree
+    node = body.first_child
+    while True:
+        if node is None:  # the children of stack[-1] are done: close it
+            if len(stack) == 1:
                 break
-            k = kinds.pop()
-            if k:  # flush before popping: the run's path needs the element
-                if k & _DROP:
-                    skip = 0
-                elif k & _BLOCK:
+            k = kinds[-1]
+            if k:
+                if k & _BLOCK:
                     if buf:
-                        flush()
+                        flush()  # may build (and flag) this element's path
                     blocks.pop()
                     if k & _PRE:
                         pre -= 1
@@ -264,24 +241,24 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
                     in_link -= 1
                     if not in_link:
                         buf.append(LINK_END)
-            ids.pop()
-            nodes.pop()
-        if tid == _TEXT_ID:
-            if skip:
-                continue
-            t = node.text_content
-            if not buf and t.isspace():  # leading whitespace of a run is stripped anyway
-                continue
-            if dirty:
-                t = t.translate(_STRIP_CTRL)
-            if pre:
-                t = t.replace("\n", _BR)
-            buf.append(t)
+                if kinds[-1] & _CACHED:
+                    del paths[len(stack) - 1:]
+            kinds.pop()
+            node = stack.pop().next
             continue
-        if skip:  # inside a dropped subtree: only keep the stack right
-            ids.append(node.mem_id)
-            nodes.append(None)
-            kinds.append(_INLINE)
+        tid = node.tag_id
+        if tid == _TEXT_ID:
+            t = node.text_content
+            node = node.next
+            if buf or not t.isspace():  # leading whitespace of a run is stripped anyway
+                if dirty:
+                    t = t.translate(_STRIP_CTRL)
+                if pre:
+                    t = t.replace("\n", _BR)
+                buf.append(t)
+            continue
+        if tid == _COMMENT_ID:
+            node = node.next
             continue
         code = codes_get(tid)
         if code is None:
@@ -289,7 +266,7 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
         elif code == _C_BLOCK or code == _C_PRE:
             if buf:  # before counting: this start tag belongs to the next paragraph
                 flush()
-            blocks.append(len(ids))
+            blocks.append(len(stack))
             kind = _BLOCK
             if code == _C_PRE:
                 kind |= _PRE
@@ -302,39 +279,19 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
                 in_link += 1
             else:
                 kind = _INLINE
-        elif code == _C_BR:
-            buf.append(_BR)
-            ntags += 1
-            continue
-        elif code == _C_VOID:
-            ntags += 1
-            continue
-        elif code == _C_HR:
-            if buf:
+        else:  # a leaf for this walk: void or dropped
+            if code == _C_BR:
+                buf.append(_BR)
+            elif code == _C_HR and buf:
                 flush()
             ntags += 1
+            node = node.next
             continue
-        else:  # _C_DROP
-            skip = 1
-            kind = _DROP
         ntags += 1
-        ids.append(node.mem_id)
-        nodes.append(node)
+        stack.append(node)
         kinds.append(kind)
+        node = node.first_child  # None closes it right away
 
-    # Close whatever is still open, innermost first.
-    while len(ids) > 1:
-        k = kinds.pop()
-        if k & _BLOCK and not k & _DROP:
-            if buf:
-                flush()
-            blocks.pop()
-        elif k & _LINK:
-            in_link -= 1
-            if not in_link:
-                buf.append(LINK_END)
-        ids.pop()
-        nodes.pop()
     if buf:
         flush()
     return out

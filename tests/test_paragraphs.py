@@ -148,6 +148,9 @@ def test_lists():
 def test_hr_splits_text():
     # the parser closes <p> at <hr>, so "b" is text directly in body
     assert text_of("<p>a<hr>b</p>") == f"body>p{S}a\n\nbody{S}b"
+    paragraphs = extract_paragraphs("<div>a <b>x</b><hr>b<hr/>c</div>")
+    assert [p.text for p in paragraphs] == ["a x", "b", "c"]
+    assert [p.n_tags for p in paragraphs] == [3, 1, 1]  # each <hr> opens the next
 
 
 def test_broken_markup():
