@@ -39,6 +39,7 @@ def build_dump_report(lake: str | os.PathLike, dump: str | None = None,
     Returns the path of the HTML page. ``dump=None`` reports on every dump.
     """
     if is_remote(lake):
+        # its views would need DuckDB's httpfs; reports read it through fsspec instead
         log.warning("remote lake: the catalogue file is not rebuilt")
     else:
         build_catalog(lake)
@@ -58,7 +59,13 @@ def build_dump_report(lake: str | os.PathLike, dump: str | None = None,
 build_dump_report_task = task(build_dump_report, name="build-dump-report", persist_result=False)
 
 
-@flow(name="warclake-report", flow_run_name="report {dump}", persist_result=False)
+def _run_name() -> str:
+    from prefect.runtime import flow_run
+
+    return f"report {flow_run.parameters.get('dump') or 'all dumps'}"
+
+
+@flow(name="warclake-report", flow_run_name=_run_name, persist_result=False)
 def report_flow(lake: str, dump: str | None = None, out_dir: str | None = None) -> str:
     """A report on its own, as a flow run (e.g. for a deployment that refreshes reports)."""
     return build_dump_report_task(lake, dump, out_dir)

@@ -53,6 +53,17 @@ def is_remote(lake: str | os.PathLike) -> bool:
     return bool(_URL_RE.match(os.fspath(lake))) and not os.fspath(lake).startswith("file://")
 
 
+def register_filesystem(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike) -> None:
+    """Let DuckDB read a remote lake through fsspec (any protocol fsspec knows), so no
+    DuckDB extension has to be downloaded. Lasts for this connection only."""
+    import fsspec
+
+    fs = fsspec.core.url_to_fs(os.fspath(lake))[0]
+    protocols = fs.protocol if isinstance(fs.protocol, (tuple, list)) else (fs.protocol,)
+    if not set(protocols) & set(con.list_filesystems()):
+        con.register_filesystem(fs)
+
+
 def dump_folder(dump: str | None) -> str:
     """The partition folder pattern for one dump, or for all of them."""
     if dump is None:
@@ -88,6 +99,8 @@ def install_views(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike,
     empty macro, so queries give zero rows instead of failing (rebuild once files exist).
     """
     root = lake_root(lake)
+    if is_remote(lake):
+        register_filesystem(con, lake)
     con.execute(f"CREATE OR REPLACE MACRO warclake_root() AS {sql_literal(root)}")
     con.execute(f"CREATE OR REPLACE MACRO warclake_dumps() AS {sql_literal(dump_folder(dump))}")
     present = {

@@ -309,9 +309,10 @@ def render_html(res: ReportResult, lake: str) -> str:
 # ---------------------------------------------------------------------------- entry points
 
 def default_out_dir(lake: str | os.PathLike, dump: str | None = None) -> Path:
-    if is_remote(lake):
-        raise ValueError("a remote lake needs an explicit output folder")
-    return Path(lake_root(lake)) / "reports" / (dump or "all-dumps")
+    """``<lake>/reports/<dump>``; for a remote lake ``./reports/<dump>`` (charts are
+    local files, and the lake may not be writable as a folder)."""
+    base = Path("reports") if is_remote(lake) else Path(lake_root(lake)) / "reports"
+    return base / (dump or "all-dumps")
 
 
 def write_report(lake: str | os.PathLike, out_dir: str | os.PathLike | None = None,
