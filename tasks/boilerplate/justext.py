@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tasks.paragraph import Paragraph
 
-from .text import CJK_LANGS, stoplist, stopword_density
+from .text import CJK_LANGS, link_chars, stoplist, stopword_density
 
 MAX_LINK_DENSITY = 0.2
 LENGTH_LOW = 70
@@ -75,31 +76,44 @@ def params_for(lang: str, base: Params | None = None) -> Params:
     return base
 
 
-def path_tags(path: str) -> list[str]:
-    return [re.split(r"[.#]", el, maxsplit=1)[0].lower() for el in path.split(">")]
+_TAG_OF = re.compile(r"(?:^|>)([^.#>]*)")
+
+
+@lru_cache(maxsize=4096)
+def path_tags(path: str) -> tuple[str, ...]:
+    return tuple(t.lower() for t in _TAG_OF.findall(path))
+
+
+@lru_cache(maxsize=4096)
+def _path_flags(path: str) -> tuple[bool, bool]:
+    tags = path_tags(path)
+    return any(_HEADING.match(t) for t in tags), "select" in tags
 
 
 def is_heading(p: Paragraph) -> bool:
-    return any(_HEADING.match(t) for t in path_tags(p.path))
+    return _path_flags(p.path)[0]
 
 
 def in_select(p: Paragraph) -> bool:
-    return "select" in path_tags(p.path)
+    return _path_flags(p.path)[1]
 
 
-def context_free(p: Paragraph, lang: str, prm: Params, has_stoplist: bool) -> str:
+def context_free(p: Paragraph, lang: str, prm: Params, has_stoplist: bool,
+                 stop_density: float | None = None) -> str:
+    """One paragraph's context-free class; ``stop_density`` may be passed in precomputed."""
     text = p.plain
     length = len(text.strip())
     if "©" in text or in_select(p):
         return "bad"
-    link_density = p.link_chars() / length if length else 0.0
+    n_link = link_chars(p.text)
+    link_density = n_link / length if length else 0.0
     if link_density > prm.max_link_density:
         return "bad"
     if length < prm.length_low:
-        return "bad" if p.link_chars() > 0 else "short"
+        return "bad" if n_link > 0 else "short"
     if not has_stoplist:
         return "good" if length > prm.length_high else "near-good"
-    sd = stopword_density(text, lang)
+    sd = stopword_density(text, lang) if stop_density is None else stop_density
     if sd > prm.stopwords_high:
         return "good" if length > prm.length_high else "near-good"
     if sd > prm.stopwords_low:
@@ -151,12 +165,13 @@ def context_sensitive(classes: list[str]) -> list[str]:
     return out
 
 
-def classify_detailed(paragraphs: list[Paragraph], lang: str,
-                      prm: Params | None = None) -> tuple[list[str], list[str]]:
+def classify_detailed(paragraphs: list[Paragraph], lang: str, prm: Params | None = None,
+                      stop_densities: list[float] | None = None) -> tuple[list[str], list[str]]:
     """(context-free classes, final labels) — the model uses both as features."""
     prm = params_for(lang, prm)
     has_stops = bool(stoplist(lang))
-    cf = [context_free(p, lang, prm, has_stops) for p in paragraphs]
+    sds = stop_densities or [None] * len(paragraphs)
+    cf = [context_free(p, lang, prm, has_stops, sd) for p, sd in zip(paragraphs, sds)]
     lengths = [len(p.plain) for p in paragraphs]
     heads = [False] * len(paragraphs) if prm.no_headings else [is_heading(p) for p in paragraphs]
     pre = list(cf)

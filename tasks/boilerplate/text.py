@@ -19,8 +19,6 @@ from functools import lru_cache
 from importlib import resources
 
 CJK_LANGS = ("ja", "zh")
-_PUNCT_STRIP = "\"'“”‘’«»„‚()[]{}<>.,;:!?¡¿…–—-_/\\|*#@+=~^`%&$€£¥©®™•·°"
-_APOSTROPHES = ("'", "’")
 _WORD_RE = re.compile(r"\S+")
 
 
@@ -38,8 +36,22 @@ def is_kana(ch: str) -> bool:
     return 0x3040 <= o <= 0x30FF or 0xFF66 <= o <= 0xFF9F
 
 
+_CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+_CJK_RE = re.compile(f"[{_CJK_CLASS}]")
+_KANA_RE = re.compile("[\u3040-\u30ff\uff66-\uff9f]")
+_ALNUM_TOKEN = re.compile(r"\S*?[^\W_]\S*")
+_LINK_RE = re.compile("\x02([^\x03]*)\x03?")
+
+
 def cjk_count(text: str) -> int:
-    return sum(1 for ch in text if is_cjk(ch))
+    return len(_CJK_RE.findall(text))
+
+
+def link_chars(text: str) -> int:
+    """Characters inside link markers (as ``Paragraph.link_chars``, by regex)."""
+    if "\x02" not in text:
+        return 0
+    return sum(len(m) for m in _LINK_RE.findall(text))
 
 
 @lru_cache(maxsize=None)
@@ -60,25 +72,24 @@ def available_stoplists() -> list[str]:
     return sorted(p.name[:-4] for p in folder.iterdir() if p.name.endswith(".txt"))
 
 
+# A word: starts and ends with a letter or digit, may hold ' ’ . - inside ("don't", "e.g").
+# Equivalent to splitting at whitespace and stripping the punctuation around each token.
+_WORD_TOKEN = re.compile(r"[^\W_](?:[\w'’.-]*[^\W_])?")
+
+
 def words(text: str) -> list[str]:
     """Lower-cased whitespace tokens, surrounding punctuation stripped, empties dropped."""
-    out = []
-    for tok in _WORD_RE.findall(text):
-        tok = tok.strip(_PUNCT_STRIP).lower()
-        if tok:
-            out.append(tok)
-    return out
+    return _WORD_TOKEN.findall(text.lower())
 
 
 def _is_stop(tok: str, stops: frozenset[str]) -> bool:
     if tok in stops:
         return True
     # Elided articles/pronouns glued to the next word: French l'homme, Italian dell'anno.
-    for ap in _APOSTROPHES:
-        i = tok.find(ap)
-        if 0 < i < len(tok) - 1 and tok[:i + 1].replace("’", "'") in stops:
-            return True
-    return False
+    i = tok.find("'")
+    if i < 0:
+        i = tok.find("’")
+    return 0 < i < len(tok) - 1 and tok[:i].replace("’", "'") + "'" in stops
 
 
 def stopword_density(text: str, lang: str) -> float:
@@ -89,32 +100,24 @@ def stopword_density(text: str, lang: str) -> float:
     ws = words(text)
     if not ws or not stops:
         return 0.0
-    return sum(1 for w in ws if _is_stop(w, stops)) / len(ws)
+    return sum(1 for w in ws if w in stops or _is_stop(w, stops)) / len(ws)
 
 
 def function_char_density(text: str, lang: str) -> float:
     chars = stoplist(lang)
-    n = hits = 0
-    for ch in text:
-        if is_cjk(ch):
-            n += 1
-            hits += ch in chars
-    return hits / n if n else 0.0
+    cjk = _CJK_RE.findall(text)
+    if not cjk:
+        return 0.0
+    return sum(1 for ch in cjk if ch in chars) / len(cjk)
 
 
 def word_units(text: str) -> int:
-    """Word count usable for any script: non-CJK tokens + CJK characters / 2."""
-    n_cjk = 0
-    n = 0
-    for tok in _WORD_RE.findall(text):
-        c = cjk_count(tok)
-        if c:
-            n_cjk += c
-            if c < len(tok) and any(ch.isalnum() and not is_cjk(ch) for ch in tok):
-                n += 1
-        elif any(ch.isalnum() for ch in tok):
-            n += 1
-    return n + (n_cjk + 1) // 2
+    """Word count usable for any script: tokens holding a letter or digit outside CJK, plus
+    one unit per two CJK characters."""
+    n_cjk = cjk_count(text)
+    if n_cjk:
+        text = _CJK_RE.sub(" ", text)
+    return len(_ALNUM_TOKEN.findall(text)) + (n_cjk + 1) // 2
 
 
 def guess_language(texts: list[str], sample_chars: int = 20000) -> str:
@@ -131,7 +134,7 @@ def guess_language(texts: list[str], sample_chars: int = 20000) -> str:
     n_cjk = cjk_count(text)
     letters = sum(1 for ch in text if ch.isalpha())
     if letters and n_cjk / letters > 0.3:
-        kana = sum(1 for ch in text if is_kana(ch))
+        kana = len(_KANA_RE.findall(text))
         return "ja" if kana > 0.05 * n_cjk else "zh"
     ws = words(text)
     if not ws:

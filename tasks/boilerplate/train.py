@@ -1,0 +1,251 @@
+"""Train the ``sieve`` model on the TUNING split of gold sets (never the held-back part).
+
+    python -m tasks.boilerplate.train \\
+        --gold cleaneval:../shared/data/gold/cleaneval/cleaneval-dev,../shared/data/gold/cleaneval/cleaneval-final
+
+writes ``tasks/boilerplate/sieve.json`` (or ``--out``). Deterministic: fixed seed, pages in
+sorted order, row subsampling from a seeded generator.
+
+Labels: each page's paragraph tokens are aligned with the gold tokens (difflib's matching
+blocks over lower-cased ``\\w+`` tokens, junk heuristic off); a paragraph is good when at
+least half of its tokens are matched. Rows are weighted by the paragraph's share of its
+page's tokens (the page-normalised token metrics care about tokens, each page equally)
+blended with a floor so short paragraphs still count.
+
+The cutoff on the predicted probability is chosen by 4-fold cross-validation over pages
+(still within the tuning split), maximising the page-averaged token F1 computed from the
+aligned labels.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from . import features
+from .model import MODEL_FILE, Forest
+from .text import guess_language
+
+_TOK = re.compile(r"\w+")
+DEFAULTS = dict(trees=200, depth=4, lr=0.1, l2=1.0, min_hess=5.0, subsample=0.7, bins=64,
+                seed=20240611, weight_floor=0.02)
+
+
+# ---------------------------------------------------------------- labels
+def label_paragraphs(texts: list[str], gold: str, min_share: float = 0.5
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """(labels 0/1, token counts) per paragraph text, from a token alignment with gold."""
+    toks, owner = [], []
+    for i, t in enumerate(texts):
+        ts = _TOK.findall(t.lower())
+        toks += ts
+        owner += [i] * len(ts)
+    counts = np.bincount(np.array(owner, dtype=np.int64), minlength=len(texts)) \
+        if owner else np.zeros(len(texts), dtype=np.int64)
+    gold_toks = _TOK.findall(gold.lower())
+    matched = np.zeros(len(texts), dtype=np.int64)
+    if toks and gold_toks:
+        sm = difflib.SequenceMatcher(None, toks, gold_toks, autojunk=False)
+        own = np.array(owner, dtype=np.int64)
+        for a, _, size in sm.get_matching_blocks():
+            if size:
+                matched += np.bincount(own[a:a + size], minlength=len(texts))
+    share = np.divide(matched, counts, out=np.zeros(len(texts)), where=counts > 0)
+    return (share >= min_share).astype(np.float64), counts
+
+
+# ---------------------------------------------------------------- data
+def build_dataset(specs: list[str], log=print):
+    from tasks.evaluation.gold import decode_page, read_gold
+    from tasks.paragraphs import extract_paragraphs
+
+    Xs, ys, ws, groups, toks = [], [], [], [], []
+    pages = []
+    for spec in specs:
+        pages += read_gold(spec, "tuning")   # the held-back split is never read here
+    pages.sort(key=lambda p: p.id)
+    for k, page in enumerate(pages):
+        paras = extract_paragraphs(decode_page(page))
+        if not paras:
+            continue
+        texts = [p.plain for p in paras]
+        lang = guess_language(texts)
+        y, cnt = label_paragraphs(texts, page.gold)
+        X = features.matrix(paras, lang)
+        total = cnt.sum() or 1
+        Xs.append(X)
+        ys.append(y)
+        ws.append(cnt / total)
+        toks.append(cnt)
+        groups.append(np.full(len(paras), k))
+        if log and (k + 1) % 100 == 0:
+            log(f"  features: {k + 1}/{len(pages)} pages")
+    return (np.vstack(Xs), np.concatenate(ys), np.concatenate(ws), np.concatenate(groups),
+            np.concatenate(toks), len(pages))
+
+
+# ---------------------------------------------------------------- boosting
+def make_bins(X: np.ndarray, n_bins: int) -> list[np.ndarray]:
+    """Candidate thresholds per feature: distinct quantiles (a feature's value <= edge k
+    falls in bin <= k)."""
+    qs = np.linspace(0, 1, n_bins + 1)[1:-1]
+    edges = []
+    for j in range(X.shape[1]):
+        e = np.unique(np.quantile(X[:, j], qs))
+        edges.append(e)
+    return edges
+
+
+def binarize(X: np.ndarray, edges: list[np.ndarray]) -> np.ndarray:
+    B = np.empty(X.shape, dtype=np.int32)
+    for j, e in enumerate(edges):
+        B[:, j] = np.searchsorted(e, X[:, j], side="left")
+    return B
+
+
+def fit_forest(X, y, w, prm: dict, log=None) -> Forest:
+    rng = np.random.default_rng(prm["seed"])
+    n, F = X.shape
+    depth = prm["depth"]
+    edges = make_bins(X, prm["bins"])
+    B = binarize(X, edges)
+    nb = max(len(e) for e in edges) + 1
+    offs = (np.arange(F) * nb)[None, :]
+    wsum = w.sum()
+    w = w * (n / wsum)                      # mean weight 1 so min_hess has a fixed meaning
+    pbar = np.clip((w * y).sum() / w.sum(), 1e-4, 1 - 1e-4)
+    base = float(np.log(pbar / (1 - pbar)))
+    margin = np.full(n, base)
+    n_int, n_leaf = 2 ** depth - 1, 2 ** depth
+    feats, thrs, leaves = [], [], []
+    lam, min_h = prm["l2"], prm["min_hess"]
+    for t in range(prm["trees"]):
+        p = 1 / (1 + np.exp(-margin))
+        g = w * (p - y)
+        h = w * p * (1 - p)
+        rows = np.flatnonzero(rng.random(n) < prm["subsample"])
+        feat = np.zeros(n_int, dtype=np.int64)
+        thr = np.full(n_int, np.inf)
+        leaf = np.zeros(n_leaf)
+        # nodes of one level: (heap index, rows)
+        level = [(0, rows)]
+        for d in range(depth):
+            nxt = []
+            for node, r in level:
+                G, H = g[r].sum(), h[r].sum()
+                best = None
+                if len(r) > 1 and H >= 2 * min_h:
+                    idx = (B[r] + offs).ravel()
+                    hg = np.bincount(idx, g[r][:, None].repeat(F, 1).ravel(),
+                                     minlength=F * nb).reshape(F, nb)
+                    hh = np.bincount(idx, h[r][:, None].repeat(F, 1).ravel(),
+                                     minlength=F * nb).reshape(F, nb)
+                    GL, HL = np.cumsum(hg, 1), np.cumsum(hh, 1)
+                    GR, HR = G - GL, H - HL
+                    gain = GL ** 2 / (HL + lam) + GR ** 2 / (HR + lam) - G ** 2 / (H + lam)
+                    gain[(HL < min_h) | (HR < min_h)] = -np.inf
+                    for j, e in enumerate(edges):   # a split above the last edge is empty
+                        gain[j, len(e):] = -np.inf
+                    k = int(np.argmax(gain))
+                    if gain.flat[k] > 1e-9:
+                        best = divmod(k, nb)
+                if best is None:
+                    # pass-through: everything goes left down to the leftmost leaf
+                    left, right = r, r[:0]
+                else:
+                    j, b = best
+                    feat[node], thr[node] = j, edges[j][b]
+                    m = B[r, j] <= b
+                    left, right = r[m], r[~m]
+                nxt += [(2 * node + 1, left), (2 * node + 2, right)]
+            level = nxt
+        for node, r in level:
+            li = node - n_int
+            if len(r):
+                leaf[li] = -prm["lr"] * g[r].sum() / (h[r].sum() + lam)
+        # update all rows (not only the subsample) with this tree
+        fr = Forest(feat[None], thr[None], leaf[None], 0.0, depth, features.NAMES)
+        margin += fr.margin(X)
+        feats.append(feat)
+        thrs.append(thr)
+        leaves.append(leaf)
+        if log and (t + 1) % 50 == 0:
+            p = 1 / (1 + np.exp(-margin))
+            ll = -(w * (y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12))).sum() / w.sum()
+            log(f"  tree {t + 1}: weighted logloss {ll:.4f}")
+    return Forest(np.array(feats), np.array(thrs), np.array(leaves), base, depth, features.NAMES)
+
+
+# ---------------------------------------------------------------- cutoff
+def page_f1(prob, y, toks, groups, cutoff) -> float:
+    """Page-averaged token F1 of keeping paragraphs with prob > cutoff, against the labels."""
+    keep = prob > cutoff
+    tp = np.bincount(groups, toks * (keep & (y > 0)))
+    fp = np.bincount(groups, toks * (keep & (y == 0)))
+    fn = np.bincount(groups, toks * (~keep & (y > 0)))
+    pred = tp + fp
+    gold = tp + fn
+    p = np.divide(tp, pred, out=np.zeros_like(tp), where=pred > 0)[pred > 0].mean()
+    r = np.divide(tp, gold, out=np.zeros_like(tp), where=gold > 0)[gold > 0].mean()
+    return 2 * p * r / (p + r) if p + r else 0.0
+
+
+def choose_cutoff(X, y, w, groups, toks, prm, folds=4, log=None) -> tuple[float, float]:
+    pages = np.unique(groups)
+    fold_of = {pg: i % folds for i, pg in enumerate(pages)}
+    f = np.array([fold_of[g] for g in groups])
+    oof = np.zeros(len(y))
+    for k in range(folds):
+        tr, te = f != k, f == k
+        forest = fit_forest(X[tr], y[tr], w[tr], prm)
+        oof[te] = forest.predict_proba(X[te])
+        if log:
+            log(f"  fold {k + 1}/{folds} done")
+    grid = np.round(np.arange(0.2, 0.81, 0.025), 3)
+    scores = [page_f1(oof, y, toks, groups, c) for c in grid]
+    best = int(np.argmax(scores))
+    return float(grid[best]), float(scores[best])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tasks.boilerplate.train", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gold", action="append", required=True, metavar="FORMAT:PATH",
+                    help="gold set(s) to train on; only their tuning split is used")
+    ap.add_argument("--out", type=Path,
+                    default=Path(__file__).with_name(MODEL_FILE), help="model file to write")
+    ap.add_argument("--no-cv", action="store_true", help="keep the cutoff at 0.5 (faster)")
+    for k, v in DEFAULTS.items():
+        ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
+    args = ap.parse_args(argv)
+    prm = {k: getattr(args, k) for k in DEFAULTS}
+    log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    t0 = time.time()
+    X, y, w, groups, toks, n_pages = build_dataset(args.gold, log)
+    w = (1 - prm["weight_floor"]) * w + prm["weight_floor"] / np.maximum(
+        np.bincount(groups)[groups], 1)
+    log(f"{n_pages} pages, {len(y)} paragraphs, {y.mean():.3f} good; features "
+        f"{time.time() - t0:.0f}s")
+    cutoff, cv_f1 = (0.5, float("nan")) if args.no_cv else choose_cutoff(
+        X, y, w, groups, toks, prm, log=log)
+    log(f"cutoff {cutoff} (cross-validated page token F1 vs labels {cv_f1:.4f})")
+    forest = fit_forest(X, y, w, prm, log=log)
+    forest.cutoff = cutoff
+    meta = {"trained_on": [s.partition(":")[0] + ":" + ",".join(Path(p).name for p in
+                           s.partition(":")[2].split(",")) for s in args.gold],
+            "split": "tuning (sha1(page id) % 5 != 0)", "pages": n_pages,
+            "paragraphs": int(len(y)), "params": prm, "cv_page_token_f1": cv_f1}
+    args.out.write_text(json.dumps(forest.to_json(meta), separators=(",", ":")) + "\n",
+                        encoding="utf-8")
+    log(f"wrote {args.out} in {time.time() - t0:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,159 @@
+"""Gold readers, the split, the metrics (hand-computed values) and the eval command."""
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from tasks.evaluation import gold as goldmod
+from tasks.evaluation.gold import (parse_cleaneval_gold, read_cleaneval, read_folder, read_gold,
+                                   split_of, unwrap_cleaneval_input)
+from tasks.evaluation.metrics import edit_similarity, levenshtein, prf, token_counts
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gold" / "cleaneval"
+
+
+# ------------------------------------------------------------------ metrics
+def test_levenshtein_hand_values():
+    assert levenshtein(list("kitten"), list("sitting")) == 3
+    assert levenshtein([], ["a", "b"]) == 2
+    assert levenshtein(["a", "b", "c"], ["a", "b", "c"]) == 0
+    assert levenshtein("the cat sat".split(), "the dog sat down".split()) == 2
+
+
+def test_edit_similarity_is_one_minus_distance_over_longer_length():
+    # gold 4 words, prediction 5 words, distance 2 (one substitution, one insertion)
+    assert edit_similarity("a b c d", "a x c d e") == pytest.approx(1 - 2 / 5)
+    assert edit_similarity("", "") == 1.0
+    assert edit_similarity("a b", "") == 0.0
+
+
+def test_token_counts_are_multiset_overlap_normalised_per_page():
+    # gold tokens: a a b c ; predicted: a b b d -> tp = a + b = 2, fp = b + d = 2, fn = a + c = 2
+    tp, fp, fn = token_counts("a a b c", "a b b d")
+    assert (tp, fp, fn) == pytest.approx((1 / 3, 1 / 3, 1 / 3))
+    # punctuation is not a token; case matters as in the benchmark
+    assert token_counts("Hello, world!", "Hello world") == (1.0, 0.0, 0.0)
+    assert token_counts("Hello", "hello") == (0.0, 0.5, 0.5)
+
+
+def test_shingles_of_four_tokens():
+    # gold: 1 2 3 4 5 -> shingles (1234), (2345); pred: 1 2 3 4 -> (1234)
+    tp, fp, fn = token_counts("1 2 3 4 5", "1 2 3 4", n=4)
+    assert (tp, fp, fn) == pytest.approx((0.5, 0.0, 0.5))
+
+
+def test_prf_macro_averages_pages_and_skips_empty_predictions_for_precision():
+    pages = [
+        (0.5, 0.25, 0.25),   # P = 2/3, R = 2/3
+        (0.0, 0.0, 1.0),     # nothing predicted: no precision, recall 0
+    ]
+    m = prf(pages)
+    assert m["precision"] == pytest.approx(2 / 3)
+    assert m["recall"] == pytest.approx((2 / 3 + 0) / 2)
+    p, r = 2 / 3, 1 / 3
+    assert m["f1"] == pytest.approx(2 * p * r / (p + r))
+
+
+# ------------------------------------------------------------------ readers and split
+def test_split_is_sha1_of_the_id_modulo_five():
+    ids = [f"set/{i}" for i in range(1000)]
+    held = [i for i in ids if split_of(i) == "heldout"]
+    assert held == [i for i in ids if int(hashlib.sha1(i.encode()).hexdigest(), 16) % 5 == 0]
+    assert 150 < len(held) < 250
+
+
+def test_cleaneval_gold_markers_and_entities():
+    url, text = parse_cleaneval_gold(
+        "URL: http://x.org/a\n<h>A  title\n<p>First line\n wrapped &#8217;here&#8217;.\n"
+        "<l>* item one\n<l>item two\n")
+    assert url == "http://x.org/a"
+    assert text.split("\n") == ["A title", "First line wrapped \u2019here\u2019.",
+                                "* item one", "item two"]
+
+
+def test_cleaneval_input_wrapper_is_removed():
+    raw = b'<text id="http://x.org/" title="T > t" encoding="iso-8859-1">\n<html>x</html>\n</text>\n'
+    body, attrs = unwrap_cleaneval_input(raw)
+    assert body.strip() == b"<html>x</html>"
+    assert attrs["id"] == "http://x.org/" and attrs["encoding"] == "iso-8859-1"
+
+
+def _make_cleaneval(root: Path, name: str, pages: dict[str, tuple[bytes, str]]):
+    (root / name / "input").mkdir(parents=True)
+    (root / name / "GoldStandard").mkdir()
+    for pid, (html, gold) in pages.items():
+        (root / name / "input" / f"{pid}.html").write_bytes(html)
+        if gold is not None:
+            (root / name / "GoldStandard" / f"{pid}.txt").write_text(gold, "utf-8")
+
+
+def test_read_cleaneval_pairs_files_prefixes_set_names_and_splits(tmp_path):
+    page = b'<text id="http://a/" encoding="windows-1252"><p>Caf\xe9</p></text>'
+    _make_cleaneval(tmp_path, "dev", {"1": (page, "URL: http://a/\n<p>Caf\u00e9\n"),
+                                      "2": (b"<p>x</p>", None)})      # no gold: skipped
+    _make_cleaneval(tmp_path, "final", {"1": (b"<p>y</p>", "<p>y\n")})
+    pages = read_cleaneval(tmp_path)
+    assert [p.id for p in pages] == ["dev/1", "final/1"]
+    assert pages[0].url == "http://a/" and pages[0].gold == "Caf\u00e9"
+    assert pages[0].content_type == "text/html; charset=windows-1252"
+    assert "Caf\u00e9" in goldmod.decode_page(pages[0])      # decoded with the hint
+    both = read_gold(f"cleaneval:{tmp_path / 'dev'},{tmp_path / 'final'}")
+    assert [p.id for p in both] == ["dev/1", "final/1"]
+    held = [p.id for p in pages if split_of(p.id) == "heldout"]
+    assert [p.id for p in read_cleaneval(tmp_path, "heldout")] == held
+    assert len(read_cleaneval(tmp_path, "tuning")) == 2 - len(held)
+
+
+def test_read_folder_format(tmp_path):
+    (tmp_path / "a.html").write_bytes("<p>Grüße</p>".encode())
+    (tmp_path / "a.txt").write_text("Grüße\n\n  aus   Wien ", "utf-8")
+    (tmp_path / "b.html").write_bytes(b"<p>no gold</p>")
+    pages = read_folder(tmp_path)
+    assert [p.id for p in pages] == ["a"]
+    assert pages[0].gold == "Grüße\naus Wien"
+    with pytest.raises(ValueError):
+        read_gold(f"nope:{tmp_path}")
+
+
+# ------------------------------------------------------------------ end to end
+def _have_extractor() -> bool:
+    try:
+        from tasks.paragraphs import extract_paragraphs  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not (DATA / "cleaneval-dev").is_dir(),
+                    reason="../shared/data/gold/cleaneval not present")
+@pytest.mark.skipif(not _have_extractor(), reason="tasks.paragraphs not available")
+def test_eval_command_on_real_cleaneval_pages(tmp_path, capsys):
+    from flows.eval_cmd import main
+
+    out = tmp_path / "r.md"
+    rc = main(["--gold", f"cleaneval:{DATA / 'cleaneval-dev'}@all", "--limit", "6", "--quiet",
+               "--extractor", "none", "--extractor", "justext", "--extractor", "bte",
+               "--extractor", "density", "--extractor", "sieve", "--markdown", str(out)])
+    assert rc == 0
+    table = out.read_text()
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in table.splitlines() if line.startswith("| ") and "---" not in line}
+    assert set(rows) >= {"none", "justext", "bte", "density", "sieve"}
+    f1 = {k: float(v[0]) for k, v in rows.items() if k != "extractor"}
+    prec = {k: float(v[1]) for k, v in rows.items() if k != "extractor"}
+    rec = {k: float(v[2]) for k, v in rows.items() if k != "extractor"}
+    # keeping everything finds (nearly) all gold tokens but is the least precise
+    assert rec["none"] >= max(rec.values()) - 1e-9
+    assert prec["none"] <= min(prec.values()) + 1e-9
+    # the learned model removes boilerplate without losing most of the text
+    assert prec["sieve"] > prec["none"] and f1["sieve"] > 0.8
+    assert "6 pages" in table
+
+
+@pytest.mark.skipif(not (DATA / "cleaneval-dev").is_dir(),
+                    reason="../shared/data/gold/cleaneval not present")
+def test_cleaneval_split_of_the_real_data_is_about_one_in_five():
+    pages = read_gold(f"cleaneval:{DATA / 'cleaneval-dev'},{DATA / 'cleaneval-final'}")
+    held = [p for p in pages if split_of(p.id) == "heldout"]
+    assert len(pages) == 739
+    assert 0.15 < len(held) / len(pages) < 0.25
