@@ -115,9 +115,9 @@ CREATE OR REPLACE MACRO empty_files() AS TABLE
            NULL::BIGINT AS output_bytes, NULL::BIGINT AS records, NULL::BIGINT AS documents,
            NULL::MAP(VARCHAR, BIGINT) AS outcomes, NULL::VARCHAR AS status,
            NULL::VARCHAR AS error, NULL::BIGINT AS error_offset,
-           NULL::VARCHAR AS extractor_version, NULL::VARCHAR AS config_fingerprint,
-           NULL::JSON AS config, NULL::TIMESTAMPTZ AS started, NULL::TIMESTAMPTZ AS finished,
-           NULL::DOUBLE AS seconds
+           NULL::VARCHAR AS extractor_version, NULL::VARCHAR AS schema_version,
+           NULL::VARCHAR AS config_fingerprint, NULL::JSON AS config, NULL::VARCHAR AS host,
+           NULL::TIMESTAMPTZ AS started, NULL::TIMESTAMPTZ AS finished, NULL::DOUBLE AS seconds
     LIMIT 0;
 
 -- ---------------------------------------------------------------- sources
@@ -144,7 +144,8 @@ SELECT unnest(json_transform(content, '{
     "documents_bytes": "BIGINT", "ledger_bytes": "BIGINT", "output_bytes": "BIGINT",
     "records": "BIGINT", "documents": "BIGINT", "outcomes": "MAP(VARCHAR, BIGINT)",
     "status": "VARCHAR", "error": "VARCHAR", "error_offset": "BIGINT",
-    "extractor_version": "VARCHAR", "config_fingerprint": "VARCHAR", "config": "JSON",
+    "extractor_version": "VARCHAR", "schema_version": "VARCHAR",
+    "config_fingerprint": "VARCHAR", "config": "JSON", "host": "VARCHAR",
     "started": "TIMESTAMPTZ", "finished": "TIMESTAMPTZ", "seconds": "DOUBLE"}'))
 FROM read_text(warclake_glob('files', 'json'))
 WHERE json_valid(content);

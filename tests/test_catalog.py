@@ -169,3 +169,13 @@ def test_an_unreadable_summary_counts_as_not_done(tmp_path):
     assert count(con, "SELECT count(*) FROM done_documents") == sum(
         len(f.documents) for f in lake.files[1:])
     con.close()
+
+
+def test_empty_sources_have_the_same_columns_as_real_ones(lake, tmp_path):
+    (tmp_path / "empty").mkdir()
+    empty, full = connect_catalog(tmp_path / "empty"), connect_catalog(lake.root)
+    for view in ("documents", "ledger", "files"):
+        describe = f"SELECT column_name, column_type FROM (DESCRIBE {view})"
+        assert empty.execute(describe).fetchall() == full.execute(describe).fetchall(), view
+    empty.close()
+    full.close()

@@ -310,7 +310,7 @@ def test_reports_on_a_lake_the_extractor_wrote(tmp_path):
     ledger = pq.read_table(lake / "ledger", partitioning=None).to_pylist()
     docs = pq.read_table(lake / "documents", partitioning=None,
                          columns=["dump", "charset", "charset_source"]).to_pylist()
-    assert len(summaries) == 2 and ledger and docs
+    assert len(summaries) == 2 and ledger
     r = tables["documents_per_dump"].row(0, named=True)
     assert (r["files"], r["records"], r["documents"]) == (
         2, sum(s["records"] for s in summaries), sum(s["documents"] for s in summaries))
