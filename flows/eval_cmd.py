@@ -4,7 +4,8 @@
                   [--extractor NAME ...] [--split heldout|tuning|all] [--lang auto|en|...]
                   [--markdown FILE]
 
-``--gold`` may repeat; a trailing ``@SPLIT`` overrides ``--split`` for that set (e.g. score
+FORMAT is ``cleaneval``, ``folder`` (``<id>.html`` + ``<id>.txt``) or ``readability``
+(Mozilla's test pages; smoke checks only). ``--gold`` may repeat; a trailing ``@SPLIT`` overrides ``--split`` for that set (e.g. score
 CleanPortalEval whole, ``@all``, next to CLEANEVAL's held-back part). Also runs standalone:
 ``python -m flows.eval_cmd ...``.
 """
@@ -30,7 +31,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gold", action="append", required=True, metavar="FORMAT:PATH[@SPLIT]",
-                   help="gold set; FORMAT is cleaneval or folder (repeatable)")
+                   help="gold set; FORMAT is cleaneval, folder or readability (repeatable)")
+    p.add_argument("--only", metavar="ID,...",
+                   help="score only these page ids (e.g. the CJK readability cases)")
     p.add_argument("--extractor", action="append", metavar="NAME",
                    help="extractor to score (repeatable); default: every mode and every "
                         "installed reference (trafilatura, justext-py)")
@@ -64,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
         except (ValueError, FileNotFoundError) as e:
             print(f"warclake eval: {e}", file=sys.stderr)
             return 2
+        if args.only:
+            wanted = set(args.only.split(","))
+            pages = [pg for pg in pages if pg.id in wanted or pg.id.split("/")[-1] in wanted]
         if args.limit:
             pages = pages[:args.limit]
         title = f"{gold_spec.partition(':')[0]}: {_short(gold_spec)} — split {split}, {len(pages)} pages"
@@ -85,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
                 "benchmarks (per-page normalised, macro-averaged); F1 shingle-4: the same over "
                 "4-token shingles; edit sim: CLEANEVAL-style word-level 1 - Levenshtein / "
                 "max length, page mean; ms/page: extraction + classification on one core, "
-                "decoding and I/O excluded. See `tasks/evaluation/metrics.py`.\n\n")
+                "process CPU time, decoding and I/O excluded. See `tasks/evaluation/metrics.py`.\n\n")
         existing = _keep_notes(args.markdown)
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(head + "\n".join(sections) + existing, encoding="utf-8")

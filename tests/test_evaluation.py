@@ -157,3 +157,19 @@ def test_cleaneval_split_of_the_real_data_is_about_one_in_five():
     held = [p for p in pages if split_of(p.id) == "heldout"]
     assert len(pages) == 739
     assert 0.15 < len(held) / len(pages) < 0.25
+
+
+def test_cjk_characters_are_tokens_of_their_own():
+    # "日本語" is three tokens; a Latin word stays one
+    assert token_counts("日本語 text", "日本 text") == pytest.approx((3 / 4, 0.0, 1 / 4))
+    assert edit_similarity("今日は晴れ", "今日は雨") == pytest.approx(1 - 2 / 5)
+
+
+def test_read_readability_format(tmp_path):
+    case = tmp_path / "test" / "test-pages" / "case-1"
+    case.mkdir(parents=True)
+    (case / "source.html").write_text("<html><body><p>One</p><p>Two</p><nav>x</nav></body></html>")
+    (case / "expected.html").write_text("<div><p>One</p><p>Two <b>bold</b></p></div>")
+    pages = read_gold(f"readability:{tmp_path}")
+    assert [p.id for p in pages] == ["case-1"]
+    assert pages[0].gold == "One\nTwo bold"

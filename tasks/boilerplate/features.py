@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from functools import lru_cache
 
 import numpy as np
 
@@ -59,10 +60,6 @@ OWN_TAGS = ("p", "div", "td", "li", "h", "dd", "dt", "th", "body", "pre", "block
             "span", "font", "b", "center", "a")
 
 _SPLIT_SUBWORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-_PUNCT_RE = re.compile(r"[.,;:!?\"'()\[\]{}\-–—…/|»«•·*#>、。，！？：；「」『』（）]")
-_DIGIT_RE = re.compile(r"\d")
-_UPPER_RE = re.compile(r"[A-ZÀ-ÖØ-ÞĀ-ſА-ЯЁ]")
-_SEP_RE = re.compile(r"[|»«•·>/:]")
 _SENT_END = re.compile(r"[.!?。！？](?:[\"'”’)\]]*)(?:\s|$)")
 
 BASE = [
@@ -92,9 +89,8 @@ _IDX = {n: i for i, n in enumerate(NAMES)}
 
 def _element_parts(el: str) -> tuple[str, list[str]]:
     """(tag, sub-words of its classes and id) of one path element."""
-    tag, _, rest = el.partition(".") if "." in el.split("#", 1)[0] else el.partition("#")
-    if "#" in tag:
-        tag = tag.split("#", 1)[0]
+    m = re.match(r"[^.#]*", el)
+    tag, rest = m.group(0), el[m.end():]
     subs = []
     for name in re.split(r"[.#]", rest):
         for w in _SPLIT_SUBWORDS.findall(name):
@@ -102,22 +98,73 @@ def _element_parts(el: str) -> tuple[str, list[str]]:
     return tag.lower(), subs
 
 
-def _path_info(path: str, cache: dict) -> tuple:
-    info = cache.get(path)
-    if info is None:
-        els = path.split(">")
-        parts = [_element_parts(e) for e in els]
-        tags = [t for t, _ in parts]
-        any_groups, near_groups = set(), set()
-        for k, (_, subs) in enumerate(parts):
-            for w in subs:
-                for g in _WORD_TO_GROUP.get(w, ()):
-                    any_groups.add(g)
-                    if k >= len(parts) - 2:
-                        near_groups.add(g)
-        info = (tags, any_groups, near_groups, "." in path, "#" in path)
-        cache[path] = info
-    return info
+PATH_COLS = (["depth", "is_heading", "path_has_class", "path_has_id"]
+             + [f"grp_any_{g}" for g in GROUPS] + [f"grp_near_{g}" for g in GROUPS]
+             + [f"anc_{t}" for t in ANCESTOR_TAGS] + [f"tag_{t}" for t in OWN_TAGS])
+TEXT_COLS = ["log_len", "log_words", "punct_ratio", "digit_ratio", "upper_ratio",
+             "titlecase_ratio", "sentence_ends", "ends_with_punct", "sep_ratio",
+             "avg_word_len", "n_lines"]
+_PATH_POS = {c: k for k, c in enumerate(PATH_COLS)}
+
+
+@lru_cache(maxsize=16384)
+def _path_vector(path: str) -> np.ndarray:
+    """The path-only columns of a paragraph (cached: templates repeat paths)."""
+    v = np.zeros(len(PATH_COLS))
+    parts = [_element_parts(e) for e in path.split(">")]
+    tags = [t for t, _ in parts]
+    for k, (_, subs) in enumerate(parts):
+        for w in subs:
+            for g in _WORD_TO_GROUP.get(w, ()):
+                v[_PATH_POS["grp_any_" + g]] = 1.0
+                if k >= len(parts) - 2:
+                    v[_PATH_POS["grp_near_" + g]] = 1.0
+    v[_PATH_POS["depth"]] = len(tags)
+    v[_PATH_POS["is_heading"]] = float(any(re.fullmatch(r"h[1-6]", t) for t in tags))
+    v[_PATH_POS["path_has_class"]] = float("." in path)
+    v[_PATH_POS["path_has_id"]] = float("#" in path)
+    for a in set(tags[:-1]) & set(ANCESTOR_TAGS):
+        v[_PATH_POS["anc_" + a]] = 1.0
+    own = "h" if re.fullmatch(r"h[1-6]", tags[-1]) else tags[-1]
+    if own in OWN_TAGS:
+        v[_PATH_POS["tag_" + own]] = 1.0
+    return v
+
+
+def _count(text: str, table: dict) -> int:
+    return len(text) - len(text.translate(table))
+
+
+_PUNCT_T = dict.fromkeys(map(ord, ".,;:!?\"'()[]{}-–—…/|»«•·*#>、。，！？：；「」『』（）"), None)
+_DIGIT_T = dict.fromkeys(map(ord, "0123456789"), None)
+_UPPER_T = dict.fromkeys((c for c in range(0x500) if chr(c).isupper()), None)
+_SEP_T = dict.fromkeys(map(ord, "|»«•·>/:"), None)
+_TITLE_START = re.compile(r"(?:^|\s)[^\W\d_]")
+
+
+@lru_cache(maxsize=65536)
+def _text_row(t: str) -> tuple[float, ...]:
+    """The text-only columns (cached: navigation text repeats across a site's pages)."""
+    L = len(t)
+    n_tok = len(t.split())
+    if not L:
+        return (0.0,) * len(TEXT_COLS)
+    starts = _TITLE_START.findall(t)
+    n_title = sum(1 for s in starts if s[-1].isupper())
+    return (math.log1p(L), math.log1p(word_units(t)), _count(t, _PUNCT_T) / L,
+            _count(t, _DIGIT_T) / L, _count(t, _UPPER_T) / L,
+            n_title / n_tok if n_tok else 0.0, math.log1p(len(_SENT_END.findall(t))),
+            float(t.rstrip()[-1:] in ".!?。！？:;\"”"), _count(t, _SEP_T) / L,
+            L / n_tok if n_tok else 0.0, math.log1p(t.count("\n")))
+
+
+@lru_cache(maxsize=65536)
+def _stop_density(t: str, lang: str) -> float:
+    return stopword_density(t, lang)
+
+
+_CF_COL = {"bad": "jt_cf_bad", "short": "jt_cf_short", "near-good": "jt_cf_near",
+           "good": "jt_cf_good"}
 
 
 def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
@@ -125,98 +172,66 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     X = np.zeros((n, len(NAMES)), dtype=np.float64)
     if n == 0:
         return X
+    col = _IDX
     plains = [p.plain for p in paragraphs]
+    paths = [p.path for p in paragraphs]
     lens = np.array([len(t) for t in plains], dtype=np.float64)
     total = lens.sum() or 1.0
-    cache: dict = {}
-    stops = [stopword_density(t, lang) for t in plains]
+    stops = [_stop_density(t, lang) for t in plains]
+    links = np.array([link_chars(p.text) for p in paragraphs], dtype=np.float64)
+    links = np.divide(links, lens, out=np.zeros(n), where=lens > 0)
     jt_cf, jt_final = justext.classify_detailed(paragraphs, lang, stop_densities=stops)
-    dens_lab = density.classify(paragraphs, lang)
-    bte_lab = bte.classify(paragraphs, lang)
+    X[:, [col[c] for c in TEXT_COLS]] = np.array([_text_row(t) for t in plains])
+    X[:, [col[c] for c in PATH_COLS]] = np.array([_path_vector(q) for q in paths])
+    X[:, col["link_density"]] = links
+    X[:, col["stop_density"]] = stops
+    ntags = np.array([p.n_tags for p in paragraphs], dtype=np.float64)
+    X[:, col["log_ntags"]] = np.log1p(ntags)
+    X[:, col["markup_density"]] = (lens + 1) / (lens + ntags * density.MARKUP_CHARS_PER_TAG + 1)
+    X[:, col["density_good"]] = [lab == "good" for lab in density.classify(paragraphs, lang)]
+    X[:, col["bte_good"]] = [lab == "good" for lab in bte.classify(paragraphs, lang)]
+    X[:, col["jt_final_good"]] = [lab == "good" for lab in jt_final]
+    for i, c in enumerate(jt_cf):
+        X[i, col[_CF_COL[c]]] = 1.0
+    cum = np.concatenate([[0.0], np.cumsum(lens)])
+    X[:, col["pos_index"]] = np.arange(n) / max(n - 1, 1)
+    X[:, col["pos_chars"]] = cum[:-1] / total
+    X[:, col["log_doc_chars"]] = math.log1p(total)
+    X[:, col["log_doc_paras"]] = math.log1p(n)
     dup = Counter(plains)
-    parents = [p.path.rsplit(">", 1)[0] for p in paragraphs]
-    grands = [q.rsplit(">", 1)[0] for q in parents]
+    X[:, col["dup_count"]] = [math.log(dup[t]) for t in plains]
+    # how much of the page's text shares this path, or sits under the parent / grandparent
     path_chars: Counter = Counter()
     path_count: Counter = Counter()
     path_stop: defaultdict = defaultdict(float)
     path_link: defaultdict = defaultdict(float)
     prefix_chars: Counter = Counter()
-    links = [0.0] * n
-    for i, p in enumerate(paragraphs):
+    parents, grands = [], []
+    for i, q in enumerate(paths):
         L = lens[i]
-        links[i] = link_chars(p.text) / L if L else 0.0
-        path_chars[p.path] += L
-        path_count[p.path] += 1
-        path_stop[p.path] += stops[i] * L
-        path_link[p.path] += links[i] * L
-        # text under every ancestor prefix, for the parent / grandparent shares
-        q = p.path
-        for _ in range(3):
-            prefix_chars[q] += L
-            if ">" not in q:
-                break
-            q = q.rsplit(">", 1)[0]
-    good_idx = [i for i, c in enumerate(jt_cf) if c == "good"]
-    cum = np.concatenate([[0.0], np.cumsum(lens)])
-    col = _IDX
-    for i, p in enumerate(paragraphs):
-        t = plains[i]
-        L = lens[i]
-        row = X[i]
-        wu = word_units(t)
-        toks = t.split()
-        row[col["log_len"]] = math.log1p(L)
-        row[col["log_words"]] = math.log1p(wu)
-        row[col["link_density"]] = links[i]
-        row[col["stop_density"]] = stops[i]
-        row[col["log_ntags"]] = math.log1p(p.n_tags)
-        row[col["markup_density"]] = density.density(p)
-        tags, anyg, nearg, has_cls, has_id = _path_info(p.path, cache)
-        row[col["depth"]] = len(tags)
-        row[col["is_heading"]] = float(justext.is_heading(p))
-        if L:
-            row[col["punct_ratio"]] = len(_PUNCT_RE.findall(t)) / L
-            row[col["digit_ratio"]] = len(_DIGIT_RE.findall(t)) / L
-            row[col["upper_ratio"]] = len(_UPPER_RE.findall(t)) / L
-            row[col["sep_ratio"]] = len(_SEP_RE.findall(t)) / L
-        if toks:
-            row[col["titlecase_ratio"]] = sum(w[:1].isupper() for w in toks) / len(toks)
-            row[col["avg_word_len"]] = L / len(toks)
-        row[col["sentence_ends"]] = math.log1p(len(_SENT_END.findall(t)))
-        row[col["ends_with_punct"]] = float(t.rstrip()[-1:] in ".!?。！？:;\"”")
-        row[col["n_lines"]] = math.log1p(t.count("\n"))
-        row[col["pos_index"]] = i / max(n - 1, 1)
-        row[col["pos_chars"]] = cum[i] / total
-        row[col["log_doc_chars"]] = math.log1p(total)
-        row[col["log_doc_paras"]] = math.log1p(n)
-        row[col["dup_count"]] = math.log(dup[t])
-        row[col["same_path_share"]] = path_chars[p.path] / total
-        row[col["same_path_count"]] = math.log(path_count[p.path])
-        row[col["parent_share"]] = prefix_chars[parents[i]] / total
-        row[col["grandparent_share"]] = prefix_chars[grands[i]] / total
-        pc = path_chars[p.path] or 1.0
-        row[col["same_path_stop"]] = path_stop[p.path] / pc
-        row[col["same_path_link"]] = path_link[p.path] / pc
-        row[col["path_has_class"]] = float(has_cls)
-        row[col["path_has_id"]] = float(has_id)
-        row[col["jt_cf_" + {"bad": "bad", "short": "short", "near-good": "near",
-                            "good": "good"}[jt_cf[i]]]] = 1.0
-        row[col["jt_final_good"]] = float(jt_final[i] == "good")
-        row[col["density_good"]] = float(dens_lab[i] == "good")
-        row[col["bte_good"]] = float(bte_lab[i] == "good")
-        for g in anyg:
-            row[col["grp_any_" + g]] = 1.0
-        for g in nearg:
-            row[col["grp_near_" + g]] = 1.0
-        tagset = set(tags[:-1])
-        for a in ANCESTOR_TAGS:
-            if a in tagset:
-                row[col["anc_" + a]] = 1.0
-        own = tags[-1]
-        own = "h" if re.fullmatch(r"h[1-6]", own) else own
-        if own in OWN_TAGS:
-            row[col["tag_" + own]] = 1.0
+        path_chars[q] += L
+        path_count[q] += 1
+        path_stop[q] += stops[i] * L
+        path_link[q] += links[i] * L
+        prefix_chars[q] += L
+        par = q.rpartition(">")[0]
+        gra = par.rpartition(">")[0]
+        parents.append(par)
+        grands.append(gra)
+        if par:
+            prefix_chars[par] += L
+            if gra:
+                prefix_chars[gra] += L
+    pc = np.array([path_chars[q] for q in paths])
+    X[:, col["same_path_share"]] = pc / total
+    X[:, col["same_path_count"]] = np.log([path_count[q] for q in paths])
+    X[:, col["parent_share"]] = [prefix_chars[q] / total for q in parents]
+    X[:, col["grandparent_share"]] = [prefix_chars[q] / total for q in grands]
+    pcs = np.maximum(pc, 1.0)
+    X[:, col["same_path_stop"]] = np.array([path_stop[q] for q in paths]) / pcs
+    X[:, col["same_path_link"]] = np.array([path_link[q] for q in paths]) / pcs
     # distance to the nearest context-free good paragraph (in paragraphs and characters)
+    good_idx = [i for i, c in enumerate(jt_cf) if c == "good"]
     if good_idx:
         g = np.array(good_idx)
         idx = np.arange(n)

@@ -7,7 +7,7 @@ writes ``tasks/boilerplate/sieve.json`` (or ``--out``). Deterministic: fixed see
 sorted order, row subsampling from a seeded generator.
 
 Labels: each page's paragraph tokens are aligned with the gold tokens (difflib's matching
-blocks over lower-cased ``\\w+`` tokens, junk heuristic off); a paragraph is good when at
+blocks over lower-cased metric tokens, junk heuristic off); a paragraph is good when at
 least half of its tokens are matched. Rows are weighted by the paragraph's share of its
 page's tokens (the page-normalised token metrics care about tokens, each page equally)
 blended with a floor so short paragraphs still count.
@@ -21,18 +21,18 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
-import re
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
+from tasks.evaluation.metrics import tokens
+
 from . import features
 from .model import MODEL_FILE, Forest
 from .text import guess_language
 
-_TOK = re.compile(r"\w+")
 DEFAULTS = dict(trees=200, depth=4, lr=0.1, l2=1.0, min_hess=5.0, subsample=0.7, bins=64,
                 seed=20240611, weight_floor=0.02)
 
@@ -43,12 +43,12 @@ def label_paragraphs(texts: list[str], gold: str, min_share: float = 0.5
     """(labels 0/1, token counts) per paragraph text, from a token alignment with gold."""
     toks, owner = [], []
     for i, t in enumerate(texts):
-        ts = _TOK.findall(t.lower())
+        ts = tokens(t.lower())
         toks += ts
         owner += [i] * len(ts)
     counts = np.bincount(np.array(owner, dtype=np.int64), minlength=len(texts)) \
         if owner else np.zeros(len(texts), dtype=np.int64)
-    gold_toks = _TOK.findall(gold.lower())
+    gold_toks = tokens(gold.lower())
     matched = np.zeros(len(texts), dtype=np.int64)
     if toks and gold_toks:
         sm = difflib.SequenceMatcher(None, toks, gold_toks, autojunk=False)

@@ -9,6 +9,9 @@ Two formats:
   several folders joined by commas. Page ids are ``<set>/<id>``, so dev and final ids cannot
   collide. Inputs without a gold file are skipped.
 * ``folder`` — ``<id>.html`` (raw bytes) next to ``<id>.txt`` (expected main text, UTF-8).
+* ``readability`` — Mozilla Readability's test pages, ``<case>/source.html`` with
+  ``<case>/expected.html``; the gold is the block text of expected.html. That is one tool's
+  accepted output, not independent annotation: for smoke checks (e.g. CJK), not scores.
 """
 from __future__ import annotations
 
@@ -132,7 +135,38 @@ def read_folder(path: str | Path, split: str = "all") -> list[GoldPage]:
     return pages
 
 
-READERS = {"cleaneval": read_cleaneval, "folder": read_folder}
+def _block_text(html: str) -> str:
+    """Text of an HTML fragment, one line per block element (for readability gold)."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    tree = LexborHTMLParser(html)
+    for node in tree.css("p, div, li, h1, h2, h3, h4, h5, h6, td, th, pre, blockquote, br, "
+                         "dt, dd, figcaption, section, article"):
+        node.insert_before("\n")
+    root = tree.body or tree.root
+    return root.text(separator="") if root is not None else ""
+
+
+def read_readability(path: str | Path, split: str = "all") -> list[GoldPage]:
+    root = Path(path)
+    for sub in ("test/test-pages", "test-pages"):
+        if (root / sub).is_dir():
+            root = root / sub
+            break
+    if not root.is_dir():
+        raise FileNotFoundError(f"readability test pages folder {root} does not exist")
+    pages = []
+    for case in sorted(p for p in root.iterdir() if (p / "source.html").exists()):
+        exp = case / "expected.html"
+        if not exp.exists() or not in_split(case.name, split):
+            continue
+        gold = _block_text(exp.read_text("utf-8", "replace"))
+        pages.append(GoldPage(case.name, (case / "source.html").read_bytes(),
+                              normalise_gold(gold), content_type="text/html; charset=utf-8"))
+    return pages
+
+
+READERS = {"cleaneval": read_cleaneval, "folder": read_folder, "readability": read_readability}
 
 
 def read_gold(spec: str, split: str = "all") -> list[GoldPage]:
@@ -155,8 +189,10 @@ def decode_page(page: GoldPage) -> str:
     """Page bytes to text with the project's charset cascade when it is there."""
     decode_body = _cascade()
     if decode_body is not None:
-        return decode_body(page.html, page.content_type or None).text
-    # Until the cascade lands: strict UTF-8, the recorded charset, then UTF-8 with replacement.
+        res = decode_body(page.html, page.content_type or None)
+        if res is not None:
+            return res.text
+    # No cascade, or it gave up: strict UTF-8, the recorded charset, UTF-8 with replacement.
     try:
         return page.html.decode("utf-8")
     except UnicodeDecodeError:

@@ -2,13 +2,15 @@
 
 * ``token_counts`` / ``prf``: the bag-of-tokens (n=1) and token-shingle (n>1) overlap used by
   the public article-extraction benchmarks (Scrapinghub's article-extraction-benchmark,
-  itself after Moz's Dragnet benchmark): tokens are ``\\w+`` runs (case kept), shingles are
+  itself after Moz's Dragnet benchmark): tokens are ``\\w+`` runs (case kept; deviation:
+  each CJK character is its own token, else a Japanese sentence is one token), shingles are
   n consecutive tokens, true positives per page are the multiset intersection. Each page's
   (tp, fp, fn) is normalised to sum 1 so long pages do not dominate; precision is the mean
   of per-page precisions over pages that predicted something, recall the mean over pages
   whose gold is non-empty, and F1 the harmonic mean of those two means.
 * ``edit_similarity``: CLEANEVAL-style word-level similarity, ``1 - d / max(|a|, |b|)``
-  where d is the Levenshtein distance between the whitespace-token sequences (insert,
+  where d is the Levenshtein distance between the whitespace-word sequences (CJK
+  characters one by one; insert,
   delete, substitute, cost 1 each). The CLEANEVAL scorer aligned texts with diff; this
   normalised Levenshtein is the same idea in a closed form, so numbers are comparable in
   spirit, not digit for digit. Two empty texts are identical (1.0).
@@ -20,7 +22,12 @@ from collections import Counter
 
 import numpy as np
 
-_TOKEN = re.compile(r"\w+")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
+# \w+ runs, except that each CJK character is a token of its own (a \w+ run of Japanese or
+# Chinese would be a whole sentence); identical to \w+ on text without CJK.
+_TOKEN = re.compile(f"[{_CJK}]|(?:(?![{_CJK}])\\w)+")
+# Whitespace words for the edit similarity, CJK characters again one by one.
+_EDIT_WORD = re.compile(f"[{_CJK}]|[^\\s{_CJK}]+")
 
 
 def tokens(text: str) -> list[str]:
@@ -93,7 +100,7 @@ def levenshtein(a: list, b: list) -> int:
 
 
 def edit_similarity(gold: str, pred: str) -> float:
-    a, b = gold.split(), pred.split()
+    a, b = _EDIT_WORD.findall(gold), _EDIT_WORD.findall(pred)
     if not a and not b:
         return 1.0
     return 1.0 - levenshtein(a, b) / max(len(a), len(b))

@@ -1,6 +1,8 @@
 """Run extractors over gold pages and score them.
 
-An extractor maps (decoded page text, language) to main text. Timing covers only that call:
+An extractor maps (decoded page text, language) to main text. Timing is the process CPU
+time of that call only (CPU, not wall time, so other work on a shared machine does not
+inflate it):
 HTML parsing, paragraph extraction and classification for warclake's modes; the whole
 ``extract`` call for the reference packages. Reading and decoding the page bytes and the
 per-page language guess (shared by all extractors) are outside the timer.
@@ -144,12 +146,12 @@ def evaluate(pages: list[GoldPage], extractors: list[str], lang: str = "auto",
         page_lang = page_language(html, lang)
         for name, fn in fns.items():
             err = ""
-            t0 = time.perf_counter()
+            t0 = time.process_time()
             try:
                 text = fn(html, page_lang)
             except Exception as e:  # a crash on one page scores as empty output
                 text, err = "", f"{type(e).__name__}: {e}"
-            ms = (time.perf_counter() - t0) * 1000
+            ms = (time.process_time() - t0) * 1000
             if outputs is not None:
                 outputs[(name, page.id)] = text
             results[name].pages.append(PageScore(
