@@ -159,7 +159,10 @@ def test_broken_markup():
 
 
 def test_path_parts_are_sanitised():
-    html = '<div class="a>b  c.d\tq\x1cr #z" id=" x\ty "><x-card.v2 class=k><p>t</p></x-card.v2></div>'
+    html = (
+        '<div class="a>b  c.d\tq\x1cr #z" id=" x\ty ">'
+        "<x-card.v2 class=k><p>t</p></x-card.v2></div>"
+    )
     assert text_of(html) == f"body>div.ab.cd.q.r.z#xy>x-cardv2.k>p{S}t"
 
 
@@ -228,7 +231,8 @@ def test_huge_document():
 
 # The gold sets live next to the checkout (never copied into the repo); override with
 # WARCLAKE_GOLD_DIR.
-GOLD = Path(os.environ.get("WARCLAKE_GOLD_DIR", Path(__file__).resolve().parents[2] / "shared/data/gold"))
+_NEXT_TO_CHECKOUT = Path(__file__).resolve().parents[2] / "shared/data/gold"
+GOLD = Path(os.environ.get("WARCLAKE_GOLD_DIR", _NEXT_TO_CHECKOUT))
 READABILITY = GOLD / "mozilla_readability_testpages"
 
 
