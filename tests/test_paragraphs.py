@@ -1,5 +1,7 @@
 """extract_paragraphs: the exact Uzushio ``text`` a user would read back from the lake."""
 import os
+import random
+import re
 import time
 from pathlib import Path
 
@@ -227,6 +229,27 @@ def test_huge_document():
     paragraphs = extract_paragraphs(html)
     assert len(paragraphs) == 50_001
     assert paragraphs[-1].text == " ".join(["word"] * 500_000)
+
+
+_PIECES = [
+    "<p>", "</p>", '<div class="a b">', "</div>", '<a href="x">', "</a>", "<a>", "<br>", " ",
+    "\n", "\u00a0", "\u3000", "word", "w\u00f6rd", "<span>", "</span>", "<pre>", "</pre>",
+    "<table><tr><td>", "</td>", "<li>", "<script>x</script>", "<!-- c -->", "&nbsp;", "&amp;",
+    "<hr>", "&#2;", "\x03", "<ul>", "</ul>", "<svg><text>t</text></svg>", "<h1>", "</h1>",
+]
+_WELL_FORMED = re.compile("[^\x02\x03]*(?:\x02[^\x02\x03]+\x03[^\x02\x03]*)*")
+_BAD_SPACING = re.compile("[ \n]{2}|\x02[ \n]|[ \n]\x03|\x01")
+
+
+def test_random_markup_keeps_the_text_invariants():
+    rnd = random.Random(7)
+    for _ in range(3000):
+        html = "".join(rnd.choice(_PIECES) for _ in range(rnd.randint(1, 40)))
+        for p in extract_paragraphs(html):
+            assert p.path == "body" or p.path.startswith("body>"), html
+            assert p.text and p.text == p.text.strip(), html
+            assert PATH_SEP not in p.text and not _BAD_SPACING.search(p.text), (html, p.text)
+            assert _WELL_FORMED.fullmatch(p.text), (html, p.text)
 
 
 # The gold sets live next to the checkout (never copied into the repo); override with
