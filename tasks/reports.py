@@ -195,8 +195,13 @@ def _chart_documents_per_month(df: pl.DataFrame, ax, fig) -> None:
     if dated["dump"].n_unique() > MAX_CATEGORIES:
         # Too many lines to tell apart: show the sum over the dumps instead.
         dated = dated.with_columns(pl.lit("all dumps").alias("dump"))
+    step, unit = "1mo", "month"
+    if (dated["month"].max() - dated["month"].min()).days > 5 * 366:
+        # Last-Modified dates reach back years: monthly points would be mostly zeros.
+        dated = dated.with_columns(pl.col("month").dt.truncate("1y"))
+        step, unit = "1y", "year"
     dated = dated.group_by(["dump", "month"]).agg(pl.col("documents").sum())
-    months = pl.date_range(dated["month"].min(), dated["month"].max(), "1mo", eager=True).to_list()
+    months = pl.date_range(dated["month"].min(), dated["month"].max(), step, eager=True).to_list()
     series = sorted(dated["dump"].unique().to_list())
     pivot = {(r["dump"], r["month"]): r["documents"] for r in dated.iter_rows(named=True)}
     colors = matplotlib.colormaps["tab10"].colors
@@ -206,14 +211,15 @@ def _chart_documents_per_month(df: pl.DataFrame, ax, fig) -> None:
         ax.plot(months, [pivot.get((s, m), 0) for m in months], label=s,
                 color=colors[i % len(colors)], marker="." if len(months) <= 60 else None,
                 linewidth=1.2)
-    ax.set_ylabel("documents")
+    ax.set_title(f"Documents per {unit} of their date")
+    ax.set_ylabel(f"documents per {unit}")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.grid(axis="y", alpha=0.3)
     if len(series) > 1:
         ax.legend(loc="center left", bbox_to_anchor=(1.0, 0.5), fontsize=8, frameon=False)
         fig.set_figwidth(10)
-    if undated:
-        ax.set_xlabel(f"month of the document's date ({undated:,} documents without a date)")
+    ax.set_xlabel(f"{unit} of the document's date"
+                  + (f" ({undated:,} documents without a date)" if undated else ""))
     fig.autofmt_xdate()
 
 
