@@ -16,6 +16,8 @@ Rules (the data contract, in detail):
   (``body>span>div``), each as ``tag.class1.class2#id``. Classes are split on whitespace
   and kept in document order; ``>``, ``.``, ``#``, whitespace and ASCII control
   characters are removed from tag names, classes and ids so the path stays parseable.
+  A path of more than ``MAX_PATH_ELEMENTS`` elements (only broken markup gets there)
+  keeps its first and last halves with a ``...`` element between them.
 * Links: text inside ``<a href=...>`` (any value, even empty) is wrapped in
   ``\\x02...\\x03``; ``<a>`` without ``href`` is a named anchor, not a link. Nested links
   give one pair of markers; a link spanning a block is closed at the end of each run and
