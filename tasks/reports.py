@@ -294,7 +294,7 @@ def render_html(res: ReportResult, lake: str) -> str:
         f"<title>warclake report — {e(_scope(res.dump))}</title>",
         "<style>body{font-family:sans-serif;margin:2em;max-width:70em}"
         "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
-        "padding:2px 8px;text-align:right}th{background:#eee}td:first-child{text-align:left}"
+        "padding:2px 8px;text-align:left}th{background:#eee}td.n{text-align:right}"
         "img{max-width:100%;border:1px solid #eee}</style></head><body>",
         f"<h1>warclake report — {e(_scope(res.dump))}</h1>",
         f"<p>Lake: <code>{e(lake)}</code></p>"]
@@ -306,7 +306,11 @@ def render_html(res: ReportResult, lake: str) -> str:
         if r.name in res.charts:
             parts.append(f"<img src='{e(res.charts[r.name].name)}' alt='{e(r.title)}'>")
         parts.append("<table><tr>" + "".join(f"<th>{e(c)}</th>" for c in df.columns) + "</tr>")
-        parts += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in _rows(df)]
+        for raw, row in zip(df.iter_rows(), _rows(df)):
+            # numbers right-aligned, text left
+            parts.append("<tr>" + "".join(
+                f"<td class='n'>{e(c)}</td>" if isinstance(v, (int, float)) else f"<td>{e(c)}</td>"
+                for v, c in zip(raw, row)) + "</tr>")
         parts.append("</table>")
     parts.append("</body></html>")
     return "\n".join(parts)
