@@ -69,14 +69,15 @@ def test_flow_on_dask_matches_the_default_runner(cluster, dump, tmp_path, refere
     state = on_dask(dump=DUMP, inputs=[str(dump)], lake=str(lake), langs=LANGS, workers=0, report=False,
                     return_state=True)
     assert state.is_completed(), state.message
-    assert state.data["extracted"] == 4 and state.data["statuses"] == {"complete": 3, "salvaged": 1}
+    counts = state.result()
+    assert counts["extracted"] == 4 and counts["statuses"] == {"complete": 3, "salvaged": 1}
     assert executed_on(cluster) - before >= 4  # the archives really went through the cluster
     assert lake_rows(lake) == reference_lake
 
     # a re-run on the cluster finds everything done in the lake
     again = on_dask(dump=DUMP, inputs=[str(dump)], lake=str(lake), langs=LANGS, workers=0, report=False,
                     return_state=True)
-    assert again.is_completed() and again.data["extracted"] == 0 and again.data["skipped"] == 4
+    assert again.is_completed() and again.result()["extracted"] == 0 and again.result()["skipped"] == 4
 
 
 def test_cli_run_with_dask_address(cluster, dump, tmp_path, reference_lake, capsys):

@@ -131,10 +131,13 @@ def test_shipped_config_and_prefect_yaml_are_valid(capsys):
     assert {"CC-MAIN-2099-01", "newest"} <= names
     with open(os.path.join(REPO, "deployments", "prefect.yaml")) as fh:
         doc = yaml.safe_load(fh)
+    import importlib
+
+    from prefect import Flow
+
     for dep in doc["deployments"]:
-        path, _, fn = dep["entrypoint"].partition(":")
-        assert os.path.isfile(os.path.join(REPO, path)), dep["entrypoint"]
-        assert f"def {fn}(" in open(os.path.join(REPO, path)).read()
+        module, _, fn = dep["entrypoint"].rpartition(".")
+        assert isinstance(getattr(importlib.import_module(module), fn), Flow), dep["entrypoint"]
         assert dep["work_pool"]["name"] == "warclake" and dep["schedules"][0]["cron"]
 
 
@@ -348,7 +351,7 @@ def test_prefect_yaml_deploys_to_a_process_pool_and_a_worker_runs_it(prefect_ser
         remote = client.read_deployment_by_name("extract-dump/CC-MAIN-2024-22")
         assert [s.active for s in remote.schedules] == [False]
         newest = client.read_deployment_by_name("extract-newest-dump/newest")
-        assert newest.entrypoint == "deployments/newest.py:extract_newest_dump"
+        assert newest.entrypoint == "deployments.newest.extract_newest_dump"
 
     # the worker's pull step moves each run into this checkout; a short poll keeps the test quick
     env = dict(prefect_server["env"], WARCLAKE_HOME=REPO, PREFECT_WORKER_QUERY_SECONDS="1")
