@@ -39,6 +39,8 @@ def sql_literal(value: str) -> str:
 def lake_root(lake: str | os.PathLike) -> str:
     """The lake's absolute path, or its URL unchanged, without a trailing slash."""
     s = os.fspath(lake)
+    if s.startswith("file://"):
+        s = s[len("file://"):]
     if _URL_RE.match(s):
         root = s.rstrip("/")
     else:

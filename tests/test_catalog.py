@@ -81,6 +81,12 @@ def test_lake_path_with_quotes_and_spaces(tmp_path, monkeypatch):
     con.close()
 
 
+def test_file_url_is_a_local_lake(lake):
+    con = connect_catalog(f"file://{lake.root}")
+    assert count(con, "SELECT count(*) FROM files") == len(lake.done_files)
+    con.close()
+
+
 def test_glob_characters_in_lake_path_are_refused(tmp_path):
     with pytest.raises(ValueError, match="glob"):
         build_catalog(tmp_path / "lake[1]")
