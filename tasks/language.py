@@ -1,0 +1,333 @@
+"""Language identification of decoded pages: exact script routing first, lingua only where needed.
+
+Buffers
+- The Uzushio buffer (:func:`language_buffer`): from the start of the decoded page, every run
+  of characters below U+007F or whitespace becomes one space and everything else is kept, up
+  to ``max_chars``. Markup is ASCII, so this leaves the text of non-Latin scripts. The original
+  limit is "20 KB of body"; the text is already decoded here, so the prefix is cut at
+  ``window`` *characters*, which covers at least ``window`` bytes of the body.
+- Latin-script text is all ASCII-range letters, so that buffer is empty for English or French
+  (Uzushio could not detect them). :func:`latin_buffer` drops scripts, styles, comments and tags
+  with regular expressions and keeps the text (or takes the paragraph text when the caller has
+  it).
+
+Routing
+- Scripts used by one language only decide alone: kana -> ja, Hangul -> ko, Thai -> th,
+  Greek -> el, Hebrew -> he, Armenian, Georgian, Bengali, Gujarati, Gurmukhi, Tamil, Telugu.
+- Han: Japanese when kana is a real share of the Han + kana text, Chinese otherwise. (lingua
+  decides the same pair by script alone: any kana -> ja, so a Chinese page with one "の" is
+  Japanese to it, and kanji-only text is always Chinese.)
+- Cyrillic, Arabic, Devanagari and Latin text goes to a lingua detector built only for the
+  languages of that script; detectors are built lazily and cached per language set.
+- When no target can be written in the page's script, the page is rejected without lingua.
+"""
+from __future__ import annotations
+
+import html
+import re
+import threading
+from dataclasses import dataclass
+
+import numpy as np
+
+# --- scripts ------------------------------------------------------------------------------
+OTHER, LATIN, KANA, HAN, HANGUL, CYRILLIC, ARABIC, DEVANAGARI = range(8)
+GREEK, HEBREW, THAI, ARMENIAN, GEORGIAN, BENGALI, GUJARATI, GURMUKHI, TAMIL, TELUGU = range(8, 18)
+N_SCRIPTS = 18
+SCRIPT_NAMES = ("other", "latin", "kana", "han", "hangul", "cyrillic", "arabic", "devanagari",
+                "greek", "hebrew", "thai", "armenian", "georgian", "bengali", "gujarati",
+                "gurmukhi", "tamil", "telugu")
+
+# (first code point, script) for consecutive Unicode ranges, from the Unicode block chart.
+_RANGES = [
+    (0x0000, OTHER), (0x0041, LATIN), (0x005B, OTHER), (0x0061, LATIN), (0x007B, OTHER),
+    (0x00C0, LATIN), (0x00D7, OTHER), (0x00D8, LATIN), (0x00F7, OTHER), (0x00F8, LATIN),
+    (0x0250, OTHER), (0x0370, GREEK), (0x0400, CYRILLIC), (0x0530, ARMENIAN), (0x0590, HEBREW),
+    (0x0600, ARABIC), (0x0700, OTHER), (0x0750, ARABIC), (0x0780, OTHER), (0x08A0, ARABIC),
+    (0x0900, DEVANAGARI), (0x0980, BENGALI), (0x0A00, GURMUKHI), (0x0A80, GUJARATI),
+    (0x0B00, OTHER), (0x0B80, TAMIL), (0x0C00, TELUGU), (0x0C80, OTHER), (0x0E00, THAI),
+    (0x0E80, OTHER), (0x10A0, GEORGIAN), (0x1100, HANGUL), (0x1200, OTHER), (0x1E00, LATIN),
+    (0x1F00, GREEK), (0x2000, OTHER), (0x3040, KANA),
+    # U+30FB (・) and U+30FC (ー) are left out: Python's gb2312 decodes the Chinese middle dot
+    # to U+30FB, and neither says anything without other kana around.
+    (0x30FB, OTHER), (0x30FD, KANA), (0x3100, OTHER), (0x3130, HANGUL), (0x3190, OTHER),
+    (0x31F0, KANA), (0x3200, OTHER), (0x3400, HAN), (0x4DC0, OTHER), (0x4E00, HAN),
+    (0xA000, OTHER), (0xAC00, HANGUL), (0xD7B0, OTHER), (0xF900, HAN), (0xFB00, OTHER),
+    (0xFB50, ARABIC), (0xFE00, OTHER), (0xFE70, ARABIC), (0xFEFF, OTHER),
+    # Halfwidth katakana (U+FF66-U+FF9D) stays OTHER: runs of it are the classic mojibake of
+    # EUC-KR/EUC-JP bytes read as Shift_JIS, and real Japanese text has hiragana anyway.
+    (0x20000, HAN), (0x30000, OTHER),
+]
+_STARTS = np.array([r[0] for r in _RANGES], dtype=np.uint32)
+_IDS = np.array([r[1] for r in _RANGES], dtype=np.intp)
+
+# Scripts that one language alone writes (among lingua's 75 languages).
+EXACT_SCRIPT_LANG = {KANA: "ja", HANGUL: "ko", THAI: "th", GREEK: "el", HEBREW: "he",
+                     ARMENIAN: "hy", GEORGIAN: "ka", BENGALI: "bn", GUJARATI: "gu",
+                     GURMUKHI: "pa", TAMIL: "ta", TELUGU: "te"}
+CYRILLIC_LANGS = ("be", "bg", "kk", "mk", "mn", "ru", "sr", "uk")
+ARABIC_LANGS = ("ar", "fa", "ur")
+DEVANAGARI_LANGS = ("hi", "mr")
+LATIN_LANGS = ("af", "az", "bs", "ca", "cs", "cy", "da", "de", "en", "eo", "es", "et", "eu", "fi",
+               "fr", "ga", "hr", "hu", "id", "is", "it", "la", "lg", "lt", "lv", "mi", "ms", "nb",
+               "nl", "nn", "pl", "pt", "ro", "sk", "sl", "sn", "so", "sq", "st", "sv", "sw", "tl",
+               "tn", "tr", "ts", "vi", "xh", "yo", "zu")
+LINGUA_SCRIPT_LANGS = {CYRILLIC: CYRILLIC_LANGS, ARABIC: ARABIC_LANGS,
+                       DEVANAGARI: DEVANAGARI_LANGS, LATIN: LATIN_LANGS}
+LANG_SCRIPT: dict[str, int] = {"ja": HAN, "zh": HAN}
+LANG_SCRIPT.update({lang: s for s, lang in EXACT_SCRIPT_LANG.items() if s != KANA})
+for _s, _langs in LINGUA_SCRIPT_LANGS.items():
+    LANG_SCRIPT.update(dict.fromkeys(_langs, _s))
+KNOWN_LANGS = frozenset(LANG_SCRIPT)
+
+
+def script_counts(text: str) -> np.ndarray:
+    """Characters per script (indexed by the script constants) in one vectorised pass."""
+    if not text:
+        return np.zeros(N_SCRIPTS, dtype=np.intp)
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype="<u4")
+    ids = _IDS[np.searchsorted(_STARTS, cps, side="right") - 1]
+    return np.bincount(ids, minlength=N_SCRIPTS)
+
+
+# --- buffers ------------------------------------------------------------------------------
+_SKIPPED = re.compile(r"[\x00-\x7e\s]+")
+
+
+def language_buffer(text: str, max_chars: int = 4000, window: int = 20480) -> str:
+    """The Uzushio buffer: characters >= U+007F of the first ``window`` characters, runs of
+    skipped characters or whitespace collapsed to one space, at most ``max_chars`` long."""
+    parts, have, step = [], 0, 2 * max_chars
+    # In slices, so a long non-Latin page does not squeeze 20k characters to keep 4k.
+    for pos in range(0, min(window, len(text)), step):
+        part = _SKIPPED.sub(" ", text[pos:min(pos + step, window)])
+        parts.append(part)
+        have += len(part)
+        if have > max_chars:
+            break
+    buf = parts[0] if len(parts) == 1 else _DOUBLE_SPACE.sub(" ", "".join(parts))
+    return buf.strip()[:max_chars]
+
+
+_DOUBLE_SPACE = re.compile(r"  +")
+
+
+# Blocks whose content is not text; one cut by the end of the window is dropped to the end.
+_DROPPED_BLOCKS = re.compile(
+    r"<(?:(script|style|noscript|template|svg|math|textarea|select)\b.*?(?:</\1\s*>|\Z)|!--.*?(?:-->|\Z))",
+    re.S | re.I)
+_TAG = re.compile(r"<[^>]*>")
+_TITLE = re.compile(r"<title\b[^>]*>(.*?)</title", re.S | re.I)
+_BODY = re.compile(r"<body\b", re.I)
+# Tokens with URL, e-mail, path or code characters (or a dot inside, as in domain names) say
+# nothing about the language and push lingua towards English. Anchored at token starts and
+# with a lazy look-ahead, so it stays linear on long tokens (minified code, data URIs).
+_NOT_WORDS = re.compile(r"(?<!\S)(?=\S*?(?:[{}()\[\];=<>|\\/_#$%^*~`@]|\.\w))\S++")
+_SPACE = re.compile(r"\s+")
+
+
+def latin_buffer(text: str, max_chars: int = 1000, window: int = 20480, min_chars: int = 200) -> str:
+    """Visible text of the page: the title, then the body without scripts, styles, comments,
+    tags, URLs and code-like tokens, entities decoded, whitespace collapsed.
+
+    It starts at <body> (long <head> sections of scripts and styles are common) and reads
+    4k characters, doubling until ``max_chars`` of text are found or ``window`` characters are
+    read; past the window it only goes on (up to 4x) while less than ``min_chars`` were found."""
+    title = _TITLE.search(text, 0, window)
+    body = _BODY.search(text, 0, 8 * window)
+    start = body.start() if body else 0
+    head = title.group(1) + " " if title else ""
+    size = min(4096, window)
+    while True:
+        part = _DROPPED_BLOCKS.sub(" ", text[start:start + size])
+        part = _SPACE.sub(" ", head + _TAG.sub(" ", part))
+        # Filtering tokens is the costly step: only on what can end up in the buffer.
+        part = _NOT_WORDS.sub("", part[: 2 * max_chars])
+        if "&" in part:
+            part = html.unescape(part)
+        part = _SPACE.sub(" ", part).strip()
+        if (len(part) >= max_chars or start + size >= len(text) or size >= 4 * window
+                or (size >= window and len(part) >= min_chars)):
+            return part[:max_chars]
+        size *= 2
+
+
+# --- lingua -------------------------------------------------------------------------------
+_DETECTORS: dict[tuple, object] = {}
+_LOCK = threading.Lock()
+
+
+def lingua_detector(langs: tuple[str, ...], low_accuracy: bool = False):
+    """A cached lingua detector for exactly these ISO 639-1 languages. Models load lazily on
+    first use unless :meth:`LanguageDetector.preload` was called."""
+    key = (tuple(sorted(set(langs))), low_accuracy)
+    det = _DETECTORS.get(key)
+    if det is None:
+        with _LOCK:
+            det = _DETECTORS.get(key)
+            if det is None:
+                from lingua import IsoCode639_1, LanguageDetectorBuilder
+
+                codes = [getattr(IsoCode639_1, c.upper()) for c in key[0]]
+                builder = LanguageDetectorBuilder.from_iso_codes_639_1(*codes)
+                if low_accuracy:
+                    builder = builder.with_low_accuracy_mode()
+                det = builder.build()
+                _DETECTORS[key] = det
+    return det
+
+
+def _preload(langs: tuple[str, ...], low_accuracy: bool) -> None:
+    key = (tuple(sorted(set(langs))), low_accuracy)
+    with _LOCK:
+        if key in _DETECTORS and key in _PRELOADED:
+            return
+        from lingua import IsoCode639_1, LanguageDetectorBuilder
+
+        codes = [getattr(IsoCode639_1, c.upper()) for c in key[0]]
+        builder = LanguageDetectorBuilder.from_iso_codes_639_1(*codes)
+        if low_accuracy:
+            builder = builder.with_low_accuracy_mode()
+        _DETECTORS[key] = builder.with_preloaded_language_models().build()
+        _PRELOADED.add(key)
+
+
+_PRELOADED: set[tuple] = set()
+
+
+def built_detectors() -> list[tuple]:
+    """Keys (languages, low accuracy) of the lingua detectors built so far in this process."""
+    return list(_DETECTORS)
+
+
+# --- detection ----------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class LangResult:
+    lang: str | None       # ISO 639-1, lower case; None when undetermined
+    score: float           # lingua's confidence, or the script's share for script decisions
+    accepted: bool         # lang is a target (or targets == ("all",) and a language was found)
+    via: str = ""          # how it was decided: script, kana, lingua, no-target-script, too-short
+
+
+# Evidence rules, measured with tasks.eval_language (see the report in its docstring):
+KANA_SHARE = 0.05      # kana / (kana + Han) for Japanese: Japanese pages >= 0.27, Chinese 0.0
+MIN_SCRIPT_CHARS = 4   # fewer characters of a script say nothing ("ログイン" is a Japanese page)
+FEW_SCRIPT_CHARS = 200  # below this, the script must outweigh the page's Latin text
+# A CJK or Hangul character carries about a word; compare them to Latin letters at this rate.
+_CHAR_WEIGHT = {HAN: 3, HANGUL: 3}
+MIN_LATIN_LETTERS = 40  # letters in the Latin buffer for lingua to decide
+_LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")
+
+
+class LanguageDetector:
+    """Decides the language of decoded pages for a set of target languages.
+
+    ``targets`` are ISO 639-1 codes or ("all",). lingua is only loaded for the scripts that
+    can hold a target: with ("ja",) never, with ("ja", "en") only the Latin-script model."""
+
+    def __init__(self, targets: tuple[str, ...] | list[str] | str = ("ja",), *,
+                 max_chars: int = 4000, window: int = 20480, latin_max_chars: int = 1000,
+                 low_accuracy: bool = True):
+        if isinstance(targets, str):
+            targets = tuple(t.strip() for t in targets.split(",") if t.strip())
+        targets = tuple(sorted({t.lower() for t in targets}))
+        self.all = targets == ("all",)
+        unknown = [t for t in targets if t not in KNOWN_LANGS] if not self.all else []
+        if unknown or not targets:
+            raise ValueError(f"unknown target language(s) {unknown or targets}: use ISO 639-1 codes "
+                             f"of {sorted(KNOWN_LANGS)} or 'all'")
+        self.targets = targets
+        self.max_chars = max_chars
+        self.window = window
+        self.latin_max_chars = latin_max_chars
+        self.low_accuracy = low_accuracy
+        self.scripts = set(range(N_SCRIPTS)) if self.all else {LANG_SCRIPT[t] for t in targets}
+        if "ja" in targets:
+            self.scripts.add(KANA)
+        # With only CJK targets a page without kana or Han can be rejected by one regex search.
+        self._cjk_only = not self.all and self.scripts <= {KANA, HAN}
+        self._has_latin = LATIN in self.scripts
+
+    def lingua_sets(self) -> list[tuple[tuple[str, ...], bool]]:
+        """The (languages, low accuracy) lingua detectors this configuration can use."""
+        out = []
+        for script, langs in LINGUA_SCRIPT_LANGS.items():
+            if script in self.scripts:
+                out.append((langs, self.low_accuracy if script == LATIN else False))
+        return out
+
+    def preload(self) -> "LanguageDetector":
+        """Load every lingua model this configuration can need now (a worker's start-up), so
+        memory is known up front and no page pays the loading time."""
+        for langs, low in self.lingua_sets():
+            _preload(langs, low)
+        return self
+
+    @classmethod
+    def from_config(cls, cfg) -> "LanguageDetector":
+        return cls(cfg.langs, max_chars=cfg.lang_max_chars, window=cfg.lang_window_bytes)
+
+    def _result(self, lang: str | None, score: float, via: str) -> LangResult:
+        ok = lang is not None and (self.all or lang in self.targets)
+        return LangResult(lang, float(score), ok, via)
+
+    def detect(self, text: str, paragraphs_text: str | None = None) -> LangResult:
+        if self._cjk_only and not _CJK.search(text, 0, self.window):
+            return LangResult(None, 0.0, False, "no-target-script")
+        buf = language_buffer(text, self.max_chars, self.window)
+        counts = script_counts(buf)
+        kana, han = int(counts[KANA]), int(counts[HAN])
+        counts[HAN] += counts[KANA]  # one group: the kana share decides ja or zh below
+        counts[KANA] = counts[OTHER] = counts[LATIN] = 0  # Latin is judged on its own buffer
+        best = int(np.argmax(counts))
+        n = int(counts[best])
+        latin = None
+        if n >= MIN_SCRIPT_CHARS and n < FEW_SCRIPT_CHARS:
+            # A little non-Latin text on a page: a language menu, a quoted title. It decides
+            # only if it outweighs the Latin text of the page.
+            latin = paragraphs_text or latin_buffer(text, self.max_chars, self.window)
+            if n * _CHAR_WEIGHT.get(best, 1) < len(_LATIN_LETTER.findall(latin)):
+                n = 0
+        if n >= MIN_SCRIPT_CHARS:
+            share = n / max(1, int(counts.sum()))
+            if best == HAN:
+                if kana >= MIN_SCRIPT_CHARS and kana >= KANA_SHARE * (kana + han):
+                    return self._result("ja", share, "kana")
+                return self._result("zh", share, "script")
+            if best in EXACT_SCRIPT_LANG:
+                return self._result(EXACT_SCRIPT_LANG[best], share, "script")
+            if best not in self.scripts:
+                return LangResult(None, share, False, "no-target-script")
+            return self._lingua(buf, LINGUA_SCRIPT_LANGS[best], False)
+        if not self._has_latin:
+            return LangResult(None, 0.0, False, "no-target-script")
+        if latin is None:
+            latin = paragraphs_text or latin_buffer(text, self.latin_max_chars, self.window)
+        latin = latin[: self.latin_max_chars]
+        if len(_LATIN_LETTER.findall(latin)) < MIN_LATIN_LETTERS:
+            return LangResult(None, 0.0, False, "too-short")
+        return self._lingua(latin, LATIN_LANGS, self.low_accuracy)
+
+    def _lingua(self, text: str, langs: tuple[str, ...], low: bool) -> LangResult:
+        det = lingua_detector(langs, low)
+        values = det.compute_language_confidence_values(text)
+        if not values or values[0].value <= 0:
+            return LangResult(None, 0.0, False, "lingua")
+        top = values[0]
+        return self._result(top.language.iso_code_639_1.name.lower(), top.value, "lingua")
+
+
+_CJK = re.compile(r"[\u3040-\u30fa\u30fd-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+                  r"\U00020000-\U0002ffff]")
+
+_CACHE: dict[tuple, LanguageDetector] = {}
+
+
+def detect_language(text: str, targets: tuple[str, ...] = ("ja",), paragraphs_text: str | None = None,
+                    **options) -> LangResult:
+    """:meth:`LanguageDetector.detect` with a detector cached per targets and options."""
+    key = (tuple(targets), tuple(sorted(options.items())))
+    det = _CACHE.get(key)
+    if det is None:
+        det = _CACHE[key] = LanguageDetector(targets, **options)
+    return det.detect(text, paragraphs_text)
