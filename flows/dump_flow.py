@@ -80,6 +80,13 @@ def extract_archive_task(input_path: str, name: str, dump: str, lake: str, confi
                                     "seconds", "input_bytes", "output_bytes")}
 
 
+@task(name="resolve-inputs", retries=3, retry_delay_seconds=[2, 8, 30], retry_condition_fn=retry_if_transient,
+      persist_result=False)
+def resolve_task(inputs: list[str], base_url: str | None) -> list[str]:
+    """Expand folders, globs and warc.paths listings (a listing may be remote: retried)."""
+    return resolve_inputs(inputs, base_url)
+
+
 @task(name="report-dump", retries=1, retry_delay_seconds=5, persist_result=False)
 def report_task(lake: str, dump: str, out_dir: str | None) -> str | None:
     try:
@@ -112,14 +119,17 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     lake_obj = Lake(lake)
     lake_obj.clean_stale_tmp(dump)
 
-    paths = resolve_inputs(list(inputs), base_url)
+    resolve = resolve_task
+    if retry_delays is not None:
+        resolve = resolve_task.with_options(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
+    paths = resolve(list(inputs), base_url)
     plan = plan_dump(paths, dump, lake_obj, config)
     todo = [p for p in plan if p.todo]
     reasons = Counter(p.reason for p in plan)
     log.info("dump %s: %d archives, %s", dump, len(plan), dict(reasons))
 
     extract = extract_archive_task
-    if retry_delays is not None:
+    if retry_delays is not None:  # operators (and tests) may want other delays than the default
         extract = extract_archive_task.with_options(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
 
     results: list[dict] = []
@@ -128,11 +138,10 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
 
     def collect(done_futures):
         for fut in done_futures:
-            state = fut.state
-            if state.is_completed():
+            try:
                 results.append(fut.result())
-            else:
-                failures.append(f"{fut.task_run_id}: {state.message}")
+            except Exception as exc:  # the archive's task failed for good (after its retries)
+                failures.append(f"{type(exc).__name__}: {exc}"[:500])
 
     for item in todo:
         if len(pending) >= max_in_flight:

@@ -88,7 +88,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     ledger = _RowWriter(led_tmp, schema.LEDGER, LEDGER_BATCH)
     outcomes: Counter[str] = Counter()
     try:
-        with open_input(input_path) as raw:
+        with open_input(input_path, identity.get("size")) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)
             for rec in reader:
                 res = process_record(rec, ctx)
@@ -97,7 +97,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                     "dump": dump, "warc_file": name, "warc_offset": rec.offset,
                     "record_type": rec.rec_type, "url": rec.url, "outcome": res.outcome.value,
                     "charset": res.charset, "charset_source": res.charset_source,
-                    "lang": res.lang, "bytes_in": res.bytes_in,
+                    "lang": res.lang, "bytes_in": res.bytes_in or rec.length,
                 })
                 if res.document is not None:
                     docs.add(res.document)

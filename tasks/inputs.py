@@ -10,8 +10,14 @@ import glob
 import gzip
 import os
 import posixpath
+import urllib.error
+import urllib.request
 
 import fsspec
+
+from .warc_reader import TransientInputError
+
+HTTP_TIMEOUT = 60
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz",
                     ".warc.wet.gz", ".warc.wat.gz")
@@ -19,6 +25,29 @@ ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz", "
 
 def is_url(s: str) -> bool:
     return "://" in s
+
+
+def is_http(s: str) -> bool:
+    return s.lower().startswith(("http://", "https://"))
+
+
+def _http(method: str, url: str):
+    """One HTTP request with errors sorted the way retries need them.
+
+    fsspec reports every failed HTTP lookup as FileNotFoundError, which would make a
+    503 look permanent; here only 404/410 are "not found" and the rest is transient.
+    """
+    req = urllib.request.Request(url, method=method, headers={"User-Agent": "warclake"})
+    try:
+        return urllib.request.urlopen(req, timeout=HTTP_TIMEOUT)
+    except urllib.error.HTTPError as exc:
+        if exc.code in (404, 410):
+            raise FileNotFoundError(f"{url}: HTTP {exc.code}") from exc
+        if exc.code in (401, 403):
+            raise PermissionError(f"{url}: HTTP {exc.code}") from exc
+        raise TransientInputError(f"{url}: HTTP {exc.code} {exc.reason}") from exc
+    except (urllib.error.URLError, OSError) as exc:
+        raise TransientInputError(f"{url}: {exc}") from exc
 
 
 def is_archive_name(name: str) -> bool:
@@ -36,8 +65,12 @@ def read_paths_listing(listing: str, base_url: str | None = None) -> list[str]:
     Without a base URL, relative entries resolve against the listing's own folder
     (for a local copy of a dump) -- Common Crawl's are relative to its data host.
     """
-    with fsspec.open(listing, "rb") as fh:
-        raw = fh.read()
+    if is_http(listing):
+        with _http("GET", listing) as resp:
+            raw = resp.read()
+    else:
+        with fsspec.open(listing, "rb") as fh:
+            raw = fh.read()
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     entries = [ln.strip() for ln in raw.decode("utf-8").splitlines() if ln.strip() and not ln.startswith("#")]
@@ -100,6 +133,14 @@ def input_identity(path: str) -> dict:
     if not is_url(path):
         st = os.stat(path)
         return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    if is_http(path):
+        with _http("HEAD", path) as resp:
+            h = resp.headers
+            ident = {"size": int(h["Content-Length"]) if h.get("Content-Length") else None}
+            for key in ("ETag", "Last-Modified"):
+                if h.get(key):
+                    ident[key.lower().replace("-", "_")] = h[key]
+        return ident
     fs, p = fsspec.core.url_to_fs(path)
     info = fs.info(p)
     ident = {"size": info.get("size")}
@@ -109,11 +150,19 @@ def input_identity(path: str) -> dict:
     return ident
 
 
-def open_input(path: str):
-    """A binary stream of the archive; remote files are streamed, not downloaded whole."""
+def open_input(path: str, size: int | None = None):
+    """A binary stream of the archive; remote files are streamed, not downloaded whole.
+
+    Passing the size known from :func:`input_identity` spares fsspec a second lookup.
+    """
     if not is_url(path):
         return open(path, "rb", buffering=1 << 20)
-    return fsspec.open(path, "rb", block_size=1 << 22).open()
+    fs, p = fsspec.core.url_to_fs(path)
+    kw = {"size": size} if size and is_http(path) else {}
+    try:
+        return fs.open(p, "rb", block_size=1 << 22, **kw)
+    except FileNotFoundError as exc:  # fsspec's word for any failed lookup: let retries decide
+        raise TransientInputError(f"opening {path} failed: {exc}") from exc
 
 
 def display_name(path: str) -> str:

@@ -6,6 +6,7 @@ input (size + mtime or ETag), the same extractor version and the same config.
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from .config import EXTRACTOR_VERSION, ExtractConfig
@@ -63,7 +64,12 @@ def check_unique_names(paths: list[str]) -> None:
         raise ValueError(f"inputs share archive names (lake files are named after them): {dup[:5]}")
 
 
-def plan_dump(paths: list[str], dump: str, lake: Lake | str, config: ExtractConfig) -> list[PlanItem]:
+def plan_dump(paths: list[str], dump: str, lake: Lake | str, config: ExtractConfig,
+              threads: int = 16) -> list[PlanItem]:
+    """Plan every input; lookups run in threads since remote ones are network round trips."""
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     check_unique_names(paths)
-    return [plan_item(p, dump, lake, config) for p in paths]
+    if len(paths) < 4:
+        return [plan_item(p, dump, lake, config) for p in paths]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(lambda p: plan_item(p, dump, lake, config), paths))

@@ -36,7 +36,8 @@ def _gzip_decompressor():
     except ImportError:  # optional speed-up only
         z = zlib
     d = z.decompressobj(16 + z.MAX_WBITS)
-    _members.last = d
+    if not getattr(_members, "in_payload", False):  # not an HTTP Content-Encoding: gzip body
+        _members.last = d
     return d
 
 
@@ -53,12 +54,15 @@ class _GuardedStream:
     def __init__(self, raw: BinaryIO):
         self._raw = raw
         self.bytes_read = 0
+        self.head = b""  # first bytes: tells a gzip archive from a plain one
 
     def read(self, size: int = -1) -> bytes:
         try:
             data = self._raw.read(size)
         except Exception as exc:  # anything the stream raises is an I/O problem, not bad bytes
             raise TransientInputError(f"reading input failed after {self.bytes_read} bytes: {exc!r}") from exc
+        if self.bytes_read < 2:
+            self.head = (self.head + data[:2])[:2]
         self.bytes_read += len(data)
         return data
 
@@ -78,6 +82,7 @@ class RawRecord:
     warc_date: str | None
     truncated: str | None           # value of WARC-Truncated, if any
     content_type: str | None        # WARC Content-Type (e.g. application/http; msgtype=response)
+    length: int = 0                 # WARC Content-Length: the record block's size
     http_status: int | None = None
     http_headers: dict[str, str] | None = None  # lower-cased names, first value wins
     http_error: str | None = None   # HTTP head could not be parsed
@@ -90,8 +95,11 @@ class RawRecord:
 
         Returns ``(bytes, oversize)``; raises on payload decoding errors.
         """
-        stream = self._record.content_stream()
-        data = stream.read(self._max_payload + 1)
+        _members.in_payload = True
+        try:
+            data = self._record.content_stream().read(self._max_payload + 1)
+        finally:
+            _members.in_payload = False
         if len(data) > self._max_payload:
             return data[: self._max_payload], True
         return data, False
@@ -141,7 +149,7 @@ class ArchiveReader:
         offset = 0
         try:
             for rec in it:
-                offset = it.get_record_offset()
+                offset = it.offset  # start of this record (get_record_offset() would read it to the end)
                 self.records += 1
                 raw = self._wrap(rec, offset)
                 yield raw
@@ -149,7 +157,8 @@ class ArchiveReader:
                     self.broken = ArchiveBreak(offset, "archive ends inside this record")
                     return
             last = getattr(_members, "last", None)
-            if last is not None and not last.eof and self.bytes_read > 0:
+            gzipped = self._stream.head == b"\x1f\x8b"
+            if gzipped and last is not None and not last.eof:
                 self.broken = ArchiveBreak(offset, "archive ends inside a gzip member (truncated file)")
         except TransientInputError:
             raise
@@ -168,6 +177,7 @@ class ArchiveReader:
             warc_date=h.get_header("WARC-Date"),
             truncated=h.get_header("WARC-Truncated"),
             content_type=h.get_header("Content-Type"),
+            length=_int(h.get_header("Content-Length")),
             _record=rec,
             _max_payload=self._max_payload,
         )
@@ -187,12 +197,20 @@ def _describe(exc: Exception) -> str:
     """A one-line, printable error text (warcio quotes raw garbage bytes in its messages)."""
     text = f"{type(exc).__name__}: {exc}"
     text = " ".join(text.split())
-    text = "".join(ch if ch.isprintable() and ord(ch) < 0x250 else "?" for ch in text)
+    text = "".join(ch if ch.isascii() and ch.isprintable() else "?" for ch in text)
     return text[:300]
 
 
-def _safe_offset(it, fallback: int) -> int:
+def _int(value: str | None) -> int:
     try:
-        return int(it.offset)
+        return int(value) if value else 0
+    except ValueError:
+        return 0
+
+
+def _safe_offset(it, fallback: int) -> int:
+    """Where reading stopped: warcio's next-record offset, never before the last record read."""
+    try:
+        return max(int(it.offset), fallback)
     except Exception:
         return fallback

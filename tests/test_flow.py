@@ -1,0 +1,121 @@
+"""Real Prefect flow runs over generated dumps: incremental, changed input, truncation, retries, remote."""
+import os
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from flows.dump_flow import extract_dump
+from http_server import LocalHTTPServer
+from tasks.sample_dump import make_dump
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+LANGS = "ja,en"
+
+
+def run(dump_dir_or_inputs, lake, **kw):
+    inputs = dump_dir_or_inputs if isinstance(dump_dir_or_inputs, list) else [dump_dir_or_inputs]
+    kw.setdefault("workers", 0)
+    kw.setdefault("report", False)
+    return extract_dump(dump="TEST-DUMP", inputs=inputs, lake=str(lake), langs=LANGS, return_state=True, **kw)
+
+
+def data(state) -> dict:
+    """The counts the flow returns with its final state (also for a Failed state)."""
+    res = state.result(raise_on_failure=False)
+    return res if isinstance(res, dict) else {}
+
+
+def doc_ids(lake):
+    d = os.path.join(lake, "documents", "dump=TEST-DUMP")
+    ids = []
+    for name in sorted(os.listdir(d)):
+        if name.endswith(".parquet"):
+            ids.extend(pq.read_table(os.path.join(d, name), columns=["docId"]).column("docId").to_pylist())
+    return ids
+
+
+@pytest.fixture
+def dump(tmp_path):
+    d = tmp_path / "dump"
+    make_dump(str(d), files=3, pages_per_file=15, dump="TEST-DUMP", truncate_last=True)
+    return d
+
+
+def test_rerun_does_nothing_and_changed_input_is_redone(dump, tmp_path):
+    lake = tmp_path / "lake"
+    s1 = run(str(dump), lake)
+    assert s1.is_completed(), s1.message
+    assert data(s1)["extracted"] == 3 and data(s1)["statuses"] == {"complete": 2, "salvaged": 1}
+    first = doc_ids(lake)
+    assert first and len(first) == len(set(first))
+
+    s2 = run(str(dump), lake)
+    assert s2.is_completed()
+    assert data(s2)["extracted"] == 0 and data(s2)["skipped"] == 3
+    assert doc_ids(lake) == first
+
+    archive = sorted(p for p in os.listdir(dump) if p.endswith(".warc.gz"))[0]
+    st = os.stat(dump / archive)
+    os.utime(dump / archive, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    s3 = run(str(dump), lake)
+    assert data(s3)["extracted"] == 1 and data(s3)["skipped"] == 2
+    assert sorted(doc_ids(lake)) == sorted(first)
+
+
+def test_deleted_output_is_redone_even_though_prefect_ran_it(dump, tmp_path):
+    lake = tmp_path / "lake"
+    run(str(dump), lake)
+    name = sorted(os.listdir(lake / "files" / "dump=TEST-DUMP"))[0]
+    os.unlink(lake / "files" / "dump=TEST-DUMP" / name)
+    s = run(str(dump), lake)
+    assert data(s)["extracted"] == 1
+
+
+def test_config_change_redoes_everything(dump, tmp_path):
+    lake = tmp_path / "lake"
+    run(str(dump), lake)
+    s = run(str(dump), lake, boilerplate="justext")
+    assert data(s)["extracted"] == 3
+
+
+def test_truncated_archive_is_salvaged_once_not_retried(dump, tmp_path):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    lake = tmp_path / "lake"
+    last = sorted(p for p in os.listdir(dump) if p.endswith(".warc.gz"))[-1]
+    state = run([str(dump / last)], lake)
+    assert state.is_completed() and data(state)["statuses"] == {"salvaged": 1}
+    with get_client(sync_client=True) as client:
+        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[state.state_details.flow_run_id])))
+    extract_runs = [r for r in runs if r.name.startswith("extract ")]
+    assert len(extract_runs) == 1 and extract_runs[0].run_count == 1
+
+
+def test_remote_inputs_from_paths_listing_and_transient_errors_are_retried(dump, tmp_path):
+    lake = tmp_path / "lake"
+    with LocalHTTPServer(str(dump)) as srv:
+        srv.fail_next(3)  # the first requests get 503: a retry must get through
+        state = run([f"{srv.url}/warc.paths.gz"], lake, retry_delays=[0.2, 0.5, 1.0, 1.0])
+        assert state.is_completed(), state.message
+        assert data(state)["extracted"] == 3
+    local_lake = tmp_path / "local"
+    run(str(dump), local_lake)
+    assert sorted(doc_ids(lake)) == sorted(doc_ids(local_lake))
+
+
+def test_unreachable_input_fails_the_flow_with_a_message(tmp_path):
+    lake = tmp_path / "lake"
+    with LocalHTTPServer(str(tmp_path)) as srv:
+        url = srv.url
+    state = run([f"{url}/gone.warc.gz"], lake, retry_delays=[0.1])
+    assert state.is_failed()
+    assert "1 failed" in state.message
+
+
+def test_missing_local_input_is_a_clear_error(tmp_path):
+    state = run([str(tmp_path / "nope.warc.gz")], tmp_path / "lake")
+    assert state.is_failed()
+    assert "no archives found for input" in state.message and "nope.warc.gz" in state.message
