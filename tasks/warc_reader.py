@@ -54,15 +54,24 @@ class _GuardedStream:
     def __init__(self, raw: BinaryIO):
         self._raw = raw
         self.bytes_read = 0
-        self.head = b""  # first bytes: tells a gzip archive from a plain one
+        self.head = self._read(4096)  # peeked: tells gzip from plain, and an archive from anything else
+        self._pending = self.head
 
-    def read(self, size: int = -1) -> bytes:
+    def _read(self, size: int) -> bytes:
         try:
-            data = self._raw.read(size)
+            return self._raw.read(size)
         except Exception as exc:  # anything the stream raises is an I/O problem, not bad bytes
             raise TransientInputError(f"reading input failed after {self.bytes_read} bytes: {exc!r}") from exc
-        if self.bytes_read < 2:
-            self.head = (self.head + data[:2])[:2]
+
+    def read(self, size: int = -1) -> bytes:
+        if self._pending:
+            if size is None or size < 0:
+                data = self._pending + self._read(-1)
+                self._pending = b""
+            else:
+                data, self._pending = self._pending[:size], self._pending[size:]
+        else:
+            data = self._read(size)
         self.bytes_read += len(data)
         return data
 
@@ -144,6 +153,10 @@ class ArchiveReader:
         return self._stream.bytes_read
 
     def __iter__(self) -> Iterator[RawRecord]:
+        problem = not_an_archive(self._stream.head)
+        if problem:
+            self.broken = ArchiveBreak(0, problem)
+            return
         _members.last = None  # before the iterator: it creates the first member's decompressor
         it = ArchiveIterator(self._stream, arc2warc=True, check_digests=False)
         offset = 0
@@ -157,7 +170,7 @@ class ArchiveReader:
                     self.broken = ArchiveBreak(offset, "archive ends inside this record")
                     return
             last = getattr(_members, "last", None)
-            gzipped = self._stream.head == b"\x1f\x8b"
+            gzipped = self._stream.head[:2] == b"\x1f\x8b"
             if gzipped and last is not None and not last.eof:
                 self.broken = ArchiveBreak(offset, "archive ends inside a gzip member (truncated file)")
         except TransientInputError:
@@ -199,6 +212,29 @@ def _describe(exc: Exception) -> str:
     text = " ".join(text.split())
     text = "".join(ch if ch.isascii() and ch.isprintable() else "?" for ch in text)
     return text[:300]
+
+
+def not_an_archive(head: bytes) -> str | None:
+    """Why these first bytes cannot start a WARC or ARC file (None when they can).
+
+    warcio is lenient: text lines may parse as ARC records. A real archive starts with
+    ``WARC/`` or an ARC ``filedesc://`` header, possibly inside a gzip member.
+    """
+    if not head:
+        return None  # empty file: no records, nothing wrong
+    text = head
+    if head[:2] == b"\x1f\x8b":
+        try:
+            text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 64)
+        except zlib.error as exc:
+            return f"not an archive: bad gzip header ({exc})"
+        if not text:
+            return None  # a gzip member too long to peek into: let the reader decide
+    text = text.lstrip(b"\r\n")
+    if text.startswith((b"WARC/", b"filedesc://")) or not text:
+        return None
+    shown = "".join(chr(b) if 32 <= b < 127 else "?" for b in text[:40])
+    return f"not a WARC/ARC archive: starts with {shown!r}"
 
 
 def _int(value: str | None) -> int:

@@ -1,0 +1,171 @@
+"""Per-archive extraction into the lake: accounting, contract columns, atomicity, bad input."""
+import io
+import json
+import os
+import uuid
+
+import pyarrow.parquet as pq
+import pytest
+from warcio.statusandheaders import StatusAndHeaders
+from warcio.warcwriter import WARCWriter
+
+from conftest import shared_data
+from tasks.config import ExtractConfig
+from tasks.extract_archive import extract_archive
+from tasks.lake import Lake
+from tasks.outcomes import ALL_OUTCOMES
+from tasks.sample_dump import make_dump
+
+CFG = ExtractConfig.from_langs("ja,en")
+
+
+def write_warc(path, records):
+    """records: (url, status, content_type, body bytes, extra WARC headers)."""
+    with open(path, "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        for url, status, ctype, body, extra in records:
+            hdrs = [("Content-Type", ctype)] if ctype else []
+            hdrs += [("Last-Modified", "Tue, 02 Jan 2018 03:04:05 GMT")]
+            http = StatusAndHeaders(f"{status} X", hdrs, protocol="HTTP/1.1")
+            wh = {"WARC-Date": "2024-05-20T10:00:00Z", **extra}
+            w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http,
+                                                warc_headers_dict=wh))
+            w.write_record(w.create_warc_record(url, "request", payload=io.BytesIO(b"GET / HTTP/1.1\r\n\r\n")))
+
+
+def read_lake(lake, dump, name):
+    docs = pq.read_table(os.path.join(lake, "documents", f"dump={dump}", name + ".parquet")).to_pylist()
+    ledger = pq.read_table(os.path.join(lake, "ledger", f"dump={dump}", name + ".parquet")).to_pylist()
+    with open(os.path.join(lake, "files", f"dump={dump}", name + ".json")) as fh:
+        summary = json.load(fh)
+    return docs, ledger, summary
+
+
+JA = "<p>これは日本語の文章です。今日はとても良い天気なので、公園まで散歩に行きました。</p>".encode()
+EN = (b"<p>This is an English paragraph about the weather, which was very nice today, so we went "
+      b"for a walk in the park and talked about many things.</p>")
+
+
+def test_every_record_is_accounted_for_once_and_documents_follow_the_contract(tmp_path):
+    rid = str(uuid.uuid4())
+    path = tmp_path / "a.warc.gz"
+    write_warc(path, [
+        ("http://ja.example/1", 200, "text/html; charset=utf-8",
+         b'<html><body><div class="c" id="m"><p>' + JA[3:-4] + b' <a href="/x">\xe3\x83\xaa\xe3\x83\xb3\xe3\x82\xaf</a></p></div></body></html>',
+         {"WARC-Record-ID": f"<urn:uuid:{rid}>"}),
+        ("http://en.example/2", 200, "text/html", b"<html><body>" + EN + b"</body></html>", {}),
+        ("http://x.example/3", 404, "text/html", JA, {}),
+        ("http://x.example/4", 200, "image/png", b"\x89PNG....", {}),
+        ("http://x.example/5", 200, "text/html", JA, {"WARC-Truncated": "length"}),
+        ("http://ru.example/6", 200, "text/html; charset=windows-1251",
+         "<p>Это русский текст о погоде, которая сегодня была очень хорошей.</p>".encode("cp1251"), {}),
+        ("http://x.example/7", 200, "text/html", b"   ", {}),
+        ("http://x.example/8", 200, "text/html", b"<html><body><script>var a=1;</script></body></html>", {}),
+        # Japanese only outside the body: the language passes, no paragraph remains
+        ("http://x.example/9", 200, "text/html; charset=utf-8",
+         "<html><head><title>日本語のタイトルです。これはテストのためのページですから、本文はありません。</title>"
+         "</head><body><script>var a=1;</script></body></html>".encode(), {}),
+    ])
+    summary = extract_archive(str(path), "D", str(tmp_path / "lake"), CFG)
+    docs, ledger, s2 = read_lake(str(tmp_path / "lake"), "D", "a.warc.gz")
+    assert summary == s2
+    assert summary["status"] == "complete" and summary["records"] == 18 == len(ledger)
+    assert sum(summary["outcomes"].values()) == summary["records"]
+    assert set(summary["outcomes"]) == set(ALL_OUTCOMES)
+    by_url = {r["url"]: r["outcome"] for r in ledger if r["record_type"] == "response"}
+    assert by_url == {
+        "http://ja.example/1": "kept", "http://en.example/2": "kept", "http://x.example/3": "http_status",
+        "http://x.example/4": "not_text", "http://x.example/5": "warc_truncated",
+        "http://ru.example/6": "lang_rejected", "http://x.example/7": "empty", "http://x.example/8": "lang_rejected",
+        "http://x.example/9": "empty",
+    }
+    assert summary["outcomes"]["not_response"] == 9
+    assert len({r["warc_offset"] for r in ledger}) == 18
+    ja = next(d for d in docs if d["url"] == "http://ja.example/1")
+    assert ja["docId"] == rid
+    assert ja["lang"] == "ja" and ja["charset"] == "utf-8" and ja["charset_source"] == "header"
+    assert ja["text"].startswith("body>div.c#m>p\x1cこれは日本語の文章です。")
+    assert ja["text"].endswith("\x02リンク\x03")
+    assert ja["date"].year == 2018  # Last-Modified is the earliest of the three dates
+    en = next(d for d in docs if d["url"] == "http://en.example/2")
+    assert en["lang"] == "en" and en["text"] == "body>p\x1c" + EN[3:-4].decode()
+    assert en["paragraph_labels"] is None and en["boilerplate"] == "none"
+    offsets = {r["url"]: r["warc_offset"] for r in ledger if r["record_type"] == "response"}
+    assert ja["warc_offset"] == offsets["http://ja.example/1"]
+
+
+def test_boilerplate_labels_one_per_paragraph(tmp_path):
+    make_dump(str(tmp_path / "d"), files=1, pages_per_file=10, truncate_last=False)
+    src = next(p for p in os.listdir(tmp_path / "d") if p.endswith(".warc.gz"))
+    extract_archive(str(tmp_path / "d" / src), "D", str(tmp_path / "lake"),
+                    ExtractConfig.from_langs("ja,en", boilerplate="justext"))
+    docs, _, _ = read_lake(str(tmp_path / "lake"), "D", src)
+    assert docs
+    for d in docs:
+        assert len(d["paragraph_labels"]) == len(d["text"].split("\n\n"))
+        assert set(d["paragraph_labels"]) <= {"good", "bad"}
+
+
+def test_truncated_archive_is_salvaged_with_everything_before_the_cut(tmp_path):
+    paths = make_dump(str(tmp_path / "d"), files=1, pages_per_file=20, truncate_last=False)
+    data = open(paths[0], "rb").read()
+    whole = extract_archive(paths[0], "D", str(tmp_path / "lake"), CFG)
+    cut = tmp_path / "cut.warc.gz"
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    part = extract_archive(str(cut), "D", str(tmp_path / "lake"), CFG)
+    assert part["status"] == "salvaged" and part["error"] and part["error_offset"] > 0
+    docs_whole, _, _ = read_lake(str(tmp_path / "lake"), "D", os.path.basename(paths[0]))
+    docs_part, ledger_part, _ = read_lake(str(tmp_path / "lake"), "D", "cut.warc.gz")
+    before = [d["docId"] for d in docs_whole if d["warc_offset"] < part["error_offset"]]
+    assert [d["docId"] for d in docs_part] == before
+    assert sum(part["outcomes"].values()) == part["records"] == len(ledger_part)
+    assert whole["status"] == "complete"
+
+
+@pytest.mark.parametrize("content", [b"", b"not a warc at all\n" * 50, os.urandom(3000),
+                                     b"<html><body>an HTML page, not an archive</body></html>"])
+def test_bad_input_is_recorded_not_raised(tmp_path, content):
+    p = tmp_path / "bad.warc.gz"
+    p.write_bytes(content)
+    s = extract_archive(str(p), "D", str(tmp_path / "lake"), CFG)
+    assert s["records"] == 0 and s["documents"] == 0
+    assert s["status"] == ("complete" if not content else "failed")
+    assert Lake(str(tmp_path / "lake")).read_summary("D", "bad.warc.gz") == s
+
+
+def test_missing_input_raises_file_not_found_and_writes_nothing(tmp_path):
+    with pytest.raises(FileNotFoundError):
+        extract_archive(str(tmp_path / "nope.warc.gz"), "D", str(tmp_path / "lake"), CFG)
+    assert not (tmp_path / "lake" / "files").exists() or not os.listdir(tmp_path / "lake" / "files")
+
+
+def test_rerun_gives_identical_documents(tmp_path):
+    paths = make_dump(str(tmp_path / "d"), files=1, pages_per_file=15, truncate_last=False)
+    extract_archive(paths[0], "D", str(tmp_path / "l1"), CFG)
+    extract_archive(paths[0], "D", str(tmp_path / "l2"), CFG)
+    name = os.path.basename(paths[0])
+    d1, _, _ = read_lake(str(tmp_path / "l1"), "D", name)
+    d2, _, _ = read_lake(str(tmp_path / "l2"), "D", name)
+    assert d1 == d2
+    # nothing but the three published files, no temporaries left behind
+    for kind in ("documents", "ledger", "files"):
+        assert os.listdir(tmp_path / "l1" / kind / "dump=D") == [name + (".json" if kind == "files" else ".parquet")]
+
+
+@pytest.mark.skipif(not os.path.isdir(shared_data("warc")), reason="shared real WARC data not present (../shared/data/warc)")
+def test_real_archives_finish_with_accounted_records(tmp_path):
+    root = shared_data("warc")
+    inputs = [os.path.join(r, f) for r, _, fs in os.walk(root) for f in fs
+              if f.endswith((".warc", ".warc.gz", ".arc", ".arc.gz"))]
+    assert len(inputs) >= 10
+    statuses = {}
+    for p in inputs:
+        name = os.path.relpath(p, root).replace(os.sep, "_")
+        link = tmp_path / name
+        link.symlink_to(p)
+        s = extract_archive(str(link), "REAL", str(tmp_path / "lake"), ExtractConfig.from_langs("all"))
+        assert sum(s["outcomes"].values()) == s["records"]
+        statuses[name] = s["status"]
+    assert statuses["resiliparse_tests_data_warcfile.warc.gz"] == "complete"
+    assert statuses["resiliparse_tests_data_clipped.warc.gz"] == "salvaged"
+    assert statuses["resiliparse_tests_data_clueweb-quirk.warc.gz"] == "complete"
