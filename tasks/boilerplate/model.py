@@ -32,19 +32,22 @@ class Forest:
     cutoff: float = 0.5      # probability above which a paragraph is good
 
     def margin(self, X: np.ndarray) -> np.ndarray:
-        n = X.shape[0]
-        t = self.feature.shape[0]
+        n, n_feat = X.shape
+        t, n_int = self.feature.shape
         if n == 0 or t == 0:
             return np.full(n, self.base)
+        # Flat np.take on raveled arrays: cheaper than 2-D fancy indexing at this size.
+        xf = np.ascontiguousarray(X).ravel()
+        featf, thrf = self.feature.ravel(), self.threshold.ravel()
+        row_off = (np.arange(n) * n_feat)[:, None]
+        tree_off = (np.arange(t) * n_int)[None, :]
         node = np.zeros((n, t), dtype=np.int64)
-        rows = np.arange(n)[:, None]
-        trees = np.arange(t)[None, :]
         for _ in range(self.depth):
-            f = self.feature[trees, node]
-            go_right = X[rows, f] > self.threshold[trees, node]
+            k = tree_off + node
+            go_right = np.take(xf, row_off + np.take(featf, k)) > np.take(thrf, k)
             node = 2 * node + 1 + go_right
-        leaf = node - (2 ** self.depth - 1)
-        return self.base + self.leaf[trees, leaf].sum(axis=1)
+        leaf_k = (np.arange(t) * (n_int + 1))[None, :] + (node - n_int)
+        return self.base + np.take(self.leaf.ravel(), leaf_k).sum(axis=1)
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-self.margin(X)))

@@ -100,7 +100,10 @@ def stopword_density(text: str, lang: str) -> float:
     ws = words(text)
     if not ws or not stops:
         return 0.0
-    return sum(1 for w in ws if w in stops or _is_stop(w, stops)) / len(ws)
+    hits = sum(map(stops.__contains__, ws))
+    if "'" in text or "’" in text:   # elided forms only when an apostrophe is there at all
+        hits += sum(1 for w in ws if w not in stops and _is_stop(w, stops))
+    return hits / len(ws)
 
 
 def function_char_density(text: str, lang: str) -> float:

@@ -1,0 +1,56 @@
+"""The sieve model's pieces: alignment labels, the numpy tree booster, the shipped file."""
+import json
+
+import numpy as np
+import pytest
+
+from tasks.boilerplate import features, model, train
+from tasks.paragraph import Paragraph
+
+
+def test_alignment_labels_mark_paragraphs_found_in_the_gold_text():
+    texts = ["Home | About | Contact",
+             "The quick brown fox jumps over the lazy dog near the river bank.",
+             "Short line kept",
+             "Copyright 2024 Example"]
+    gold = ("The quick brown fox jumps over the lazy dog near the river bank.\n"
+            "Short line kept")
+    y, counts = train.label_paragraphs(texts, gold)
+    assert y.tolist() == [0, 1, 1, 0]
+    assert counts.tolist() == [3, 13, 3, 3]
+
+
+def test_booster_learns_an_interaction_and_round_trips_through_json():
+    rng = np.random.default_rng(0)
+    X = rng.random((3000, 3))
+    y = ((X[:, 0] > 0.5) & (X[:, 1] < 0.3)).astype(float)   # needs two splits
+    prm = dict(train.DEFAULTS, trees=60, depth=3, subsample=1.0, min_hess=1.0)
+    forest = train.fit_forest(X, y, np.ones(len(y)), prm)
+    acc = ((forest.predict_proba(X) > 0.5) == (y > 0)).mean()
+    assert acc > 0.98
+    again = model.Forest.from_json(json.loads(json.dumps(forest.to_json())))
+    assert np.allclose(again.margin(X), forest.margin(X), atol=1e-4)
+
+
+def test_shipped_model_matches_the_feature_list_and_gives_probabilities():
+    forest = model.load()
+    assert forest.names == features.NAMES
+    assert 0.0 < forest.cutoff < 1.0
+    paras = [Paragraph("body>div.nav>a", "\x02Home\x03", 2),
+             Paragraph("body>div.content>p", "This is a sentence of the article. " * 8, 1)]
+    p = model.probabilities(paras, "en")
+    assert p.shape == (2,) and np.all((p >= 0) & (p <= 1))
+    assert p[1] > p[0]
+
+
+def test_feature_matrix_shape_and_path_groups():
+    paras = [Paragraph("body>div#footer.site-footer>p", "\x02Privacy\x03 | \x02Terms\x03", 3),
+             Paragraph("body>article.post-content>p", "It was the best of times. " * 5, 1)]
+    X = features.matrix(paras, "en")
+    assert X.shape == (2, len(features.NAMES))
+    col = {n: i for i, n in enumerate(features.NAMES)}
+    assert X[0, col["grp_any_footer"]] == 1 and X[1, col["grp_any_footer"]] == 0
+    assert X[1, col["grp_any_content"]] == 1 and X[1, col["anc_article"]] == 1
+    assert X[0, col["link_density"]] == pytest.approx(len("PrivacyTerms") / len("Privacy | Terms"))
+    assert X[1, col["log_len@-1"]] == X[0, col["log_len"]]     # neighbour feature
+    assert X[0, col["log_len@-1"]] == -1                        # beyond the document edge
