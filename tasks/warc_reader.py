@@ -181,16 +181,18 @@ class ArchiveReader:
             log.warning("archive broken at %s: %s", self.broken.offset, self.broken.error)
 
     def _wrap(self, rec, offset: int) -> RawRecord:
-        h = rec.rec_headers
+        h: dict[str, str] = {}
+        for k, v in rec.rec_headers.headers:  # one pass; get_header() rescans the list per call
+            h.setdefault(k.lower(), v)
         raw = RawRecord(
             offset=offset,
             rec_type=rec.rec_type or "",
-            url=h.get_header("WARC-Target-URI"),
-            record_id=h.get_header("WARC-Record-ID"),
-            warc_date=h.get_header("WARC-Date"),
-            truncated=h.get_header("WARC-Truncated"),
-            content_type=h.get_header("Content-Type"),
-            length=_int(h.get_header("Content-Length")),
+            url=h.get("warc-target-uri"),
+            record_id=h.get("warc-record-id"),
+            warc_date=h.get("warc-date"),
+            truncated=h.get("warc-truncated"),
+            content_type=h.get("content-type"),
+            length=_int(h.get("content-length")),
             _record=rec,
             _max_payload=self._max_payload,
         )
