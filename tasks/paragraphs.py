@@ -114,7 +114,6 @@ _CODES, _TAG_NAMES, _TEXT_ID, _COMMENT_ID = _tag_ids()
 # The page may carry the sentinel/marker characters themselves, raw or as character
 # references; only then is every text node cleaned (rare, so checked once per page).
 _CTRL_REF = re.compile(r"&#(?:0*[1-3](?![0-9])|[xX]0*[1-3](?![0-9a-fA-F]))")
-_STRIP_CTRL = str.maketrans("", "", "\x01\x02\x03")
 _BR_RUN = re.compile("\x01+")
 _WS_RUN = re.compile("[ \n]{2,}")
 # Deleted from tag names, classes and ids so a path stays parseable; whitespace is
@@ -229,7 +228,9 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
     # element closes exactly when its children run out. The end of a run is written out
     # inline at its three sites, not in a closure: closures turn the loop's locals into
     # cell variables, which costs ~7 % of the walk.
-    codes_get = _CODES.get
+    # hot constants as locals: LOAD_FAST beats LOAD_GLOBAL (~4 % of the walk)
+    text_id, comment_id, codes_get = _TEXT_ID, _COMMENT_ID, _CODES.get
+    inline, block, link, cached = _INLINE, _BLOCK, _LINK, _CACHED
     node = body.first_child
     while True:
         if node is None:  # the children of stack[-1] are done: close it
@@ -237,7 +238,7 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
                 break
             k = kinds[-1]
             if k:
-                if k & _BLOCK:
+                if k & block:
                     if buf:  # may build (and flag) this element's path
                         text = _take(buf, in_link)
                         buf = [LINK_START] if in_link else []
@@ -248,32 +249,32 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
                     blocks.pop()
                     if k & _PRE:
                         pre -= 1
-                elif k & _LINK:
+                elif k & link:
                     in_link -= 1
                     if not in_link:
                         buf.append(LINK_END)
-                if kinds[-1] & _CACHED:
+                if kinds[-1] & cached:
                     del paths[len(stack) - 1:]
             kinds.pop()
             node = stack.pop().next
             continue
         tid = node.tag_id
-        if tid == _TEXT_ID:
+        if tid == text_id:
             t = node.text_content
             node = node.next
             if buf or not t.isspace():  # leading whitespace of a run is stripped anyway
-                if dirty:
-                    t = t.translate(_STRIP_CTRL)
+                if dirty:  # replace() is far faster than translate() here
+                    t = t.replace("\x01", "").replace("\x02", "").replace("\x03", "")
                 if pre:
                     t = t.replace("\n", _BR)
                 buf.append(t)
             continue
-        if tid == _COMMENT_ID:
+        if tid == comment_id:
             node = node.next
             continue
         code = codes_get(tid)
         if code is None:
-            kind = _INLINE
+            kind = inline
         elif code == _C_BLOCK or code == _C_PRE:
             if buf:  # before counting: this start tag belongs to the next paragraph
                 text = _take(buf, in_link)
@@ -283,18 +284,18 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
                     out.append(Paragraph(path, text, ntags))
                     ntags = 0
             blocks.append(len(stack))
-            kind = _BLOCK
+            kind = block
             if code == _C_PRE:
                 kind |= _PRE
                 pre += 1
         elif code == _C_A:
             if "href" in node.attrs:
-                kind = _LINK
+                kind = link
                 if not in_link:
                     buf.append(LINK_START)
                 in_link += 1
             else:
-                kind = _INLINE
+                kind = inline
         else:  # a leaf for this walk: void or dropped
             if code == _C_BR:
                 buf.append(_BR)
