@@ -26,8 +26,8 @@ Rules (the data contract, in detail):
   Unicode whitespace and line breaks becomes one character: ``\\n`` if the run held a line
   break, a space otherwise, so text never contains ``\\n\\n``. Whitespace next to a marker
   is moved outside the link (``a <a> b </a> c`` -> ``a \\x02b\\x03 c``). Paragraphs are
-  stripped; empty ones are dropped. Stray ``\\x01``-``\\x03`` characters in the page are
-  removed.
+  stripped; empty ones (also those of only zero-width characters) are dropped. Stray
+  ``\\x01``-``\\x03`` characters in the page are removed; so is a leading BOM.
 * ``n_tags``: element start tags walked since the previous emitted paragraph, up to the
   end of this one (``body`` and void elements included, comments and the inside of
   dropped subtrees not). Tags of blocks that produced no text count towards the next
@@ -116,6 +116,7 @@ _CODES, _TAG_NAMES, _TEXT_ID, _COMMENT_ID = _tag_ids()
 _CTRL_REF = re.compile(r"&#(?:0*[1-3](?![0-9])|[xX]0*[1-3](?![0-9a-fA-F]))")
 _BR_RUN = re.compile("\x01+")
 _WS_RUN = re.compile("[ \n]{2,}")
+_INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff \n\x02\x03"
 # Deleted from tag names, classes and ids so a path stays parseable; whitespace is
 # left for str.split(), which separates classes and is joined away elsewhere.
 _PATH_BAD = re.compile(r"[\x00-\x08\x0e-\x1b\x7f>.#]")
@@ -152,7 +153,9 @@ def _normalise(raw: str) -> str:
             n = -1
         if len(raw) != n:
             raw = _WS_RUN.sub(_one_ws, raw)
-    return raw.strip(" \n")
+    raw = raw.strip(" \n")
+    # zero-width characters are not whitespace, but a paragraph of nothing else is empty
+    return raw if raw.strip(_INVISIBLE) else ""
 
 
 def _segment(node) -> str:
@@ -204,6 +207,8 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
     """Paragraphs of an HTML document, in document order (see the module docstring)."""
     if isinstance(html, (bytes, bytearray, memoryview)):
         html = bytes(html).decode("utf-8", "replace")
+    if html[:1] == "\ufeff":  # a BOM left by a plain utf-8 decode would be body text
+        html = html[1:]
     if not html:
         return []
     tree = LexborHTMLParser(html, scripting=True)  # scripting: <noscript> is one text node

@@ -103,6 +103,11 @@ def test_whitespace_runs_collapse_including_unicode_spaces():
     assert text_of(html) == f"body>p{S}lots of space here"
 
 
+def test_zero_width_only_paragraphs_and_a_leading_bom_are_dropped():
+    html = "\ufeff<p>\u200b</p><p><a href=x>\u200b</a> </p><p>a\u200bb</p>"
+    assert text_of(html) == f"body>p{S}a\u200bb"
+
+
 def test_entities_are_decoded():
     html = "<p>Fish &amp; chips&nbsp;&nbsp;for&nbsp;two &lt;3 &copy; &#x41;</p>"
     assert text_of(html) == f"body>p{S}Fish & chips for two <3 \u00a9 A"
