@@ -119,3 +119,45 @@ def test_missing_local_input_is_a_clear_error(tmp_path):
     state = run([str(tmp_path / "nope.warc.gz")], tmp_path / "lake")
     assert state.is_failed()
     assert "no archives found for input" in state.message and "nope.warc.gz" in state.message
+
+
+def test_killed_run_then_rerun_gives_exactly_the_uninterrupted_documents(tmp_path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    dump_dir = tmp_path / "dump"
+    make_dump(str(dump_dir), files=8, pages_per_file=150, dump="TEST-DUMP", truncate_last=True)
+    lake = tmp_path / "lake"
+    files_dir = lake / "files" / "dump=TEST-DUMP"
+    cmd = [sys.executable, "-m", "flows.cli", "run", "--dump", "TEST-DUMP", "--lake", str(lake), "--langs", LANGS,
+           "--workers", "1", "--max-in-flight", "1", "--no-report", str(dump_dir)]
+    env = {**os.environ, "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120"}
+    env.pop("PREFECT_API_URL", None)  # its own temporary server, as a user's run would have
+    proc = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and proc.poll() is None:
+            if files_dir.is_dir() and len(os.listdir(files_dir)) >= 2:
+                break
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGKILL)  # the whole run, worker processes included
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    done_at_kill = len([n for n in os.listdir(files_dir) if n.endswith(".json")])
+    assert 1 <= done_at_kill < 8, "the run must be killed part-way for this test to mean anything"
+
+    state = run(str(dump_dir), lake)
+    assert state.is_completed(), state.message
+    assert data(state)["skipped"] == done_at_kill
+    reference = tmp_path / "reference"
+    run(str(dump_dir), reference)
+    ids = doc_ids(lake)
+    assert len(ids) == len(set(ids))
+    assert sorted(ids) == sorted(doc_ids(reference))
+    leftovers = [n for r, _, fs in os.walk(lake) for n in fs if n.endswith(".tmp")]
+    assert leftovers == []
