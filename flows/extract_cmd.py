@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 import time
 
+from tasks.boilerplate import MODES
 from tasks.config import ExtractConfig
 from tasks.extract_archive import extract_archive
 from tasks.inputs import resolve_inputs
@@ -15,8 +16,8 @@ def add_extract_options(p) -> None:
     p.add_argument("--lake", required=True, help="lake root: a folder or an fsspec URL (s3://...)")
     p.add_argument("--langs", default="ja",
                    help="target languages, ISO 639-1, comma-separated, or 'all' (default: ja)")
-    p.add_argument("--boilerplate", default="none",
-                   help="paragraph labelling: none, justext, density, bte, or a trained model name")
+    p.add_argument("--boilerplate", default="none", choices=MODES,
+                   help="paragraph labelling (default: none)")
     p.add_argument("--base-url", default=None,
                    help="base URL for relative entries of a warc.paths listing")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
