@@ -149,10 +149,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def stop(proc: subprocess.Popen, timeout: float = 15) -> None:
-    """Terminate one process we started, by its PID; kill it if it does not stop in time."""
+def stop(proc: subprocess.Popen, timeout: float = 15, first=signal.SIGTERM) -> None:
+    """Stop one process we started, by its PID: ``first`` signal, then SIGKILL after a timeout."""
     if proc.poll() is None:
-        proc.terminate()
+        proc.send_signal(first)
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
@@ -277,11 +277,11 @@ report = false
 [[dump]]
 dump = "CC-MAIN-2099-01"
 inputs = ["{root / 'CC-MAIN-2099-01' / 'warc.paths.gz'}"]
-cron = "15 3 * * *"
+cron = "15 3 29 2 *"
 [newest]
 root = "{root}"
-cron = "0 4 * * 1"
-""")
+cron = "0 4 29 2 *"
+""")  # schedules that cannot fire during the test (29 February only)
     # One archive of the listing is not there yet (a mirror still downloading): that run fails.
     late = root / "CC-MAIN-2099-01" / "CC-MAIN-2099-01-00001.warc.gz"
     os.rename(late, tmp_path / "late.warc.gz")
@@ -295,9 +295,9 @@ cron = "0 4 * * 1"
         deps = wait_for_deployments(prefect_server, ["extract-dump/CC-MAIN-2099-01", "extract-newest-dump/newest"],
                                     serve)
         per_dump = deps["extract-dump/CC-MAIN-2099-01"]
-        assert [s.schedule.cron for s in per_dump.schedules] == ["15 3 * * *"]
+        assert [s.schedule.cron for s in per_dump.schedules] == ["15 3 29 2 *"]
         assert per_dump.parameters["dump"] == "CC-MAIN-2099-01" and per_dump.parameters["lake"] == str(lake)
-        assert [s.schedule.cron for s in deps["extract-newest-dump/newest"].schedules] == ["0 4 * * 1"]
+        assert [s.schedule.cron for s in deps["extract-newest-dump/newest"].schedules] == ["0 4 29 2 *"]
 
         runs = run_and_wait(prefect_server, {"extract-dump/CC-MAIN-2099-01": None, "extract-newest-dump/newest": None})
         newest, failed = runs["extract-newest-dump/newest"], runs["extract-dump/CC-MAIN-2099-01"]
@@ -314,9 +314,14 @@ cron = "0 4 * * 1"
         assert retried.run_count == 2
         assert "1 already done, 1 extracted" in retried.state.message
     finally:
-        stop(serve)
+        stop(serve, first=signal.SIGINT)  # Ctrl-C, the way serve is meant to be stopped
         log.close()
-    assert serve.returncode is not None
+    assert serve.returncode == 0, logtail()
+    # stopping serve paused its deployments: no runs pile up while nothing serves them
+    from prefect.client.orchestration import get_client
+
+    with api(prefect_server), get_client(sync_client=True) as client:
+        assert client.read_deployment_by_name("extract-dump/CC-MAIN-2099-01").paused
     names = ["CC-MAIN-2099-01-00000.warc.gz.parquet", "CC-MAIN-2099-01-00001.warc.gz.parquet"]
     docs = lake_docs(lake, "CC-MAIN-2099-01")
     assert list(docs) == names and all(docs.values())
@@ -339,26 +344,28 @@ def test_prefect_yaml_deploys_to_a_process_pool_and_a_worker_runs_it(prefect_ser
     root = sample_root(tmp_path / "dumps", dumps=("CC-MAIN-2099-01",))
     lake = tmp_path / "lake"
     prefect_cli(prefect_server, "work-pool", "create", "warclake", "--type", "process")
-    out = prefect_cli(prefect_server, "deploy", "--prefect-file", "deployments/prefect.yaml", "--all", "--no-prompt")
-    assert "extract-dump/CC-MAIN-2099-01" in out
-
-    from prefect.client.orchestration import get_client
-
-    with api(prefect_server), get_client(sync_client=True) as client:
-        dep = client.read_deployment_by_name("extract-dump/CC-MAIN-2099-01")
-        assert dep.work_pool_name == "warclake" and [s.schedule.cron for s in dep.schedules] == ["30 2 * * *"]
-        assert dep.parameters["inputs"] == ["demo/dump/warc.paths.gz"]  # relative to the worker's checkout
-        remote = client.read_deployment_by_name("extract-dump/CC-MAIN-2024-22")
-        assert [s.active for s in remote.schedules] == [False]
-        newest = client.read_deployment_by_name("extract-newest-dump/newest")
-        assert newest.entrypoint == "deployments.newest.extract_newest_dump"
-
-    # the worker's pull step moves each run into this checkout; a short poll keeps the test quick
+    # The worker starts while we deploy (both take seconds to import Prefect). Its pull step
+    # moves each run into this checkout; a short poll keeps the test quick.
     env = dict(prefect_server["env"], WARCLAKE_HOME=REPO, PREFECT_WORKER_QUERY_SECONDS="1")
     log = open(tmp_path / "worker.log", "wb")
     worker = subprocess.Popen([os.path.join(BIN, "prefect"), "worker", "start", "--pool", "warclake"],
                               cwd=str(tmp_path), env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
+        out = prefect_cli(prefect_server, "deploy", "--prefect-file", "deployments/prefect.yaml", "--all",
+                          "--no-prompt")
+        assert "extract-dump/CC-MAIN-2099-01" in out
+
+        from prefect.client.orchestration import get_client
+
+        with api(prefect_server), get_client(sync_client=True) as client:
+            dep = client.read_deployment_by_name("extract-dump/CC-MAIN-2099-01")
+            assert dep.work_pool_name == "warclake" and [s.schedule.cron for s in dep.schedules] == ["30 2 * * *"]
+            assert dep.parameters["inputs"] == ["demo/dump/warc.paths.gz"]  # relative to the worker's checkout
+            remote = client.read_deployment_by_name("extract-dump/CC-MAIN-2024-22")
+            assert [s.active for s in remote.schedules] == [False]
+            newest = client.read_deployment_by_name("extract-newest-dump/newest")
+            assert newest.entrypoint == "deployments.newest.extract_newest_dump"
+
         runs = run_and_wait(prefect_server, {
             "extract-dump/CC-MAIN-2099-01": {"inputs": [str(root / "CC-MAIN-2099-01")], "lake": str(lake),
                                              "langs": LANGS, "workers": 1, "report": False}})
