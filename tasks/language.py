@@ -141,11 +141,12 @@ def latin_buffer(text: str, max_chars: int = 1000, window: int = 20480, min_char
     while True:
         part = _DROPPED_BLOCKS.sub(" ", text[start:start + size])
         part = _SPACE.sub(" ", head + _TAG.sub(" ", part))
-        # Filtering tokens is the costly step: only on what can end up in the buffer.
-        part = _NOT_WORDS.sub("", part[: 2 * max_chars])
+        # Entities first ("Caf&eacute;" is a word); filtering tokens is the costly step, so
+        # only on what can end up in the buffer.
+        part = part[: 3 * max_chars]
         if "&" in part:
             part = html.unescape(part)
-        part = _SPACE.sub(" ", part).strip()
+        part = _SPACE.sub(" ", _NOT_WORDS.sub("", part)).strip()
         if (len(part) >= max_chars or start + size >= len(text) or size >= 4 * window
                 or (size >= window and len(part) >= min_chars)):
             return part[:max_chars]
@@ -215,7 +216,9 @@ MIN_SCRIPT_CHARS = 4   # fewer characters of a script say nothing ("ログイン
 FEW_SCRIPT_CHARS = 200  # below this, the script must outweigh the page's Latin text
 # A CJK or Hangul character carries about a word; compare them to Latin letters at this rate.
 _CHAR_WEIGHT = {HAN: 3, HANGUL: 3}
-MIN_LATIN_LETTERS = 40  # letters in the Latin buffer for lingua to decide
+# Letters in the Latin buffer for lingua to decide: its low-accuracy (trigram) models are
+# right on 93 % of 60-character slices of our Latin pages, 97 % at 100 and 99.5 % at 200.
+MIN_LATIN_LETTERS = 100
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")
 
 
@@ -227,7 +230,7 @@ class LanguageDetector:
 
     def __init__(self, targets: tuple[str, ...] | list[str] | str = ("ja",), *,
                  max_chars: int = 4000, window: int = 20480, latin_max_chars: int = 1000,
-                 low_accuracy: bool = True):
+                 lingua_max_chars: int = 1000, low_accuracy: bool = True):
         if isinstance(targets, str):
             targets = tuple(t.strip() for t in targets.split(",") if t.strip())
         targets = tuple(sorted({t.lower() for t in targets}))
@@ -240,6 +243,7 @@ class LanguageDetector:
         self.max_chars = max_chars
         self.window = window
         self.latin_max_chars = latin_max_chars
+        self.lingua_max_chars = lingua_max_chars
         self.low_accuracy = low_accuracy
         self.scripts = set(range(N_SCRIPTS)) if self.all else {LANG_SCRIPT[t] for t in targets}
         if "ja" in targets:
@@ -272,9 +276,12 @@ class LanguageDetector:
         return LangResult(lang, float(score), ok, via)
 
     def detect(self, text: str, paragraphs_text: str | None = None) -> LangResult:
-        if self._cjk_only and not _CJK.search(text, 0, self.window):
+        """Language of a decoded page. ``paragraphs_text`` (the extractor's text, if the caller
+        has it) replaces the regex-stripped page text for Latin-script decisions."""
+        if self._cjk_only and not _has_cjk(text, self.window):
             return LangResult(None, 0.0, False, "no-target-script")
-        buf = language_buffer(text, self.max_chars, self.window)
+        # Scripts and lingua never need more than lingua_max_chars of the Uzushio buffer.
+        buf = language_buffer(text, min(self.max_chars, self.lingua_max_chars), self.window)
         counts = script_counts(buf)
         kana, han = int(counts[KANA]), int(counts[HAN])
         counts[HAN] += counts[KANA]  # one group: the kana share decides ja or zh below
@@ -282,10 +289,10 @@ class LanguageDetector:
         best = int(np.argmax(counts))
         n = int(counts[best])
         latin = None
-        if n >= MIN_SCRIPT_CHARS and n < FEW_SCRIPT_CHARS:
-            # A little non-Latin text on a page: a language menu, a quoted title. It decides
-            # only if it outweighs the Latin text of the page.
-            latin = paragraphs_text or latin_buffer(text, self.max_chars, self.window)
+        if MIN_SCRIPT_CHARS <= n < FEW_SCRIPT_CHARS:
+            # A little non-Latin text on a page (a language menu, a quoted title) decides only
+            # if it outweighs the page's Latin text.
+            latin = self._latin_text(text, paragraphs_text)
             if n * _CHAR_WEIGHT.get(best, 1) < len(_LATIN_LETTER.findall(latin)):
                 n = 0
         if n >= MIN_SCRIPT_CHARS:
@@ -302,23 +309,48 @@ class LanguageDetector:
         if not self._has_latin:
             return LangResult(None, 0.0, False, "no-target-script")
         if latin is None:
-            latin = paragraphs_text or latin_buffer(text, self.latin_max_chars, self.window)
-        latin = latin[: self.latin_max_chars]
+            latin = self._latin_text(text, paragraphs_text)
         if len(_LATIN_LETTER.findall(latin)) < MIN_LATIN_LETTERS:
             return LangResult(None, 0.0, False, "too-short")
         return self._lingua(latin, LATIN_LANGS, self.low_accuracy)
 
+    def _latin_text(self, text: str, paragraphs_text: str | None) -> str:
+        if paragraphs_text:
+            para = paragraphs_text[: self.latin_max_chars]
+            if len(_LATIN_LETTER.findall(para)) >= MIN_LATIN_LETTERS:
+                return para
+        return latin_buffer(text, self.latin_max_chars, self.window)
+
     def _lingua(self, text: str, langs: tuple[str, ...], low: bool) -> LangResult:
+        # lingua's cost grows with text length times languages: a short first look settles
+        # most pages; only unsure ones get the long text (same accuracy on the Latin pages of
+        # the evaluation, 2.5x less time than always reading 1,000 characters).
         det = lingua_detector(langs, low)
-        values = det.compute_language_confidence_values(text)
+        values = det.compute_language_confidence_values(text[:FIRST_LOOK_CHARS])
+        if (not values or values[0].value < SURE) and len(text) > FIRST_LOOK_CHARS:
+            values = det.compute_language_confidence_values(text)
         if not values or values[0].value <= 0:
             return LangResult(None, 0.0, False, "lingua")
         top = values[0]
         return self._result(top.language.iso_code_639_1.name.lower(), top.value, "lingua")
 
 
+FIRST_LOOK_CHARS = 200
+SURE = 0.99
+
+
 _CJK = re.compile(r"[\u3040-\u30fa\u30fd-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
                   r"\U00020000-\U0002ffff]")
+
+def _has_cjk(text: str, window: int) -> bool:
+    """Any kana or Han in the first ``window`` characters, cheaply for the usual negative."""
+    if text.isascii():  # O(1) in CPython
+        return False
+    units = np.frombuffer(text[:window].encode("utf-16-le", "surrogatepass"), dtype="<u2")
+    if not (units >= 0x3040).any():  # 8x faster than the regex on pages with curly quotes
+        return False
+    return _CJK.search(text, 0, window) is not None
+
 
 _CACHE: dict[tuple, LanguageDetector] = {}
 

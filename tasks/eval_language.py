@@ -1,0 +1,259 @@
+"""Measure language detection on real pages of known language.
+
+Pages and where their language comes from:
+- chardet corpus: the folder names the language (``SHIFT_JIS`` -> ja, ``Big5`` -> zh,
+  ``KOI8-R`` -> ru, ``iso-8859-2-hungarian`` -> hu, ...); decoded with the folder's encoding.
+  The same Russian feeds exist in six encodings: identical texts are kept once.
+- ClueWeb09 Japanese WARC (resiliparse test data): 29 EUC-JP pages, Japanese.
+- CleanEval dev/final and CleanPortalEval inputs: English.
+- Mozilla Readability test pages: the ``lang`` of expected-metadata.json, plus the CJK pages
+  the data README names (hukumusume and yahoo-4 ja; qq, gmw and pixnet zh).
+
+Modes reported: targets ``ja`` (accept/reject), a few targets, ``all`` (exact language),
+the Latin buffer against paragraph-like text, and the original Uzushio rule (buffer of more
+than 256 characters) for comparison; with milliseconds per page.
+
+Usage: python -m tasks.eval_language [DATA_ROOT] [--english N] [--json]
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from tasks.charset import decode_body
+from tasks.eval_charset import _TRUE_CODEC, chardet_files, default_root, true_encoding
+from tasks.language import LanguageDetector, built_detectors, language_buffer, latin_buffer
+
+_FOLDER_LANG = {
+    "shift_jis": "ja", "euc-jp": "ja", "cp932": "ja", "iso-2022-jp": "ja",
+    "big5": "zh", "gb2312": "zh",
+    "euc-kr": "ko", "cp949": "ko", "johab": "ko", "iso-2022-kr": "ko",
+    "koi8-r": "ru", "ibm855": "ru", "ibm866": "ru", "maccyrillic": "ru", "tis-620": "th",
+}
+_SUFFIX_LANG = {"russian": "ru", "bulgarian": "bg", "hebrew": "he", "greek": "el", "arabic": "ar",
+                "turkish": "tr", "hungarian": "hu", "czech": "cs", "polish": "pl", "slovak": "sk",
+                "slovene": "sl", "croatian": "hr", "romanian": "ro"}
+_README_CJK = {"hukumusume": "ja", "yahoo-4": "ja", "qq": "zh", "gmw": "zh", "pixnet": "zh"}
+
+
+@dataclass
+class Page:
+    source: str
+    name: str
+    lang: str
+    text: str
+
+
+def _chardet_pages(root: Path):
+    seen = set()
+    for folder, path in chardet_files(root):
+        low = folder.lower()
+        lang = _FOLDER_LANG.get(low) or _SUFFIX_LANG.get(low.rsplit("-", 1)[-1])
+        if not lang:
+            continue
+        label = true_encoding(folder)
+        try:
+            text = path.read_bytes().decode(_TRUE_CODEC.get(label, label))
+        except (LookupError, UnicodeDecodeError):
+            continue
+        digest = hashlib.sha1(text.encode()).digest()
+        if digest in seen:
+            continue
+        seen.add(digest)
+        yield Page("chardet", f"{folder}/{path.name}", lang, text)
+
+
+def _clueweb_pages(root: Path):
+    path = root / "warc" / "resiliparse" / "tests" / "data" / "clueweb-quirk.warc.gz"
+    if not path.exists():
+        return
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(path, "rb") as fh:
+        for rec in ArchiveIterator(fh):
+            if rec.rec_type != "response":
+                continue
+            body = rec.content_stream().read()
+            ctype = rec.http_headers.get_header("Content-Type") if rec.http_headers else None
+            res = decode_body(body, ctype)
+            if res:
+                yield Page("clueweb-ja", rec.rec_headers.get_header("WARC-Target-URI"), "ja", res.text)
+
+
+def _english_pages(root: Path, limit: int):
+    base = root / "gold" / "cleaneval"
+    paths = sorted(base.glob("cleaneval-*/input/*.html")) + sorted(base.glob("CleanPortalEval-master/input/*.html"))
+    step = max(1, len(paths) // limit) if limit else 1
+    for path in paths[::step][:limit or None]:
+        res = decode_body(path.read_bytes(), None)
+        if res:
+            yield Page("cleaneval", path.relative_to(base).as_posix(), "en", res.text)
+
+
+def _readability_pages(root: Path):
+    base = root / "gold" / "mozilla_readability_testpages" / "test" / "test-pages"
+    for case in sorted(p for p in base.iterdir() if p.is_dir()) if base.is_dir() else []:
+        lang = _README_CJK.get(case.name)
+        meta = case / "expected-metadata.json"
+        if not lang and meta.exists():
+            lang = (json.loads(meta.read_text()).get("lang") or "").split("-")[0].lower() or None
+        src = case / "source.html"
+        if lang and src.exists():
+            text = src.read_bytes().decode("utf-8", "replace")
+            if "lorem ipsum" in text.lower():
+                continue  # synthetic unit-test pages: their text is not their stated language
+            yield Page("readability", case.name, lang, text)
+
+
+def load_pages(root: Path | str | None = None, english: int = 300) -> list[Page]:
+    root = Path(root) if root else default_root()
+    pages = list(_chardet_pages(root)) + list(_clueweb_pages(root)) + list(_readability_pages(root))
+    return pages + list(_english_pages(root, english))
+
+
+def _paragraph_text(html_text: str) -> str:
+    """A stand-in for the extractor's paragraphs: the text of <p> elements (what the pipeline
+    would pass as ``paragraphs_text`` when it parses before detecting)."""
+    paras = re.findall(r"<p\b[^>]*>(.*?)</p\s*>", html_text, re.S | re.I)
+    return latin_buffer(" ".join(paras), max_chars=4000, min_chars=0)
+
+
+def run(pages: list[Page], targets, *, paragraphs: bool = False, **options) -> dict:
+    det = LanguageDetector(targets, **options)
+    t0 = time.perf_counter()
+    det.preload()  # model loading is a start-up cost, reported apart from the per-page time
+    load_s = time.perf_counter() - t0
+    per = defaultdict(Counter)
+    via = Counter()
+    wrong = []
+    elapsed = 0.0
+    for page in pages:
+        para = _paragraph_text(page.text) if paragraphs else None
+        t0 = time.process_time()  # CPU time: other work on a shared machine does not count
+        res = det.detect(page.text, para)
+        elapsed += time.process_time() - t0
+        want_accept = det.all or page.lang in det.targets
+        row = per[page.lang]
+        row["n"] += 1
+        row["accept_ok"] += res.accepted == want_accept
+        row["lang_ok"] += res.lang == page.lang
+        via[res.via] += 1
+        if res.accepted != want_accept or (det.all and res.lang != page.lang):
+            wrong.append((page.source, page.name, page.lang, res.lang, res.via))
+    n = len(pages)
+    tp = sum(1 for p in pages if p.lang in det.targets) if not det.all else n
+    return {
+        "targets": list(det.targets), "pages": n,
+        "accept_accuracy": sum(r["accept_ok"] for r in per.values()) / n,
+        "lang_accuracy": sum(r["lang_ok"] for r in per.values()) / n,
+        "target_pages": tp,
+        "ms_per_page": 1000 * elapsed / n,
+        "load_seconds": load_s,
+        "via": dict(via),
+        "per_lang": {k: dict(v) for k, v in sorted(per.items())},
+        "wrong": wrong,
+    }
+
+
+def uzushio_original(pages: list[Page], targets=("ja",)) -> dict:
+    """The original rule for comparison: the Uzushio buffer must have more than 256
+    characters, then one detector over all languages decides (lingua for all 75 languages in
+    low-accuracy mode stands in for Optimaize here)."""
+    from tasks.language import KNOWN_LANGS, _preload, lingua_detector
+
+    _preload(tuple(sorted(KNOWN_LANGS)), True)
+    det = lingua_detector(tuple(sorted(KNOWN_LANGS)), True)
+    all_ = targets == ("all",)
+    ok = 0
+    elapsed = 0.0
+    for page in pages:
+        t0 = time.process_time()
+        buf = language_buffer(page.text)
+        lang = None
+        if len(buf) > 256:
+            got = det.detect_language_of(buf)
+            lang = got.iso_code_639_1.name.lower() if got else None
+        elapsed += time.process_time() - t0
+        if all_:
+            ok += lang == page.lang
+        else:
+            ok += (lang in targets) == (page.lang in targets)
+    return {"targets": list(targets), "pages": len(pages), "accuracy": ok / len(pages),
+            "ms_per_page": 1000 * elapsed / len(pages)}
+
+
+def detector_memory(targets: str, **options) -> dict:
+    """RSS of a fresh interpreter before and after building (preloading) the detectors for
+    ``targets``, measured in a child process so other detectors do not count."""
+    import subprocess
+    import sys
+
+    code = ("import json, time, psutil; p = psutil.Process(); import tasks.language as L; "
+            "b = p.memory_info().rss; t = time.perf_counter(); "
+            f"d = L.LanguageDetector({targets!r}, **{options!r}).preload(); "
+            "print(json.dumps({'rss_before_mb': b / 2**20, 'rss_after_mb': p.memory_info().rss / 2**20, "
+            "'load_seconds': time.perf_counter() - t, 'detectors': [list(k[0]) + [k[1]] for k in L.built_detectors()]}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def _print(title: str, res: dict) -> None:
+    print(f"## {title}: targets {','.join(res['targets'])}, {res['pages']} pages, "
+          f"accept/reject accuracy {res['accept_accuracy']:.3f}, language accuracy "
+          f"{res['lang_accuracy']:.3f}, {res['ms_per_page']:.3f} ms/page "
+          f"(models loaded in {res['load_seconds']:.1f} s), via {res['via']}")
+    print("   " + "  ".join(f"{k}:{v['accept_ok']}/{v['n']}" for k, v in res["per_lang"].items()))
+    for w in res["wrong"][:30]:
+        print("   wrong:", *w)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("root", nargs="?", default=None)
+    ap.add_argument("--english", type=int, default=300, help="English CleanEval pages to include")
+    ap.add_argument("--high-accuracy", action="store_true",
+                    help="also run lingua's high-accuracy Latin models (~1 GB, ~30 s to load)")
+    ap.add_argument("--memory", action="store_true", help="also measure detector RSS per targets")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    pages = load_pages(a.root, a.english)
+    if not pages:
+        ap.error("no pages found: give the data root (holding encodings/, gold/, warc/)")
+    runs = {
+        "ja only": run(pages, ("ja",)),
+        "a few (ja, en, ru, hu)": run(pages, ("ja", "en", "ru", "hu")),
+        "all, Latin buffer from the page": run(pages, ("all",)),
+        "all, Latin buffer from <p> text (paragraphs_text)": run(pages, ("all",), paragraphs=True),
+    }
+    if a.high_accuracy:
+        runs["all, high-accuracy lingua for Latin"] = run(pages, ("all",), low_accuracy=False)
+    baseline = {t: uzushio_original(pages, t) for t in (("ja",), ("all",))}
+    memory = {}
+    if a.memory:
+        for targets in ("ja", "ja,en,ru,hu", "all"):
+            memory[targets] = detector_memory(targets)
+        memory["all (high accuracy)"] = detector_memory("all", low_accuracy=False)
+    if a.json:
+        print(json.dumps({"runs": runs, "uzushio_original": baseline, "memory": memory}, indent=1))
+        return 0
+    print("pages per language:", dict(sorted(Counter(p.lang for p in pages).items())))
+    for title, res in runs.items():
+        _print(title, res)
+    for t, res in baseline.items():
+        print(f"## Uzushio original rule (>256-char buffer, all-language detector), targets "
+              f"{','.join(t)}: accuracy {res['accuracy']:.3f}, {res['ms_per_page']:.3f} ms/page")
+    for targets, m in memory.items():
+        print(f"## memory, targets {targets}: RSS {m['rss_before_mb']:.0f} -> {m['rss_after_mb']:.0f} MiB, "
+              f"models loaded in {m['load_seconds']:.1f} s, lingua detectors "
+              f"{[len(d) - 1 for d in m['detectors']]} languages")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

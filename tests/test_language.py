@@ -1,0 +1,207 @@
+"""Language buffers, script routing, lingua subsets, and accuracy on real pages."""
+import pytest
+
+from tasks.config import ExtractConfig
+from tasks.eval_language import load_pages, run
+from tasks.eval_charset import default_root
+from tasks.language import (
+    CYRILLIC,
+    HAN,
+    HANGUL,
+    KANA,
+    LATIN,
+    LanguageDetector,
+    built_detectors,
+    detect_language,
+    language_buffer,
+    latin_buffer,
+    script_counts,
+)
+
+SAMPLES = {
+    "en": "The library opens at nine in the morning and closes late in the evening, so students can "
+          "study there after their classes. Many people also come on weekends to read newspapers, "
+          "borrow books, or use the computers.",
+    "fr": "La bibliothèque ouvre à neuf heures du matin et ferme tard le soir, ce qui permet aux "
+          "étudiants d'y travailler après leurs cours. Beaucoup de gens viennent aussi le week-end "
+          "pour lire les journaux ou emprunter des livres.",
+    "de": "Die Bibliothek öffnet um neun Uhr morgens und schließt erst spät am Abend, sodass die "
+          "Studenten nach ihren Vorlesungen dort lernen können. Viele Leute kommen auch am "
+          "Wochenende, um Zeitungen zu lesen oder Bücher auszuleihen.",
+    "es": "La biblioteca abre a las nueve de la mañana y cierra tarde por la noche, así que los "
+          "estudiantes pueden estudiar allí después de sus clases. Mucha gente también viene los "
+          "fines de semana para leer periódicos o pedir libros prestados.",
+    "hu": "A könyvtár reggel kilenckor nyit és késő este zár, így a diákok az óráik után ott "
+          "tanulhatnak. Sokan hétvégén is eljönnek, hogy újságot olvassanak vagy könyveket "
+          "kölcsönözzenek a barátaiknak.",
+    "ru": "Библиотека открывается в девять часов утра и закрывается поздно вечером, поэтому "
+          "студенты могут заниматься там после занятий. Многие люди приходят и по выходным, "
+          "чтобы почитать газеты или взять книги.",
+    "uk": "Бібліотека відчиняється о дев'ятій ранку і зачиняється пізно ввечері, тому студенти "
+          "можуть навчатися там після занять. Багато людей приходять і у вихідні, щоб почитати "
+          "газети або взяти книжки.",
+    "bg": "Библиотеката отваря в девет часа сутринта и затваря късно вечерта, така че студентите "
+          "могат да учат там след лекциите си. Много хора идват и през почивните дни, за да четат "
+          "вестници или да вземат книги.",
+    "ja": "図書館は朝九時に開いて夜遅くまで開いているので、学生は授業の後にそこで勉強することが"
+          "できます。週末にも多くの人が新聞を読んだり本を借りたりしに来ます。",
+    "zh": "图书馆早上九点开门，晚上很晚才关门，所以学生下课以后可以在那里学习。周末也有很多人来看报纸或者借书。",
+    "ko": "도서관은 아침 아홉 시에 문을 열고 저녁 늦게 닫기 때문에 학생들은 수업이 끝난 후에 그곳에서 공부할 수 있습니다.",
+    "th": "ห้องสมุดเปิดตอนเก้าโมงเช้าและปิดตอนดึก นักเรียนจึงสามารถอ่านหนังสือที่นั่นหลังเลิกเรียนได้",
+    "el": "Η βιβλιοθήκη ανοίγει στις εννέα το πρωί και κλείνει αργά το βράδυ, έτσι οι φοιτητές "
+          "μπορούν να διαβάζουν εκεί μετά τα μαθήματα.",
+    "he": "הספרייה נפתחת בתשע בבוקר ונסגרת מאוחר בערב, כך שהסטודנטים יכולים ללמוד שם אחרי השיעורים.",
+    "ar": "تفتح المكتبة في التاسعة صباحا وتغلق في وقت متأخر من المساء، لذلك يستطيع الطلاب الدراسة هناك بعد الدروس "
+          "ويأتي كثير من الناس في عطلة نهاية الأسبوع لقراءة الصحف أو استعارة الكتب.",
+}
+
+
+def page(body: str, title: str = "page") -> str:
+    return (f"<!DOCTYPE html><html><head><title>{title}</title><script>var x = 'a < b';</script>"
+            f"<style>p {{ color: red; }}</style></head><body><div class=\"nav\"><a href=\"/\">Home</a>"
+            f"</div><p>{body}</p><p><a href=\"https://example.com/x\">https://example.com/x</a></p></body></html>")
+
+
+# --- buffers ------------------------------------------------------------------------------
+def test_uzushio_buffer_keeps_non_ascii_and_collapses_the_rest():
+    html = "<p>吾輩は<b>猫</b>である。</p>\n<p>Hello  world\u00a0—\u3000ok</p>"
+    assert language_buffer(html) == "吾輩は 猫 である。 —"
+    assert language_buffer("<p>" + "あ" * 50 + "</p>", max_chars=10) == "あ" * 10
+    assert language_buffer("a" * 100 + "日本", window=100) == ""
+
+
+def test_uzushio_buffer_is_empty_for_latin_script_text():
+    assert language_buffer(page(SAMPLES["en"])) == ""
+
+
+def test_latin_buffer_keeps_visible_text_only():
+    text = latin_buffer(page("Caf&eacute; <b>au</b> lait, see www.example.org or mail a@b.cc!", title="T"))
+    assert text == "T Home Café au lait, see or mail"
+
+
+def test_script_counts():
+    c = script_counts("吾輩は猫 Привет ελλάδα 한국 abc é")
+    assert (c[HAN], c[KANA], c[CYRILLIC], c[HANGUL], c[LATIN]) == (3, 1, 6, 2, 4)
+
+
+# --- routing ------------------------------------------------------------------------------
+@pytest.mark.parametrize("lang", ["ja", "zh", "ko", "th", "el", "he"])
+def test_scripts_of_one_language_decide_without_lingua(lang):
+    det = LanguageDetector(("all",))
+    res = det.detect(page(SAMPLES[lang]))
+    assert (res.lang, res.accepted) == (lang, True)
+    assert res.via in ("kana", "script")
+
+
+def test_ja_targets_never_load_lingua():
+    det = LanguageDetector(("ja",))
+    assert det.lingua_sets() == []
+    before = set(built_detectors())
+    results = {lang: det.detect(page(text)) for lang, text in SAMPLES.items()}
+    assert set(built_detectors()) == before
+    assert [lang for lang, r in results.items() if r.accepted] == ["ja"]
+    assert results["en"].via == "no-target-script"
+
+
+def test_kana_share_separates_japanese_from_chinese():
+    # a Chinese page using one "の" stays Chinese; lingua would call any kana Japanese
+    zh = SAMPLES["zh"].replace("图书馆", "图书馆の", 1)
+    assert detect_language(page(zh), ("ja",)).lang == "zh"
+    assert detect_language(page(SAMPLES["ja"]), ("ja",)).lang == "ja"
+
+
+def test_a_tiny_kana_page_is_japanese():
+    res = detect_language("<html><body><a href='/login'>ログイン</a></body></html>", ("ja",))
+    assert (res.lang, res.accepted, res.via) == ("ja", True, "kana")
+
+
+def test_a_japanese_title_on_an_english_page_is_not_japanese():
+    html = page(SAMPLES["en"] * 3, title="僕のヒーローアカデミア fan fiction")
+    assert not detect_language(html, ("ja",)).accepted
+    assert detect_language(html, ("all",)).lang == "en"
+
+
+def test_halfwidth_katakana_mojibake_is_not_japanese():
+    # EUC-KR bytes read as Shift_JIS turn into runs of halfwidth katakana
+    garbled = "ｱｹｹｫﾃﾑｸｮｽﾇ ﾄﾁﾅﾙﾃｵｿｪ ｽﾃﾀﾛ ﾅﾜ " * 5
+    assert not detect_language(page(garbled + SAMPLES["en"]), ("ja",)).accepted
+
+
+@pytest.mark.parametrize("lang", ["ru", "uk", "bg"])
+def test_cyrillic_languages_use_the_cyrillic_models(lang):
+    det = LanguageDetector(("all",))
+    res = det.detect(page(SAMPLES[lang]))
+    assert (res.lang, res.via) == (lang, "lingua")
+
+
+def test_arabic():
+    assert detect_language(page(SAMPLES["ar"]), ("all",)).lang == "ar"
+
+
+@pytest.mark.parametrize("lang", ["en", "fr", "de", "es", "hu"])
+def test_latin_languages(lang):
+    res = detect_language(page(SAMPLES[lang]), ("all",))
+    assert (res.lang, res.accepted, res.via) == (lang, True, "lingua")
+    assert res.score > 0.5
+
+
+def test_latin_page_not_in_the_targets_is_rejected_with_its_language():
+    det = LanguageDetector(("ja", "en"))
+    assert [s for s, _ in det.lingua_sets()] == [det.lingua_sets()[0][0]]  # the Latin set only
+    res = det.detect(page(SAMPLES["de"]))
+    assert (res.lang, res.accepted) == ("de", False)
+    assert det.detect(page(SAMPLES["en"])).accepted
+
+
+def test_short_latin_text_is_not_guessed():
+    res = detect_language("<html><body><h1>404 Not Found</h1></body></html>", ("all",))
+    assert (res.lang, res.accepted, res.via) == (None, False, "too-short")
+
+
+def test_paragraph_text_is_used_when_given():
+    html = page("x")  # nothing to read in the page itself
+    res = detect_language(html, ("all",), paragraphs_text=SAMPLES["fr"])
+    assert res.lang == "fr"
+
+
+def test_cyrillic_menu_on_an_english_page_does_not_decide():
+    html = page(SAMPLES["en"] + " English | Русский | Українська")
+    assert detect_language(html, ("all",)).lang == "en"
+
+
+def test_targets_are_validated_and_read_from_the_config():
+    with pytest.raises(ValueError):
+        LanguageDetector(("xx",))
+    det = LanguageDetector.from_config(ExtractConfig.from_langs("ja,ko"))
+    assert det.targets == ("ja", "ko")
+    assert det.detect(page(SAMPLES["ko"])).accepted
+
+
+# --- real data ----------------------------------------------------------------------------
+DATA = default_root()
+needs_data = pytest.mark.skipif(not (DATA / "encodings").is_dir() or not (DATA / "gold").is_dir(),
+                                reason=f"shared corpora not found under {DATA}")
+
+
+@pytest.fixture(scope="module")
+def real_pages():
+    return load_pages(DATA, english=100)
+
+
+@needs_data
+def test_real_pages_japanese_targets(real_pages):
+    assert sum(p.lang == "ja" for p in real_pages) >= 80
+    before = set(built_detectors())
+    res = run(real_pages, ("ja",))
+    assert set(built_detectors()) == before  # decided by scripts alone
+    assert res["accept_accuracy"] >= 0.99, res["wrong"]  # measured 1.000 (767 pages)
+    assert res["per_lang"]["ja"]["accept_ok"] == res["per_lang"]["ja"]["n"]
+
+
+@needs_data
+def test_real_pages_all_languages(real_pages):
+    res = run(real_pages, ("all",))
+    assert res["lang_accuracy"] >= 0.97, res["wrong"]  # measured 0.990 (767 pages)
+    for lang in ("ja", "zh", "ko", "ru", "bg", "he", "el", "hu"):
+        row = res["per_lang"][lang]
+        assert row["lang_ok"] >= 0.9 * row["n"], (lang, row)
