@@ -527,6 +527,9 @@ def _trim_for_detector(window: bytes) -> bytes:
     return window[:cut + 1] if cut > 0 else window
 
 
+# The Latin code pages that matter on the web; the rarer ones (Mac Roman, Latin-3/4/6...)
+# won ties on plain English pages when allowed.
+_LATIN_CODECS = ["cp1252", "cp1250", "cp1254", "cp1257", "iso8859_2", "iso8859_15", "latin_1"]
 # Web prevalence of legacy charsets, used only to break ties between equally good guesses
 # (charset-normalizer ranks windows-1250/1252/1258 equal on plain French or Portuguese text;
 # windows-1252 is by far the most common of them on the web).
@@ -543,8 +546,13 @@ def detect_charset(window: bytes) -> list[str]:
     from charset_normalizer import from_bytes  # imported lazily: the common path never needs it
 
     window = _trim_for_detector(window)
+    # Bytes that can only be Latin-script text: ask about Latin code pages only (half the time).
+    latin = ascii_compatible_plausible(window) and latin_plausible(window)
+    matches = from_bytes(window, preemptive_behaviour=False, cp_isolation=_LATIN_CODECS if latin else None)
+    if latin and not len(matches):
+        matches = from_bytes(window, preemptive_behaviour=False)
     scored = []
-    for i, match in enumerate(from_bytes(window, preemptive_behaviour=False)):
+    for i, match in enumerate(matches):
         if match.encoding in ("utf_16", "utf_32"):  # BOM-detecting codecs: the BOM says which
             bom = sniff_bom(window)
             names = [bom[0]] if bom else []
