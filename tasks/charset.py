@@ -11,13 +11,20 @@ decoded with replacement characters:
                 declaration at the very start (feeds, XHTML).
 3. ``header``   the ``charset`` parameter of the HTTP Content-Type.
 4. ``detector`` decided from the bytes: a window that is valid UTF-8 (exact and ~100x
-                cheaper than a statistical guess), else charset-normalizer's best guess.
-                A declared single-byte legacy charset (meta/header) whose window has non-ASCII
-                bytes that form valid UTF-8 is overridden to UTF-8 here too: legacy 8-bit text
-                is practically never valid UTF-8 (0 of 385 non-ASCII legacy files of the chardet
-                corpus are), while "iso-8859-1" on UTF-8 pages is a common server default.
-5. ``fallback`` UTF-8 with replacement characters, only for damaged UTF-8 (a few invalid
-                sequences among many valid multibyte ones). The text then contains U+FFFD.
+                cheaper than a statistical guess), else charset-normalizer's best guess (only
+                Latin code pages are asked about when the bytes look Latin, see below; equal
+                guesses are ordered by web prevalence, so plain English is windows-1252).
+5. ``fallback`` UTF-8 with replacement characters: damaged UTF-8 (a few invalid sequences
+                among many valid multibyte ones; checked before charset-normalizer, which would
+                turn it into mojibake), or a last resort. The text then contains U+FFFD.
+
+A declared charset is also skipped when the bytes contradict it, since strict decoding cannot:
+- a single-byte legacy label on a window whose non-ASCII bytes form valid UTF-8 -> UTF-8
+  (``detector``): legacy 8-bit text is practically never valid UTF-8 (0 of 385 non-ASCII
+  legacy files of the chardet corpus are), while "iso-8859-1" on UTF-8 pages is a common
+  server default;
+- a Latin single-byte label on bytes whose non-ASCII bytes come in runs (Cyrillic, CJK...);
+- any ASCII-compatible label on UTF-16/32 (NULs) or ISO-2022 (escape sequences) bytes.
 
 ``None`` means no candidate worked (the caller records ``charset_failed``).
 
@@ -192,11 +199,6 @@ def _python_codec_name(py_name: str) -> str | None:
     if not getattr(info, "_is_text_encoding", True):
         return None
     return _PY_TO_NAME.get(info.name) or normalize_label(py_name.replace("_", "-"))
-
-
-def codec_for(name: str) -> str:
-    """The Python codec that decodes a canonical charset name."""
-    return _CODEC[name]
 
 
 # --- decoders -----------------------------------------------------------------------------
@@ -594,18 +596,16 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
 
     ``trust_declarations=False`` skips the BOM/meta/header steps (evaluation of the detector
     alone); ``meta_limit`` bounds the prescan (default: the window)."""
-    start = 0
     tried: set[str] = set()
     head = body[:window]
     if trust_declarations:
         bom = sniff_bom(body)
         if bom:
-            name, start = bom
-            text = decode_strict_window(body[start:], name, window)
+            name, skip = bom
+            text = decode_strict_window(body[skip:], name, window)
             if text is not None:
                 return DecodeResult(text, name, "bom")
             tried.add(name)
-            start = 0
         declared = [(sniff_meta(head, meta_limit or window) or sniff_xml_declaration(head), "meta"),
                     (header_charset(http_content_type), "header")]
         for name, source in declared:
@@ -615,7 +615,7 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
             if name in _UTF16_32:
                 if b"\x00" not in head[:256]:
                     continue  # a UTF-16/32 label on ASCII-compatible bytes is wrong (WHATWG: utf-8)
-            elif name != "iso-2022-jp" and not ascii_compatible_plausible(head):
+            elif not name.startswith("iso-2022") and not ascii_compatible_plausible(head):
                 continue
             if name in _SINGLE_BYTE and not head.isascii():
                 if _utf8_window_valid(head):

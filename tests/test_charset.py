@@ -175,6 +175,19 @@ def test_cyrillic_page_under_a_wrong_latin1_header_goes_to_the_detector():
     assert RU.strip() in res.text
 
 
+def test_latin_meta_on_cyrillic_bytes_is_not_believed():
+    body = page('<meta charset="iso-8859-1">', RU * 6).encode("cp1251")
+    res = decode_body(body, None)
+    assert (res.charset, res.source) == ("windows-1251", "detector")
+
+
+def test_utf16_header_on_ascii_compatible_bytes_is_ignored():
+    body = page("", "caf\u00e9 " * 30).encode("utf-8")
+    res = decode_body(body, "text/html; charset=utf-16")
+    assert (res.charset, res.source) == ("utf-8", "detector")
+    assert "café café" in res.text
+
+
 def test_no_declaration_uses_the_detector():
     body = page("", RU * 6).encode("koi8-r")
     res = decode_body(body, None)
