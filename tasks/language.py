@@ -158,39 +158,30 @@ _DETECTORS: dict[tuple, object] = {}
 _LOCK = threading.Lock()
 
 
-def lingua_detector(langs: tuple[str, ...], low_accuracy: bool = False):
-    """A cached lingua detector for exactly these ISO 639-1 languages. Models load lazily on
-    first use unless :meth:`LanguageDetector.preload` was called."""
+def _build(key: tuple, preload: bool):
+    from lingua import IsoCode639_1, LanguageDetectorBuilder
+
+    builder = LanguageDetectorBuilder.from_iso_codes_639_1(*[getattr(IsoCode639_1, c.upper()) for c in key[0]])
+    if key[1]:
+        builder = builder.with_low_accuracy_mode()
+    if preload:
+        builder = builder.with_preloaded_language_models()
+    return builder.build()
+
+
+def lingua_detector(langs: tuple[str, ...], low_accuracy: bool = False, preload: bool = False):
+    """A lingua detector for exactly these ISO 639-1 languages, built once per process and
+    language set. Without ``preload`` its models load lazily on first use."""
     key = (tuple(sorted(set(langs))), low_accuracy)
     det = _DETECTORS.get(key)
-    if det is None:
+    if det is None or (preload and key not in _PRELOADED):
         with _LOCK:
             det = _DETECTORS.get(key)
-            if det is None:
-                from lingua import IsoCode639_1, LanguageDetectorBuilder
-
-                codes = [getattr(IsoCode639_1, c.upper()) for c in key[0]]
-                builder = LanguageDetectorBuilder.from_iso_codes_639_1(*codes)
-                if low_accuracy:
-                    builder = builder.with_low_accuracy_mode()
-                det = builder.build()
-                _DETECTORS[key] = det
+            if det is None or (preload and key not in _PRELOADED):
+                det = _DETECTORS[key] = _build(key, preload)
+                if preload:
+                    _PRELOADED.add(key)
     return det
-
-
-def _preload(langs: tuple[str, ...], low_accuracy: bool) -> None:
-    key = (tuple(sorted(set(langs))), low_accuracy)
-    with _LOCK:
-        if key in _DETECTORS and key in _PRELOADED:
-            return
-        from lingua import IsoCode639_1, LanguageDetectorBuilder
-
-        codes = [getattr(IsoCode639_1, c.upper()) for c in key[0]]
-        builder = LanguageDetectorBuilder.from_iso_codes_639_1(*codes)
-        if low_accuracy:
-            builder = builder.with_low_accuracy_mode()
-        _DETECTORS[key] = builder.with_preloaded_language_models().build()
-        _PRELOADED.add(key)
 
 
 _PRELOADED: set[tuple] = set()
@@ -210,7 +201,7 @@ class LangResult:
     via: str = ""          # how it was decided: script, kana, lingua, no-target-script, too-short
 
 
-# Evidence rules, measured with tasks.eval_language (see the report in its docstring):
+# Evidence rules, measured with tasks.eval_language (results in its docstring):
 KANA_SHARE = 0.05      # kana / (kana + Han) for Japanese: Japanese pages >= 0.27, Chinese 0.0
 MIN_SCRIPT_CHARS = 4   # fewer characters of a script say nothing ("ログイン" is a Japanese page)
 FEW_SCRIPT_CHARS = 200  # below this, the script must outweigh the page's Latin text
@@ -226,7 +217,10 @@ class LanguageDetector:
     """Decides the language of decoded pages for a set of target languages.
 
     ``targets`` are ISO 639-1 codes or ("all",). lingua is only loaded for the scripts that
-    can hold a target: with ("ja",) never, with ("ja", "en") only the Latin-script model."""
+    can hold a target: with ("ja",) never, with ("ja", "en") only the Latin-script models.
+    ``low_accuracy`` selects lingua's trigram-only models for the 49 Latin-script languages
+    (60 MB instead of 980 MB; same accuracy on our pages, which need >= 100 letters anyway);
+    the other scripts have few languages and keep the full models."""
 
     def __init__(self, targets: tuple[str, ...] | list[str] | str = ("ja",), *,
                  max_chars: int = 4000, window: int = 20480, latin_max_chars: int = 1000,
@@ -264,7 +258,7 @@ class LanguageDetector:
         """Load every lingua model this configuration can need now (a worker's start-up), so
         memory is known up front and no page pays the loading time."""
         for langs, low in self.lingua_sets():
-            _preload(langs, low)
+            lingua_detector(langs, low, preload=True)
         return self
 
     @classmethod
