@@ -228,6 +228,8 @@ class LanguageDetector:
         if isinstance(targets, str):
             targets = tuple(t.strip() for t in targets.split(",") if t.strip())
         targets = tuple(sorted({t.lower() for t in targets}))
+        if "all" in targets:  # "all" keeps every language, whatever else is listed
+            targets = ("all",)
         self.all = targets == ("all",)
         unknown = [t for t in targets if t not in KNOWN_LANGS] if not self.all else []
         if unknown or not targets:

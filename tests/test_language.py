@@ -172,6 +172,7 @@ def test_cyrillic_menu_on_an_english_page_does_not_decide():
 def test_targets_are_validated_and_read_from_the_config():
     with pytest.raises(ValueError):
         LanguageDetector(("xx",))
+    assert LanguageDetector("ja,all").targets == ("all",)
     det = LanguageDetector.from_config(ExtractConfig.from_langs("ja,ko"))
     assert det.targets == ("ja", "ko")
     assert det.detect(page(SAMPLES["ko"])).accepted
