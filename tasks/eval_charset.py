@@ -22,7 +22,6 @@ undeclared valid UTF-8 0.04 ms, charset-normalizer 1-2 ms.
 from __future__ import annotations
 
 import argparse
-import codecs
 import json
 import os
 import time

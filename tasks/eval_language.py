@@ -39,7 +39,7 @@ from pathlib import Path
 
 from tasks.charset import decode_body
 from tasks.eval_charset import _TRUE_CODEC, chardet_files, default_root, true_encoding
-from tasks.language import LanguageDetector, built_detectors, language_buffer, latin_buffer
+from tasks.language import LanguageDetector, language_buffer, latin_buffer
 
 _FOLDER_LANG = {
     "shift_jis": "ja", "euc-jp": "ja", "cp932": "ja", "iso-2022-jp": "ja",
