@@ -21,10 +21,11 @@ from tasks.inputs import resolve_inputs
 # module path fragment -> stage name, first match wins
 STAGES = [
     ("warcio", "warc read + inflate"), ("isal", "warc read + inflate"), ("zlib", "warc read + inflate"),
+    ("'read' of '_io", "warc read + inflate"),
     ("warc_reader", "warc read + inflate"),
     ("charset_normalizer", "charset (detector)"), ("tasks/charset", "charset (sniff + decode)"),
     ("lingua", "language (lingua)"), ("tasks/language", "language (buffer + routing)"),
-    ("selectolax", "html parse"), ("tasks/paragraph", "paragraph walk"),
+    ("selectolax", "html parse"), ("lexbor", "html parse"), ("re.Pattern", "regular expressions"), ("tasks/paragraph", "paragraph walk"),
     ("tasks/boilerplate", "boilerplate"), ("pyarrow", "parquet write"), ("extract_archive", "parquet write"),
 ]
 
@@ -34,13 +35,18 @@ def add_parser(sub) -> None:
     p.add_argument("--langs", default="ja")
     p.add_argument("--boilerplate", default="none")
     p.add_argument("--profile", action="store_true", help="show where the time goes, per stage")
+    p.add_argument("--flow-workers", default=None, metavar="N,M",
+                   help="also time the Prefect flow with these worker counts (e.g. 1,2): speed-up per core "
+                        "and Prefect's overhead per archive against the plain loop")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.set_defaults(handler=run)
 
 
-def stage_of(filename: str) -> str:
+def stage_of(filename: str, function: str = "") -> str:
+    """Stage of a profiled function; built-ins (filename "~") are told by their owner's name."""
+    where = f"{filename} {function}" if filename == "~" else filename
     for frag, stage in STAGES:
-        if frag in filename:
+        if frag in where:
             return stage
     return "other"
 
@@ -75,14 +81,41 @@ def run(args) -> int:
           f"{docs / cpu:.1f} docs/s per core")
     print(f"output: {out_bytes / 1e6:.2f} MB documents parquet ({out_bytes / max(in_bytes, 1):.4f} of input)")
     print(f"peak RSS: {rss_mb:.0f} MB")
+    if args.flow_workers:
+        bench_flow(inputs, config, [int(w) for w in args.flow_workers.split(",")], wall)
     if prof:
         stats = pstats.Stats(prof)
         per_stage: dict[str, float] = defaultdict(float)
         total = 0.0
-        for (filename, _, _), (_, _, tottime, _, _) in stats.stats.items():
-            per_stage[stage_of(filename)] += tottime
+        for (filename, _, function), (_, _, tottime, _, _) in stats.stats.items():
+            per_stage[stage_of(filename, function)] += tottime
             total += tottime
         print("time by stage (profiled, own time):")
         for stage, t in sorted(per_stage.items(), key=lambda kv: -kv[1]):
             print(f"  {stage:28s} {t:7.2f}s  {100 * t / total:5.1f}%")
     return 0
+
+
+def bench_flow(inputs: list[str], config: ExtractConfig, worker_counts: list[int], loop_wall: float) -> None:
+    """Time the flow on the same inputs, after a warm-up run that pays the API server start."""
+    from .dump_flow import extract_dump
+
+    langs = ",".join(config.langs)
+    with tempfile.TemporaryDirectory() as warm:
+        extract_dump(dump="WARMUP", inputs=inputs[:1], lake=warm, langs=langs, workers=1, report=False,
+                     return_state=True)
+    walls = {}
+    for w in worker_counts:
+        with tempfile.TemporaryDirectory() as lake:
+            t0 = time.perf_counter()
+            state = extract_dump(dump="BENCH", inputs=inputs, lake=lake, langs=langs,
+                                 boilerplate=config.boilerplate, workers=w, report=False, return_state=True)
+            walls[w] = time.perf_counter() - t0
+        print(f"flow, {w} worker process(es): wall {walls[w]:.2f}s ({state.name})")
+    n = len(inputs)
+    if 1 in walls:
+        print(f"Prefect + worker-process overhead per archive (flow with 1 worker vs plain loop): "
+              f"{1000 * (walls[1] - loop_wall) / n:.0f} ms")
+        for w, t in walls.items():
+            if w > 1:
+                print(f"speed-up with {w} workers vs 1: {walls[1] / t:.2f}x")
