@@ -114,9 +114,10 @@ def load_config(path: str, base: str | None = None) -> list[DeploymentSpec]:
     return specs
 
 
-def to_deployment(spec: DeploymentSpec):
-    """A Prefect RunnerDeployment for ``prefect.serve``."""
+def flow_and_options(spec: DeploymentSpec):
+    """The flow object to serve and the keyword arguments of ``to_deployment``/``Runner.add_flow``."""
     from prefect.schedules import Cron
+    from prefect.types.entrypoint import EntrypointType
 
     from deployments.newest import extract_newest_dump
     from flows.dump_flow import extract_dump
@@ -130,8 +131,41 @@ def to_deployment(spec: DeploymentSpec):
         flow_obj = flow_obj.with_options(task_runner=DaskTaskRunner(address=spec.dask))
         params.setdefault("workers", 0)
     schedules = [Cron(spec.cron, timezone=spec.timezone)] if spec.cron else None
-    return flow_obj.to_deployment(name=spec.name, schedules=schedules, parameters=params, tags=spec.tags,
-                                  description=spec.description, paused=spec.paused)
+    # A module entrypoint, not a file path: a flow module loaded from its file cannot be
+    # re-imported by the spawned extraction processes.
+    return flow_obj, dict(name=spec.name, schedules=schedules, parameters=params, tags=spec.tags,
+                          description=spec.description, paused=spec.paused,
+                          entrypoint_type=EntrypointType.MODULE_PATH)
+
+
+def serve(specs: list[DeploymentSpec], limit: int | None) -> None:
+    """Register the deployments and run their flow runs here until Ctrl-C.
+
+    As ``prefect.serve`` does, each run starts in a fresh ``python -m prefect.engine`` that
+    imports the flow from its module, like a worker would. A deployment with a Dask address
+    is registered with its flow object instead (``Runner.add_flow``), since the task runner
+    set on that object is not part of the entrypoint; the runner then starts its runs in a
+    child process from that object.
+    """
+    import asyncio
+
+    from prefect.runner import Runner
+
+    runner = Runner(name="warclake-serve", limit=limit, pause_on_shutdown=True)
+    for spec in specs:
+        flow_obj, options = flow_and_options(spec)
+        if spec.dask:
+            runner.add_flow(flow_obj, **options)
+        else:
+            runner.add_deployment(flow_obj.to_deployment(**options))
+        when = f"cron {spec.cron!r}" if spec.cron else "no schedule"
+        print(f"serving {spec.flow_name}/{spec.name} ({when}{', paused' if spec.paused else ''})", flush=True)
+    print("start a run: prefect deployment run 'FLOW/NAME'; stop with Ctrl-C (pauses these deployments)",
+          flush=True)
+    try:
+        asyncio.run(runner.start())
+    except KeyboardInterrupt:
+        pass  # the runner paused the deployments on its way out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,9 +190,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write("\n")
         return 0
 
-    from prefect import serve
-
-    serve(*(to_deployment(s) for s in specs), limit=args.limit)
+    serve(specs, args.limit)
     return 0
 
 

@@ -149,8 +149,27 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def stop(proc: subprocess.Popen, timeout: float = 15, first=signal.SIGTERM) -> None:
-    """Stop one process we started, by its PID: ``first`` signal, then SIGKILL after a timeout."""
+def session_members(sid: int) -> list[int]:
+    """PIDs still in the session of a process started with start_new_session (Linux /proc)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    fields = fh.read().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[3]) == sid and fields[0] != "Z":  # field 6 of stat: session id
+                pids.append(int(entry))
+    return pids
+
+
+def stop(proc: subprocess.Popen, timeout: float = 20, first=signal.SIGTERM) -> list[int]:
+    """Stop one process we started, by its PID: ``first``, then SIGKILL after a timeout.
+
+    It was started in its own session, so whatever it left running (flow-run processes,
+    extraction pools) is found by session id, killed, and returned for the test to judge.
+    """
     if proc.poll() is None:
         proc.send_signal(first)
         try:
@@ -158,6 +177,13 @@ def stop(proc: subprocess.Popen, timeout: float = 15, first=signal.SIGTERM) -> N
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout)
+    left = session_members(proc.pid) if sys.platform == "linux" else []
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return left
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +199,8 @@ def prefect_server(tmp_path_factory):
     log = open(home / "server.log", "wb")
     t0 = time.monotonic()
     proc = subprocess.Popen([os.path.join(BIN, "prefect"), "server", "start", "--host", "127.0.0.1",
-                             "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT)
+                             "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
     try:
         while True:
             try:
@@ -263,24 +290,37 @@ def wait_final(server, flow_run_id, timeout=120):
             time.sleep(0.5)
 
 
+@pytest.fixture
+def tcp_cluster():
+    """A Dask cluster whose scheduler other processes reach over TCP on loopback; its worker is
+    a thread of this process (no process start-up, no temporary API of its own: DESIGN §7)."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=2, protocol="tcp",
+                                  host="127.0.0.1", dashboard_address=None) as cluster:
+        yield cluster
+
+
 @pytest.mark.slow
-def test_serve_deploys_schedules_runs_and_retries_from_the_ui(prefect_server, tmp_path):
+def test_serve_deploys_schedules_runs_and_retries_from_the_ui(prefect_server, tcp_cluster, tmp_path):
     t0 = time.monotonic()
     root = sample_root(tmp_path / "dumps")
     lake = tmp_path / "lake"
+    # The per-dump deployment sends its archives to the Dask cluster (configuration only);
+    # the newest-dump one uses the default path, extraction in a spawned worker process.
     cfg = write_config(tmp_path / "dumps.toml", f"""
 [defaults]
 lake = "{lake}"
 langs = "{LANGS}"
-workers = 0
 report = false
 [[dump]]
 dump = "CC-MAIN-2099-01"
 inputs = ["{root / 'CC-MAIN-2099-01' / 'warc.paths.gz'}"]
 cron = "15 3 29 2 *"
+dask = "{tcp_cluster.scheduler_address}"
 [newest]
 root = "{root}"
 cron = "0 4 29 2 *"
+workers = 1
 """)  # schedules that cannot fire during the test (29 February only)
     # One archive of the listing is not there yet (a mirror still downloading): that run fails.
     late = root / "CC-MAIN-2099-01" / "CC-MAIN-2099-01-00001.warc.gz"
@@ -288,8 +328,11 @@ cron = "0 4 29 2 *"
     # a short poll so the test does not wait the default 10 s for the served runs to start
     env = dict(prefect_server["env"], PREFECT_RUNNER_POLL_FREQUENCY="1")
     log = open(tmp_path / "serve.log", "wb")
+    # SIGINT back to its default in the child: a test run started in the background ignores it,
+    # and the child would inherit that and never see our Ctrl-C
     serve = subprocess.Popen([sys.executable, "-m", "deployments.serve", "--config", cfg, "--limit", "2"],
-                             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+                             cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     logtail = lambda: (tmp_path / "serve.log").read_text()[-3000:]  # noqa: E731
     try:
         deps = wait_for_deployments(prefect_server, ["extract-dump/CC-MAIN-2099-01", "extract-newest-dump/newest"],
@@ -313,10 +356,11 @@ cron = "0 4 29 2 *"
         assert retried.state.is_completed(), (retried.state.message, logtail())
         assert retried.run_count == 2
         assert "1 already done, 1 extracted" in retried.state.message
+        assert sum(w.state.executed_count for w in tcp_cluster.workers.values()) == 3  # 2 + the retried one
     finally:
-        stop(serve, first=signal.SIGINT)  # Ctrl-C, the way serve is meant to be stopped
+        left = stop(serve, first=signal.SIGINT)  # Ctrl-C, the way serve is meant to be stopped
         log.close()
-    assert serve.returncode == 0, logtail()
+    assert serve.returncode == 0 and not left, (serve.returncode, left, logtail())
     # stopping serve paused its deployments: no runs pile up while nothing serves them
     from prefect.client.orchestration import get_client
 
@@ -349,7 +393,8 @@ def test_prefect_yaml_deploys_to_a_process_pool_and_a_worker_runs_it(prefect_ser
     env = dict(prefect_server["env"], WARCLAKE_HOME=REPO, PREFECT_WORKER_QUERY_SECONDS="1")
     log = open(tmp_path / "worker.log", "wb")
     worker = subprocess.Popen([os.path.join(BIN, "prefect"), "worker", "start", "--pool", "warclake"],
-                              cwd=str(tmp_path), env=env, stdout=log, stderr=subprocess.STDOUT)
+                              cwd=str(tmp_path), env=env, stdout=log, stderr=subprocess.STDOUT,
+                              start_new_session=True)
     try:
         out = prefect_cli(prefect_server, "deploy", "--prefect-file", "deployments/prefect.yaml", "--all",
                           "--no-prompt")
@@ -372,7 +417,8 @@ def test_prefect_yaml_deploys_to_a_process_pool_and_a_worker_runs_it(prefect_ser
         fr = runs["extract-dump/CC-MAIN-2099-01"]
         assert fr.state.is_completed(), (fr.state.message, (tmp_path / "worker.log").read_text()[-3000:])
     finally:
-        stop(worker)
+        left = stop(worker)
         log.close()
+    assert not left, left
     assert len(lake_docs(lake, "CC-MAIN-2099-01")) == 2
     print(f"prefect.yaml + worker smoke test: {time.monotonic() - t0:.1f}s")
