@@ -25,7 +25,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "eval", help="score boilerplate removal against gold sets",
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_arguments(p)
-    p.set_defaults(func=run)
+    p.set_defaults(handler=run, func=run)
     return p
 
 
@@ -81,9 +81,11 @@ def run(args: argparse.Namespace) -> int:
         print(f"\n## {title}\n\n{table}")
         sections.append(f"## {title}\n\n{table}\n")
     if args.markdown:
-        cmd = "warclake eval " + " ".join(shlex.quote(a) for a in sys.argv[2:] if a) \
-            if sys.argv[1:2] == ["eval"] else "python -m flows.eval_cmd " + \
-            " ".join(shlex.quote(a) for a in sys.argv[1:])
+        argv = sys.argv[1:]
+        if "eval" in argv:   # run as ``warclake [-v] eval ...``
+            cmd = "warclake eval " + " ".join(shlex.quote(a) for a in argv[argv.index("eval") + 1:])
+        else:
+            cmd = "python -m flows.eval_cmd " + " ".join(shlex.quote(a) for a in argv)
         head = ("# Boilerplate removal: evaluation\n\n"
                 f"Produced by `{cmd}` on {datetime.date.today().isoformat()} "
                 f"({environment_note()}).\n\n"

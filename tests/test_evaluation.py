@@ -128,10 +128,10 @@ def _have_extractor() -> bool:
                     reason="../shared/data/gold/cleaneval not present")
 @pytest.mark.skipif(not _have_extractor(), reason="tasks.paragraphs not available")
 def test_eval_command_on_real_cleaneval_pages(tmp_path, capsys):
-    from flows.eval_cmd import main
+    from flows.cli import main
 
     out = tmp_path / "r.md"
-    rc = main(["--gold", f"cleaneval:{DATA / 'cleaneval-dev'}@all", "--limit", "6", "--quiet",
+    rc = main(["eval", "--gold", f"cleaneval:{DATA / 'cleaneval-dev'}@all", "--limit", "6", "--quiet",
                "--extractor", "none", "--extractor", "justext", "--extractor", "bte",
                "--extractor", "density", "--extractor", "sieve", "--markdown", str(out)])
     assert rc == 0

@@ -70,6 +70,7 @@ BASE = [
     "same_path_share", "same_path_count", "parent_share", "grandparent_share",
     "same_path_stop", "same_path_link", "path_has_class", "path_has_id",
     "jt_cf_bad", "jt_cf_short", "jt_cf_near", "jt_cf_good", "jt_final_good",
+    "in_main", "main_share", "best_ancestor",
     "density_good", "bte_good", "dist_jt_good", "chars_to_jt_good",
 ]
 BASE += [f"grp_any_{g}" for g in GROUPS] + [f"grp_near_{g}" for g in GROUPS]
@@ -77,7 +78,7 @@ BASE += [f"anc_{t}" for t in ANCESTOR_TAGS] + [f"tag_{t}" for t in OWN_TAGS]
 # Neighbour features: a few base columns copied from paragraphs at offsets -2..+2, and
 # window means over +-3 and +-10 paragraphs.
 CONTEXT_COLS = ("log_len", "link_density", "stop_density", "jt_cf_good", "jt_final_good",
-                "markup_density", "grp_any_content", "sentence_ends")
+                "markup_density", "grp_any_content", "sentence_ends", "in_main")
 OFFSETS = (-2, -1, 1, 2)
 WINDOWS = (3, 10)
 NAMES = list(BASE)
@@ -87,7 +88,8 @@ NAMES = tuple(NAMES)
 _IDX = {n: i for i, n in enumerate(NAMES)}
 
 
-def _element_parts(el: str) -> tuple[str, list[str]]:
+@lru_cache(maxsize=16384)
+def _element_parts(el: str) -> tuple[str, tuple[str, ...]]:
     """(tag, sub-words of its classes and id) of one path element."""
     m = re.match(r"[^.#]*", el)
     tag, rest = m.group(0), el[m.end():]
@@ -95,7 +97,7 @@ def _element_parts(el: str) -> tuple[str, list[str]]:
     for name in re.split(r"[.#]", rest):
         for w in _SPLIT_SUBWORDS.findall(name):
             subs.append(w.lower())
-    return tag.lower(), subs
+    return tag.lower(), tuple(subs)
 
 
 PATH_COLS = (["depth", "is_heading", "path_has_class", "path_has_id"]
@@ -139,7 +141,7 @@ _PUNCT_T = dict.fromkeys(map(ord, ".,;:!?\"'()[]{}-–—…/|»«•·*#>、。
 _DIGIT_T = dict.fromkeys(map(ord, "0123456789"), None)
 _UPPER_T = dict.fromkeys((c for c in range(0x500) if chr(c).isupper()), None)
 _SEP_T = dict.fromkeys(map(ord, "|»«•·>/:"), None)
-_TITLE_START = re.compile(r"(?:^|\s)[^\W\d_]")
+_TITLE_UP = re.compile(r"(?:^|(?<=\s))[A-ZÀ-ÖØ-ÞА-ЯЁ]")
 
 
 @lru_cache(maxsize=65536)
@@ -149,8 +151,7 @@ def _text_row(t: str) -> tuple[float, ...]:
     n_tok = len(t.split())
     if not L:
         return (0.0,) * len(TEXT_COLS)
-    starts = _TITLE_START.findall(t)
-    n_title = sum(1 for s in starts if s[-1].isupper())
+    n_title = len(_TITLE_UP.findall(t))
     return (math.log1p(L), math.log1p(word_units(t)), _count(t, _PUNCT_T) / L,
             _count(t, _DIGIT_T) / L, _count(t, _UPPER_T) / L,
             n_title / n_tok if n_tok else 0.0, math.log1p(len(_SENT_END.findall(t))),
@@ -230,6 +231,7 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     pcs = np.maximum(pc, 1.0)
     X[:, col["same_path_stop"]] = np.array([path_stop[q] for q in paths]) / pcs
     X[:, col["same_path_link"]] = np.array([path_link[q] for q in paths]) / pcs
+    _main_container(X, paths, lens, jt_cf)
     # distance to the nearest context-free good paragraph (in paragraphs and characters)
     good_idx = [i for i, c in enumerate(jt_cf) if c == "good"]
     if good_idx:
@@ -247,6 +249,34 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
         X[:, col["chars_to_jt_good"]] = math.log1p(total)
     _add_context(X)
     return X
+
+
+def _main_container(X: np.ndarray, paths: list[str], lens: np.ndarray, cf: list[str]) -> None:
+    """Readability's idea on paths: the ancestor under which prose (jusText good / near-good
+    text) most outweighs boilerplate (jusText bad text) is the main container."""
+    score: defaultdict = defaultdict(float)
+    anc_of = []
+    for q, L, c in zip(paths, lens, cf):
+        w = L if c in ("good", "near-good") else (-L if c == "bad" else 0.0)
+        els = q.split(">")
+        prefixes = []
+        pre = els[0]
+        for e in els[1:]:
+            pre = pre + ">" + e
+            prefixes.append(pre)
+        for pre in prefixes:
+            score[pre] += w
+        anc_of.append(prefixes)
+    prose = sum(L for L, c in zip(lens, cf) if c in ("good", "near-good"))
+    if not score or prose <= 0:
+        return
+    # best container: highest score; the deeper one on ties (it excludes more)
+    best = max(score, key=lambda k: (score[k], k.count(">")))
+    col = _IDX
+    X[:, col["main_share"]] = score[best] / prose
+    for i, prefixes in enumerate(anc_of):
+        X[i, col["in_main"]] = float(best in prefixes)
+        X[i, col["best_ancestor"]] = max((score[p] for p in prefixes), default=0.0) / prose
 
 
 def _add_context(X: np.ndarray) -> None:

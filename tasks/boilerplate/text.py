@@ -114,6 +114,7 @@ def function_char_density(text: str, lang: str) -> float:
     return sum(1 for ch in cjk if ch in chars) / len(cjk)
 
 
+@lru_cache(maxsize=65536)
 def word_units(text: str) -> int:
     """Word count usable for any script: tokens holding a letter or digit outside CJK, plus
     one unit per two CJK characters."""
