@@ -149,26 +149,29 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def session_members(sid: int) -> list[int]:
-    """PIDs still in the session of a process started with start_new_session (Linux /proc)."""
-    pids = []
+def session_members(sid: int) -> dict[int, str]:
+    """Live processes (PID -> command line) in the session of a process started with
+    start_new_session (Linux /proc)."""
+    found = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
                 with open(f"/proc/{entry}/stat") as fh:
                     fields = fh.read().rsplit(")", 1)[1].split()
-            except OSError:
+                if int(fields[3]) == sid and fields[0] != "Z":  # stat field 6: session id
+                    with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                        found[int(entry)] = fh.read().replace(b"\0", b" ").decode(errors="replace")[:200]
+            except (OSError, ValueError):
                 continue
-            if int(fields[3]) == sid and fields[0] != "Z":  # field 6 of stat: session id
-                pids.append(int(entry))
-    return pids
+    return found
 
 
-def stop(proc: subprocess.Popen, timeout: float = 20, first=signal.SIGTERM) -> list[int]:
+def stop(proc: subprocess.Popen, timeout: float = 20, first=signal.SIGTERM) -> dict[int, str]:
     """Stop one process we started, by its PID: ``first``, then SIGKILL after a timeout.
 
     It was started in its own session, so whatever it left running (flow-run processes,
-    extraction pools) is found by session id, killed, and returned for the test to judge.
+    extraction pools) is found by session id, given a few seconds to exit on its own, then
+    killed and returned for the test to judge.
     """
     if proc.poll() is None:
         proc.send_signal(first)
@@ -177,7 +180,11 @@ def stop(proc: subprocess.Popen, timeout: float = 20, first=signal.SIGTERM) -> l
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout)
-    left = session_members(proc.pid) if sys.platform == "linux" else []
+    if sys.platform != "linux":
+        return {}
+    deadline = time.monotonic() + 5
+    while (left := session_members(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.2)
     for pid in left:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -291,17 +298,35 @@ def wait_final(server, flow_run_id, timeout=120):
 
 
 @pytest.fixture
-def tcp_cluster():
-    """A Dask cluster whose scheduler other processes reach over TCP on loopback; its worker is
-    a thread of this process (no process start-up, no temporary API of its own: DESIGN §7)."""
+def dask_cluster(prefect_server, tmp_path):
+    """``dask scheduler`` and one ``dask worker`` on loopback, started the way the README says
+    (the worker with PREFECT_API_URL, so its task runs report to the server); yields a client."""
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, processes=False, threads_per_worker=2, protocol="tcp",
-                                  host="127.0.0.1", dashboard_address=None) as cluster:
-        yield cluster
+    port = free_port()
+    address = f"tcp://127.0.0.1:{port}"
+    procs = []
+    try:
+        for args in (["scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+                     ["worker", address, "--nthreads", "2", "--no-nanny", "--no-dashboard"]):
+            log = open(tmp_path / f"dask-{args[0]}.log", "wb")
+            procs.append((subprocess.Popen([os.path.join(BIN, "dask"), *args], cwd=REPO, env=prefect_server["env"],
+                                           stdout=log, stderr=subprocess.STDOUT, start_new_session=True), log))
+        with distributed.Client(address, timeout=60) as client:
+            client.wait_for_workers(1, timeout=60)
+            yield client
+    finally:
+        for proc, log in reversed(procs):
+            stop(proc)
+            log.close()
+
+
+def executed_on(client) -> int:
+    """Tasks the cluster's workers have run so far."""
+    return sum(client.run(lambda dask_worker: dask_worker.state.executed_count).values())
 
 
 @pytest.mark.slow
-def test_serve_deploys_schedules_runs_and_retries_from_the_ui(prefect_server, tcp_cluster, tmp_path):
+def test_serve_deploys_schedules_runs_and_retries_from_the_ui(prefect_server, dask_cluster, tmp_path):
     t0 = time.monotonic()
     root = sample_root(tmp_path / "dumps")
     lake = tmp_path / "lake"
@@ -316,7 +341,7 @@ report = false
 dump = "CC-MAIN-2099-01"
 inputs = ["{root / 'CC-MAIN-2099-01' / 'warc.paths.gz'}"]
 cron = "15 3 29 2 *"
-dask = "{tcp_cluster.scheduler_address}"
+dask = "{dask_cluster.scheduler.address}"
 [newest]
 root = "{root}"
 cron = "0 4 29 2 *"
@@ -356,7 +381,7 @@ workers = 1
         assert retried.state.is_completed(), (retried.state.message, logtail())
         assert retried.run_count == 2
         assert "1 already done, 1 extracted" in retried.state.message
-        assert sum(w.state.executed_count for w in tcp_cluster.workers.values()) == 3  # 2 + the retried one
+        assert executed_on(dask_cluster) == 3  # both archives, then the retried one
     finally:
         left = stop(serve, first=signal.SIGINT)  # Ctrl-C, the way serve is meant to be stopped
         log.close()
