@@ -42,25 +42,30 @@ def detector_for(langs: tuple[str, ...]) -> LanguageDetector:
 
 
 class _RowWriter:
-    """Buffers rows of one schema and writes them as row groups of a zstd parquet file."""
+    """Buffers rows of one schema column-wise and writes them as row groups of a zstd parquet file."""
 
     def __init__(self, path: str, sch: pa.Schema, batch: int):
         self.path, self.schema, self.batch = path, sch, batch
-        self.rows: list[dict] = []
+        self.names = sch.names
+        self.cols: dict[str, list] = {n: [] for n in self.names}
+        self.pending = 0
         self.count = 0
         self._w = pq.ParquetWriter(path, sch, compression="zstd", compression_level=3,
                                    use_dictionary=True, write_statistics=True)
 
     def add(self, row: dict) -> None:
-        self.rows.append(row)
-        if len(self.rows) >= self.batch:
+        for n in self.names:
+            self.cols[n].append(row.get(n))
+        self.pending += 1
+        if self.pending >= self.batch:
             self.flush()
 
     def flush(self) -> None:
-        if self.rows:
-            self._w.write_table(pa.Table.from_pylist(self.rows, schema=self.schema))
-            self.count += len(self.rows)
-            self.rows = []
+        if self.pending:
+            self._w.write_table(pa.Table.from_pydict(self.cols, schema=self.schema))
+            self.count += self.pending
+            self.cols = {n: [] for n in self.names}
+            self.pending = 0
 
     def close(self) -> None:
         self.flush()
