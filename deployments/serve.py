@@ -5,7 +5,7 @@
 Reads a TOML file (see deployments/dumps.toml), registers one deployment per ``[[dump]]``
 of the ``extract-dump`` flow and, with a ``[newest]`` table, one of ``extract-newest-dump``,
 each with its cron schedule and parameters, then runs their flow runs here until stopped
-(Ctrl-C pauses the schedules). Needs a Prefect server: set PREFECT_API_URL.
+(Ctrl-C pauses these deployments). Needs a Prefect server: set PREFECT_API_URL.
 
 Relative local paths in the file (inputs, lake, root, report_dir) are taken relative to the
 directory the command is started from and stored absolute, so runs do not depend on it.
@@ -62,8 +62,9 @@ def _paths_absolute(params: dict, base: str) -> dict:
 
 def _spec(flow_name: str, flow_fn, table: dict, defaults: dict, default_name: str, base: str,
           where: str) -> DeploymentSpec:
-    merged = {**defaults, **table}
     allowed = _flow_params(flow_fn)
+    # shared defaults apply where the flow takes them (the newest-dump flow has no "dump")
+    merged = {**{k: v for k, v in defaults.items() if k in allowed or k in DEPLOYMENT_KEYS}, **table}
     unknown = sorted(k for k in merged if k not in allowed and k not in DEPLOYMENT_KEYS)
     if unknown:
         raise ValueError(f"{where}: unknown key(s) {unknown}; flow parameters are {sorted(allowed)}")
@@ -96,6 +97,10 @@ def load_config(path: str, base: str | None = None) -> list[DeploymentSpec]:
     if unknown:
         raise ValueError(f"{path}: unknown table(s) {unknown}; expected [defaults], [[dump]], [newest]")
     defaults = cfg.get("defaults", {})
+    known = _flow_params(extract_dump.fn) | _flow_params(extract_newest_dump.fn) | DEPLOYMENT_KEYS
+    unknown = sorted(set(defaults) - known)
+    if unknown:
+        raise ValueError(f"{path}: [defaults]: unknown key(s) {unknown}")
     specs = []
     for i, table in enumerate(cfg.get("dump", [])):
         where = f"{path}: [[dump]] #{i + 1}"
@@ -103,9 +108,7 @@ def load_config(path: str, base: str | None = None) -> list[DeploymentSpec]:
             raise ValueError(f"{where}: needs a 'dump' name")
         specs.append(_spec("extract-dump", extract_dump.fn, table, defaults, table["dump"], base, where))
     if "newest" in cfg:
-        # per-dump keys make no sense for "whichever dump is newest"
-        nd = {k: v for k, v in defaults.items() if k not in ("dump", "inputs")}
-        specs.append(_spec("extract-newest-dump", extract_newest_dump.fn, cfg["newest"], nd, "newest", base,
+        specs.append(_spec("extract-newest-dump", extract_newest_dump.fn, cfg["newest"], defaults, "newest", base,
                            f"{path}: [newest]"))
     names = [(s.flow_name, s.name) for s in specs]
     dupes = sorted({n for n in names if names.count(n) > 1})

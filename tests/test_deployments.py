@@ -111,6 +111,7 @@ cron = "0 4 * * 1"
     ('[[dump]]\ndump = "X"\ninputs = ["a"]\n', "missing ['lake']"),
     ('[newest]\nlake = "l"\n', "missing ['root']"),
     ('[dumps]\n', "unknown table(s) ['dumps']"),
+    ('[defaults]\nlake = "l"\nworkerz = 2\n[newest]\nroot = "r"\n', "[defaults]: unknown key(s) ['workerz']"),
     ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\n[[dump]]\ndump = "X"\ninputs = ["b"]\nlake = "l"\n',
      "duplicate deployment names"),
 ])
