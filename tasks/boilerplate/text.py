@@ -19,23 +19,7 @@ from functools import lru_cache
 from importlib import resources
 
 CJK_LANGS = ("ja", "zh")
-_WORD_RE = re.compile(r"\S+")
-
-
-def is_cjk(ch: str) -> bool:
-    o = ord(ch)
-    return (0x3040 <= o <= 0x30FF        # hiragana, katakana
-            or 0x3400 <= o <= 0x4DBF     # CJK extension A
-            or 0x4E00 <= o <= 0x9FFF     # CJK unified ideographs
-            or 0xF900 <= o <= 0xFAFF     # compatibility ideographs
-            or 0xFF66 <= o <= 0xFF9F)    # half-width katakana
-
-
-def is_kana(ch: str) -> bool:
-    o = ord(ch)
-    return 0x3040 <= o <= 0x30FF or 0xFF66 <= o <= 0xFF9F
-
-
+# Hiragana, katakana, CJK extension A, unified and compatibility ideographs, half-width kana.
 _CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff66-\uff9f"
 _CJK_RE = re.compile(f"[{_CJK_CLASS}]")
 _KANA_RE = re.compile("[\u3040-\u30ff\uff66-\uff9f]")
