@@ -24,7 +24,7 @@ from tasks.lake import Lake
 from tasks.plan import plan_dump
 from tasks.warc_reader import TransientInputError
 
-from .workers import default_workers, run_extraction
+from flows.workers import default_workers, run_extraction, shutdown as shutdown_workers
 
 # Errors worth retrying: the network or storage, not the bytes of the archive.
 TRANSIENT = (TransientInputError, ConnectionError, TimeoutError)
@@ -143,15 +143,20 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
             except Exception as exc:  # the archive's task failed for good (after its retries)
                 failures.append(f"{type(exc).__name__}: {exc}"[:500])
 
-    for item in todo:
-        if len(pending) >= max_in_flight:
-            done, not_done = _wait_first(pending)
-            collect(done)
-            pending = list(not_done)
-        pending.append(extract.submit(item.input, item.name, dump, lake_obj.url, config, workers))
-    if pending:
-        res = wait(pending)
-        collect(res.done)
+    try:
+        for item in todo:
+            if len(pending) >= max_in_flight:
+                done, not_done = _wait_first(pending)
+                collect(done)
+                pending = list(not_done)
+            pending.append(extract.submit(item.input, item.name, dump, lake_obj.url, config, workers))
+        if pending:
+            res = wait(pending)
+            collect(res.done)
+    finally:
+        # The worker processes end with the run: a pool left alive keeps a process that
+        # runs flows as its child (serve, workers) from ever exiting.
+        shutdown_workers()
 
     statuses = Counter(r["status"] for r in results)
     docs = sum(r["documents"] for r in results)
@@ -168,8 +173,17 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     data = {"dump": dump, "archives": len(plan), "skipped": len(plan) - len(todo), "extracted": len(results),
             "statuses": dict(statuses), "documents": docs, "failed": failures, "report": report_path}
     if failures or statuses.get("failed"):
-        return Failed(message=summary, data=data)
+        # Failed states carry an exception (a plain dict makes Prefect's engine log a crash)
+        return Failed(message=summary, data=DumpFailed(summary, data))
     return Completed(message=summary, data=data)
+
+
+class DumpFailed(Exception):
+    """Some archives of the dump failed; ``counts`` holds the run's figures."""
+
+    def __init__(self, message: str, counts: dict):
+        super().__init__(message)
+        self.counts = counts
 
 
 def _wait_first(futures):
