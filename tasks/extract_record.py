@@ -89,28 +89,36 @@ def process_record(raw: RawRecord, ctx: Context) -> Result:
     return _process_html(raw, body, ctx)
 
 
-def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
-    cfg = ctx.config
-    res = Result(Outcome.KEPT, bytes_in=len(body))
-    if not body.strip():
-        res.outcome = Outcome.EMPTY
-        return res
-    decoded = decode_body(body, raw.http_headers.get("content-type"), cfg.charset_window)
+def _decode_and_detect(body: bytes, content_type: str | None, ctx: Context, res: Result) -> tuple[str, float] | None:
+    """Charset cascade then language; on rejection sets the outcome and returns None."""
+    decoded = decode_body(body, content_type, ctx.config.charset_window)
     if decoded is None:
         res.outcome = Outcome.CHARSET_FAILED
-        return res
+        return None
     res.charset, res.charset_source = decoded.charset, decoded.source
     lang = ctx.detector.detect(decoded.text)
     res.lang = lang.lang
     if not lang.accepted:
         res.outcome = Outcome.LANG_REJECTED
+        return None
+    return decoded.text, lang.score
+
+
+def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
+    res = Result(Outcome.KEPT, bytes_in=len(body))
+    if not body.strip():
+        res.outcome = Outcome.EMPTY
         return res
+    found = _decode_and_detect(body, raw.http_headers.get("content-type"), ctx, res)
+    if found is None:
+        return res
+    text, score = found
     try:
-        paragraphs = extract_paragraphs(decoded.text)
+        paragraphs = extract_paragraphs(text)
     except Exception:  # the parser must not take the archive down with it
         res.outcome = Outcome.HTML_PARSE_ERROR
         return res
-    return _finish(raw, ctx, res, paragraphs, lang.score)
+    return _finish(raw, ctx, res, paragraphs, score)
 
 
 def _process_text(raw: RawRecord, ctx: Context) -> Result:
@@ -122,20 +130,15 @@ def _process_text(raw: RawRecord, ctx: Context) -> Result:
     if not raw.complete():
         res.outcome = Outcome.RECORD_BROKEN
         return res
-    decoded = decode_body(body, "text/plain; charset=utf-8", ctx.config.charset_window)
-    if decoded is None:
-        res.outcome = Outcome.CHARSET_FAILED
+    # WET text is UTF-8 by Common Crawl's definition: say so as the "header" would.
+    found = _decode_and_detect(body, "text/plain; charset=utf-8", ctx, res)
+    if found is None:
         return res
-    res.charset, res.charset_source = decoded.charset, decoded.source
-    lang = ctx.detector.detect(decoded.text)
-    res.lang = lang.lang
-    if not lang.accepted:
-        res.outcome = Outcome.LANG_REJECTED
-        return res
+    text, score = found
     # A WET record is lines of text without markup: each line is a paragraph with no path.
-    paragraphs = [Paragraph("", " ".join(line.split())) for line in decoded.text.splitlines()]
+    paragraphs = [Paragraph("", " ".join(line.split())) for line in text.splitlines()]
     paragraphs = [p for p in paragraphs if p.text]
-    return _finish(raw, ctx, res, paragraphs, lang.score)
+    return _finish(raw, ctx, res, paragraphs, score)
 
 
 def _finish(raw: RawRecord, ctx: Context, res: Result, paragraphs: list[Paragraph], score: float) -> Result:
