@@ -169,3 +169,23 @@ def test_real_archives_finish_with_accounted_records(tmp_path):
     assert statuses["resiliparse_tests_data_warcfile.warc.gz"] == "complete"
     assert statuses["resiliparse_tests_data_clipped.warc.gz"] == "salvaged"
     assert statuses["resiliparse_tests_data_clueweb-quirk.warc.gz"] == "complete"
+
+
+def test_wet_conversion_records_become_documents_and_wat_records_are_metadata(tmp_path):
+    wet = tmp_path / "a.warc.wet.gz"
+    text = ("今日は朝から雨が降っていたので、駅まで歩くのに時間がかかりました。\n"
+            "  図書館では毎週土曜日に   読み聞かせの会が開かれています。 \n\n")
+    with open(wet, "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        w.write_record(w.create_warc_record("http://ja.example/wet", "conversion",
+                                            payload=io.BytesIO(text.encode()), warc_content_type="text/plain"))
+        w.write_record(w.create_warc_record("http://ja.example/wat", "metadata",
+                                            payload=io.BytesIO(b'{"Envelope": {}}'),
+                                            warc_content_type="application/json"))
+    s = extract_archive(str(wet), "D", str(tmp_path / "lake"), CFG)
+    docs, ledger, _ = read_lake(str(tmp_path / "lake"), "D", wet.name)
+    assert [r["outcome"] for r in ledger] == ["kept", "metadata"]
+    assert s["documents"] == 1
+    assert docs[0]["text"] == ("\x1c今日は朝から雨が降っていたので、駅まで歩くのに時間がかかりました。\n\n"
+                               "\x1c図書館では毎週土曜日に 読み聞かせの会が開かれています。")
+    assert docs[0]["lang"] == "ja" and docs[0]["charset"] == "utf-8"
