@@ -89,19 +89,32 @@ def process_record(raw: RawRecord, ctx: Context) -> Result:
     return _process_html(raw, body, ctx)
 
 
-def _decode_and_detect(body: bytes, content_type: str | None, ctx: Context, res: Result) -> tuple[str, float] | None:
-    """Charset cascade then language; on rejection sets the outcome and returns None."""
+def _decode(body: bytes, content_type: str | None, ctx: Context, res: Result) -> str | None:
+    """The charset cascade; None (outcome set) when no candidate decodes."""
     decoded = decode_body(body, content_type, ctx.config.charset_window)
     if decoded is None:
         res.outcome = Outcome.CHARSET_FAILED
         return None
     res.charset, res.charset_source = decoded.charset, decoded.source
-    lang = ctx.detector.detect(decoded.text)
+    return decoded.text
+
+
+def _detect(text: str, ctx: Context, res: Result, paragraphs_text: str | None = None) -> float | None:
+    """The language; None (outcome set) when it is not a target."""
+    lang = ctx.detector.detect(text, paragraphs_text)
     res.lang = lang.lang
     if not lang.accepted:
         res.outcome = Outcome.LANG_REJECTED
         return None
-    return decoded.text, lang.score
+    return lang.score
+
+
+def _decode_and_detect(body: bytes, content_type: str | None, ctx: Context, res: Result) -> tuple[str, float] | None:
+    text = _decode(body, content_type, ctx, res)
+    if text is None:
+        return None
+    score = _detect(text, ctx, res)
+    return None if score is None else (text, score)
 
 
 def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
@@ -109,15 +122,24 @@ def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
     if not body.strip():
         res.outcome = Outcome.EMPTY
         return res
-    found = _decode_and_detect(body, raw.http_headers.get("content-type"), ctx, res)
-    if found is None:
+    text = _decode(body, raw.http_headers.get("content-type"), ctx, res)
+    if text is None:
         return res
-    text, score = found
+    # Non-Latin targets: language first, so most pages are rejected before any parsing.
+    # Latin targets: parse first and judge the language on the paragraphs' text.
+    early = not ctx.detector.wants_paragraphs
+    score = _detect(text, ctx, res) if early else 0.0
+    if score is None:
+        return res
     try:
         paragraphs = extract_paragraphs(text)
     except Exception:  # the parser must not take the archive down with it
         res.outcome = Outcome.HTML_PARSE_ERROR
         return res
+    if not early:
+        score = _detect(text, ctx, res, "\n".join(p.plain for p in paragraphs))
+        if score is None:
+            return res
     return _finish(raw, ctx, res, paragraphs, score)
 
 

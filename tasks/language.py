@@ -248,6 +248,12 @@ class LanguageDetector:
         self._cjk_only = not self.all and self.scripts <= {KANA, HAN}
         self._has_latin = LATIN in self.scripts
 
+    @property
+    def wants_paragraphs(self) -> bool:
+        """Latin-script targets are judged better on the extractor's paragraph text than on
+        regex-stripped markup (tasks.eval_language: 0.995 against 0.990 with 'all')."""
+        return self._has_latin
+
     def lingua_sets(self) -> list[tuple[tuple[str, ...], bool]]:
         """The (languages, low accuracy) lingua detectors this configuration can use."""
         out = []
