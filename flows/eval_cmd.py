@@ -58,7 +58,13 @@ def run(args: argparse.Namespace) -> int:
     from tasks.evaluation.runner import (available_extractors, environment_note, evaluate,
                                          markdown_table)
 
-    names = args.extractor or available_extractors()
+    installed = available_extractors()
+    names = args.extractor or installed
+    missing = [n for n in names if n not in installed]
+    if missing:
+        print(f"warclake eval: unknown or not installed extractor(s) {missing}; "
+              f"available: {installed}", file=sys.stderr)
+        return 2
     sections = []
     for spec in args.gold:
         gold_spec, split = _parse_gold(spec, args.split)

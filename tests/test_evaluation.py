@@ -173,3 +173,14 @@ def test_read_readability_format(tmp_path):
     pages = read_gold(f"readability:{tmp_path}")
     assert [p.id for p in pages] == ["case-1"]
     assert pages[0].gold == "One\nTwo bold"
+
+
+def test_eval_command_rejects_unknown_extractor_and_bad_gold(tmp_path, capsys):
+    from flows.eval_cmd import main
+
+    (tmp_path / "a.html").write_bytes(b"<p>x</p>")
+    (tmp_path / "a.txt").write_text("x")
+    assert main(["--gold", f"folder:{tmp_path}", "--extractor", "nope"]) == 2
+    assert "nope" in capsys.readouterr().err
+    assert main(["--gold", f"cleaneval:{tmp_path / 'missing'}"]) == 2
+    assert main(["--gold", "nonsense"]) == 2
