@@ -32,9 +32,11 @@ def _pool_for(size: int) -> ProcessPoolExecutor:
         if _pool is None or _pool_size != size:
             if _pool is not None:
                 _pool.shutdown(wait=True)
-            # spawn, not fork: the parent runs Prefect's threads and event loops
-            _pool = ProcessPoolExecutor(max_workers=size, mp_context=multiprocessing.get_context("spawn"),
-                                        initializer=_init_worker)
+            # forkserver, not fork: the parent runs Prefect's threads and event loops; the
+            # server process imports the extraction modules once, so workers start fast
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(["tasks.extract_archive"])
+            _pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_worker)
             _pool_size = size
         return _pool
 
