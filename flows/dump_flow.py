@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections import Counter
 
 from prefect import flow, get_run_logger, task

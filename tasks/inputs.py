@@ -9,7 +9,6 @@ from __future__ import annotations
 import glob
 import gzip
 import os
-import posixpath
 import urllib.error
 import urllib.request
 
@@ -164,6 +163,3 @@ def open_input(path: str, size: int | None = None):
     except FileNotFoundError as exc:  # fsspec's word for any failed lookup: let retries decide
         raise TransientInputError(f"opening {path} failed: {exc}") from exc
 
-
-def display_name(path: str) -> str:
-    return posixpath.basename(path.split("?", 1)[0])

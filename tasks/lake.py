@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-import shutil
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -64,26 +63,6 @@ class Lake:
             return None
         except (ValueError, OSError):
             return None  # unreadable summary: treat as not done
-
-    def summaries(self, dump: str) -> list[dict]:
-        d = self.dir("files", dump)
-        try:
-            names = sorted(self.fs.ls(d, detail=False))
-        except FileNotFoundError:
-            return []
-        out = []
-        for p in names:
-            if p.endswith(".json"):
-                with self.fs.open(p, "rb") as fh:
-                    out.append(json.loads(fh.read()))
-        return out
-
-    def dumps(self) -> list[str]:
-        try:
-            names = self.fs.ls(self.dir("files"), detail=False)
-        except FileNotFoundError:
-            return []
-        return sorted(posixpath.basename(n)[5:] for n in names if posixpath.basename(n).startswith("dump="))
 
     # -- writing -----------------------------------------------------------------
     def publish_file(self, local_tmp: str, kind: str, dump: str, warc_name: str) -> int:
@@ -138,7 +117,3 @@ class Lake:
                         n += 1
         return n
 
-
-def copy_to_local(fs, src: str, dst: str) -> None:
-    with fs.open(src, "rb") as a, open(dst, "wb") as b:
-        shutil.copyfileobj(a, b, 1 << 20)

@@ -1,6 +1,5 @@
 """Real Prefect flow runs over generated dumps: incremental, changed input, truncation, retries, remote."""
 import os
-import shutil
 
 import pyarrow.parquet as pq
 import pytest
