@@ -1,6 +1,5 @@
 """The DuckDB catalogue: views over a generated lake, from any working directory, rebuilt
 under a reader's feet, and the text macros checked against the Python paragraph model."""
-import os
 from collections import Counter
 
 import duckdb
