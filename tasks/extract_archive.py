@@ -28,7 +28,8 @@ from .warc_reader import ArchiveReader, TransientInputError
 
 log = logging.getLogger(__name__)
 
-DOC_BATCH = 2000      # rows per documents row group
+DOC_BATCH = 2000      # rows per documents row group at most...
+DOC_BATCH_CHARS = 16 << 20  # ...and at most this much text buffered (memory stays flat)
 LEDGER_BATCH = 20000  # rows per ledger row group
 
 _DETECTORS: dict[tuple[str, ...], LanguageDetector] = {}
@@ -44,11 +45,12 @@ def detector_for(langs: tuple[str, ...]) -> LanguageDetector:
 class _RowWriter:
     """Buffers rows of one schema column-wise and writes them as row groups of a zstd parquet file."""
 
-    def __init__(self, path: str, sch: pa.Schema, batch: int):
-        self.path, self.schema, self.batch = path, sch, batch
+    def __init__(self, path: str, sch: pa.Schema, batch: int, max_chars: int = 0):
+        self.path, self.schema, self.batch, self.max_chars = path, sch, batch, max_chars
         self.names = sch.names
         self.cols: dict[str, list] = {n: [] for n in self.names}
         self.pending = 0
+        self.chars = 0
         self.count = 0
         self._w = pq.ParquetWriter(path, sch, compression="zstd", compression_level=3,
                                    use_dictionary=True, write_statistics=True)
@@ -57,7 +59,9 @@ class _RowWriter:
         for n in self.names:
             self.cols[n].append(row.get(n))
         self.pending += 1
-        if self.pending >= self.batch:
+        if self.max_chars:
+            self.chars += len(row.get("text") or "")
+        if self.pending >= self.batch or (self.max_chars and self.chars >= self.max_chars):
             self.flush()
 
     def flush(self) -> None:
@@ -65,7 +69,7 @@ class _RowWriter:
             self._w.write_table(pa.Table.from_pydict(self.cols, schema=self.schema))
             self.count += self.pending
             self.cols = {n: [] for n in self.names}
-            self.pending = 0
+            self.pending = self.chars = 0
 
     def close(self) -> None:
         self.flush()
@@ -89,7 +93,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     ctx = Context(dump=dump, warc_name=name, config=config, detector=detector_for(config.langs))
     doc_tmp = lake.tmp_file("documents", dump, name)
     led_tmp = lake.tmp_file("ledger", dump, name)
-    docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH)
+    docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS)
     ledger = _RowWriter(led_tmp, schema.LEDGER, LEDGER_BATCH)
     outcomes: Counter[str] = Counter()
     try:
