@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
     d = sub.add_parser("demo", help="generate a sample dump and run the whole job on it, no server needed")
     d.add_argument("--dir", default="demo", help="working folder for the sample dump, lake and report (default: ./demo)")
     d.add_argument("--langs", default="ja,en,zh,ru,de", help="target languages (default: ja,en,zh,ru,de)")
-    d.add_argument("--boilerplate", default="justext", choices=MODES, help="paragraph labelling mode (default: justext)")
+    d.add_argument("--boilerplate", default="sieve", choices=MODES, help="paragraph labelling mode (default: sieve)")
     d.add_argument("--files", type=int, default=6, help="archives in the sample dump")
     d.add_argument("--fresh", action="store_true", help="delete the demo folder first")
     add_run_options(d)
