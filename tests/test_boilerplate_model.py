@@ -54,3 +54,21 @@ def test_feature_matrix_shape_and_path_groups():
     assert X[0, col["link_density"]] == pytest.approx(len("PrivacyTerms") / len("Privacy | Terms"))
     assert X[1, col["log_len@-1"]] == X[0, col["log_len"]]     # neighbour feature
     assert X[0, col["log_len@-1"]] == -1                        # beyond the document edge
+
+
+def test_mixing_weights_scale_whole_pages_of_one_gold_format():
+    assert train.parse_mix(["readability=2", "folder=0.5"]) == {"readability": 2.0,
+                                                                "folder": 0.5}
+    with pytest.raises(ValueError):
+        train.parse_mix(["readability"])
+    share = np.array([0.25, 0.75, 1.0])
+    groups = np.array([0, 0, 1])
+    w0 = train.page_weights(share, groups, ["cleaneval", "readability"], {}, 0.0)
+    w2 = train.page_weights(share, groups, ["cleaneval", "readability"],
+                            {"readability": 2.0}, 0.0)
+    assert w0.tolist() == [0.25, 0.75, 1.0]
+    assert w2.tolist() == [0.25, 0.75, 2.0]
+    # the floor spreads over a page's paragraphs and is scaled with the page
+    wf = train.page_weights(share, groups, ["cleaneval", "readability"],
+                            {"readability": 2.0}, 0.5)
+    assert wf.tolist() == pytest.approx([0.375, 0.625, 2.0])

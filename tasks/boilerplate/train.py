@@ -4,7 +4,19 @@
         --gold cleaneval:../shared/data/gold/cleaneval/cleaneval-dev,../shared/data/gold/cleaneval/cleaneval-final
 
 writes ``tasks/boilerplate/sieve.json`` (or ``--out``). Deterministic: fixed seed, pages in
-sorted order, row subsampling from a seeded generator.
+sorted order, row subsampling from a seeded generator. The shipped model's exact command is
+in ``reports/boilerplate_eval.md`` (notes, "Reproduce"). Several ``--gold`` sets may be
+mixed, e.g. CLEANEVAL plus Mozilla Readability's test pages::
+
+    python -m tasks.boilerplate.train \\
+        --gold cleaneval:../shared/data/gold/cleaneval/cleaneval-dev,../shared/data/gold/cleaneval/cleaneval-final \\
+        --gold readability:../shared/data/gold/mozilla_readability_testpages --mix readability=2
+
+``--mix FORMAT=W`` multiplies the weight of every page of that gold format by W (default
+1; each page otherwise weighs the same). Every set contributes only its tuning split
+(``tasks.evaluation.gold.split_of``: sha1 of the page id — for Readability the case name —
+% 5 != 0); the held-back part of the Readability pages is the validation set for model
+choices.
 
 Labels: each page's paragraph tokens are aligned with the gold tokens (difflib's matching
 blocks over lower-cased metric tokens, junk heuristic off); a paragraph is good when at
@@ -61,15 +73,33 @@ def label_paragraphs(texts: list[str], gold: str, min_share: float = 0.5
 
 
 # ---------------------------------------------------------------- data
-def build_dataset(specs: list[str], log=print):
+def parse_mix(items: list[str]) -> dict[str, float]:
+    """``FORMAT=WEIGHT`` items -> {format: page weight} (formats not named weigh 1)."""
+    mix = {}
+    for item in items or []:
+        fmt, sep, val = item.partition("=")
+        if not sep:
+            raise ValueError(f"--mix must be FORMAT=WEIGHT, got {item!r}")
+        mix[fmt.strip()] = float(val)
+    return mix
+
+
+def build_dataset(specs: list[str], log=print, split: str = "tuning", with_source=False):
+    """Feature rows of the pages of ``split`` (training: always "tuning"). With
+    ``with_source`` also the gold FORMAT of each page (one entry per page)."""
     from tasks.evaluation.gold import decode_page, read_gold
     from tasks.paragraphs import extract_paragraphs
 
     Xs, ys, ws, groups, toks = [], [], [], [], []
-    pages = []
+    pages, source = [], []
     for spec in specs:
-        pages += read_gold(spec, "tuning")   # the held-back split is never read here
-    pages.sort(key=lambda p: p.id)
+        # the held-back split is never read for training
+        got = read_gold(spec, split)
+        pages += [(p, spec.partition(":")[0]) for p in got]
+    # sort by (id, format): CLEANEVAL ids are "<set>/<id>", readability ids case names
+    pages.sort(key=lambda ps: (ps[0].id, ps[1]))
+    source = [fmt for _, fmt in pages]
+    pages = [p for p, _ in pages]
     for k, page in enumerate(pages):
         paras = extract_paragraphs(decode_page(page))
         if not paras:
@@ -86,8 +116,17 @@ def build_dataset(specs: list[str], log=print):
         groups.append(np.full(len(paras), k))
         if log and (k + 1) % 100 == 0:
             log(f"  features: {k + 1}/{len(pages)} pages")
-    return (np.vstack(Xs), np.concatenate(ys), np.concatenate(ws), np.concatenate(groups),
-            np.concatenate(toks), len(pages))
+    out = (np.vstack(Xs), np.concatenate(ys), np.concatenate(ws), np.concatenate(groups),
+           np.concatenate(toks), len(pages))
+    return out + (source,) if with_source else out
+
+
+def page_weights(share, groups, source, mix: dict[str, float], floor: float) -> np.ndarray:
+    """Row weights: the paragraph's token share of its page blended with a per-page floor,
+    times the mixing weight of the page's gold format."""
+    w = (1 - floor) * share + floor / np.maximum(np.bincount(groups)[groups], 1)
+    page_mix = np.array([mix.get(fmt, 1.0) for fmt in source] or [1.0])
+    return w * page_mix[groups]
 
 
 # ---------------------------------------------------------------- boosting
@@ -220,6 +259,9 @@ def main(argv=None) -> int:
                     help="gold set(s) to train on; only their tuning split is used")
     ap.add_argument("--out", type=Path,
                     default=Path(__file__).with_name(MODEL_FILE), help="model file to write")
+    ap.add_argument("--mix", action="append", default=[], metavar="FORMAT=WEIGHT",
+                    help="weight of each page of a gold format relative to the others "
+                         "(default 1), e.g. readability=2")
     ap.add_argument("--no-cv", action="store_true", help="keep the cutoff at 0.5 (faster)")
     for k, v in DEFAULTS.items():
         ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
@@ -227,9 +269,9 @@ def main(argv=None) -> int:
     prm = {k: getattr(args, k) for k in DEFAULTS}
     log = lambda m: print(m, file=sys.stderr)  # noqa: E731
     t0 = time.time()
-    X, y, w, groups, toks, n_pages = build_dataset(args.gold, log)
-    w = (1 - prm["weight_floor"]) * w + prm["weight_floor"] / np.maximum(
-        np.bincount(groups)[groups], 1)
+    mix = parse_mix(args.mix)
+    X, y, w, groups, toks, n_pages, source = build_dataset(args.gold, log, with_source=True)
+    w = page_weights(w, groups, source, mix, prm["weight_floor"])
     log(f"{n_pages} pages, {len(y)} paragraphs, {y.mean():.3f} good; features "
         f"{time.time() - t0:.0f}s")
     cutoff, cv_f1 = (0.5, float("nan")) if args.no_cv else choose_cutoff(
@@ -241,6 +283,8 @@ def main(argv=None) -> int:
                            s.partition(":")[2].split(",")) for s in args.gold],
             "split": "tuning (sha1(page id) % 5 != 0)", "pages": n_pages,
             "paragraphs": int(len(y)), "params": prm, "cv_page_token_f1": cv_f1}
+    if mix:
+        meta["mix"] = mix
     args.out.write_text(json.dumps(forest.to_json(meta), separators=(",", ":")) + "\n",
                         encoding="utf-8")
     log(f"wrote {args.out} in {time.time() - t0:.0f}s")
