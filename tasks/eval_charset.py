@@ -169,9 +169,8 @@ def evaluate_warc(root: Path | str | None = None) -> dict:
     """Real archived responses (a Common Crawl excerpt and a ClueWeb09 Japanese archive from
     the resiliparse test data): our charset against the one the page or server declares,
     which decodes every payload there cleanly (checked by the data's README)."""
-    from warcio.archiveiterator import ArchiveIterator
-
     from tasks.charset import header_charset, sniff_meta
+    from tasks.warc_reader import iter_responses
 
     root = Path(root) if root else default_root()
     rows = []
@@ -179,16 +178,10 @@ def evaluate_warc(root: Path | str | None = None) -> dict:
         path = root / "warc" / "resiliparse" / "tests" / "data" / name
         if not path.exists():
             continue
-        with open(path, "rb") as fh:
-            for rec in ArchiveIterator(fh):
-                if rec.rec_type != "response":
-                    continue
-                body = rec.content_stream().read()
-                ctype = rec.http_headers.get_header("Content-Type") if rec.http_headers else None
-                declared = sniff_meta(body) or header_charset(ctype)
-                res = decode_body(body, ctype)
-                rows.append((name, rec.rec_headers.get_header("WARC-Target-URI"), declared,
-                             res.charset if res else None, res.source if res else None))
+        for url, body, ctype in iter_responses(str(path)):
+            declared = sniff_meta(body) or header_charset(ctype)
+            res = decode_body(body, ctype)
+            rows.append((name, url, declared, res.charset if res else None, res.source if res else None))
     ok = sum(1 for r in rows if r[2] == r[3])
     return {"records": len(rows), "correct": ok, "rows": rows}
 

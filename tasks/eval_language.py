@@ -84,17 +84,12 @@ def _clueweb_pages(root: Path):
     path = root / "warc" / "resiliparse" / "tests" / "data" / "clueweb-quirk.warc.gz"
     if not path.exists():
         return
-    from warcio.archiveiterator import ArchiveIterator
+    from tasks.warc_reader import iter_responses
 
-    with open(path, "rb") as fh:
-        for rec in ArchiveIterator(fh):
-            if rec.rec_type != "response":
-                continue
-            body = rec.content_stream().read()
-            ctype = rec.http_headers.get_header("Content-Type") if rec.http_headers else None
-            res = decode_body(body, ctype)
-            if res:
-                yield Page("clueweb-ja", rec.rec_headers.get_header("WARC-Target-URI"), "ja", res.text)
+    for url, body, ctype in iter_responses(str(path)):
+        res = decode_body(body, ctype)
+        if res:
+            yield Page("clueweb-ja", url, "ja", res.text)
 
 
 def _english_pages(root: Path, limit: int):

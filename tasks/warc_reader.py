@@ -216,6 +216,15 @@ def _describe(exc: Exception) -> str:
     return text[:300]
 
 
+def iter_responses(path: str) -> Iterator[tuple[str | None, bytes, str | None]]:
+    """(url, HTTP payload, Content-Type) of every response record of a local archive."""
+    with open(path, "rb") as fh:
+        for rec in ArchiveReader(fh):
+            if rec.rec_type == "response" and rec.http_headers is not None:
+                body, _ = rec.read_payload()
+                yield rec.url, body, rec.http_headers.get("content-type")
+
+
 def not_an_archive(head: bytes) -> str | None:
     """Why these first bytes cannot start a WARC or ARC file (None when they can).
 
