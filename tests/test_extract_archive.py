@@ -189,3 +189,28 @@ def test_wet_conversion_records_become_documents_and_wat_records_are_metadata(tm
     assert docs[0]["text"] == ("\x1c今日は朝から雨が降っていたので、駅まで歩くのに時間がかかりました。\n\n"
                                "\x1c図書館では毎週土曜日に 読み聞かせの会が開かれています。")
     assert docs[0]["lang"] == "ja" and docs[0]["charset"] == "utf-8"
+
+
+def test_remote_lake_through_fsspec(tmp_path):
+    """A lake on a non-local fsspec filesystem (fsspec's in-memory one stands in for s3://)."""
+    import fsspec
+
+    from tasks.plan import plan_dump
+
+    paths = make_dump(str(tmp_path / "d"), files=2, pages_per_file=10, truncate_last=False)
+    lake = "memory://warclake-test-lake"
+    for p in paths:
+        extract_archive(p, "D", lake, CFG)
+    fs = fsspec.filesystem("memory")
+    names = sorted(fs.ls("/warclake-test-lake/files/dump=D", detail=False))
+    assert [n.rsplit("/", 1)[-1] for n in names] == [os.path.basename(p) + ".json" for p in paths]
+    with fs.open(f"/warclake-test-lake/documents/dump=D/{os.path.basename(paths[0])}.parquet", "rb") as fh:
+        docs = pq.read_table(fh).to_pylist()
+    local = extract_archive(paths[0], "D", str(tmp_path / "local"), CFG)
+    assert len(docs) == local["documents"] > 0
+    assert [i.reason for i in plan_dump(paths, "D", lake, CFG)] == ["done", "done"]
+    import tempfile  # staging files for a remote lake live in the local temp dir: none left behind
+    names = {os.path.basename(p) for p in paths}
+    assert not [n for n in os.listdir(tempfile.gettempdir())
+                if n.endswith(".tmp") and any(n.startswith(f".{b}.") for b in names)]
+    fs.rm("/warclake-test-lake", recursive=True)
