@@ -145,6 +145,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         "status": status,
         "error": broken.error if broken else None,
         "error_offset": broken.offset if broken else None,
+        # byte ranges skipped after corruption, reading resumed at the next intact record
+        "skipped": [{"from": a, "to": b} for a, b in reader.resumed],
         "extractor_version": EXTRACTOR_VERSION,
         "schema_version": SCHEMA_VERSION,
         "config_fingerprint": config.fingerprint(),

@@ -3,7 +3,8 @@
 Wraps warcio so that:
 - every record comes out with its byte offset (compressed offset for .gz),
 - a truncated or corrupted archive ends the iteration with a recorded break
-  (offset + error) instead of an exception, keeping every record before it,
+  (offset + error) instead of an exception, keeping every record before it; in a
+  seekable per-record gzip archive, reading resumes at the next intact member,
 - an error raised by the *underlying stream* (network, storage) is re-raised as
   :class:`TransientInputError`, because retrying those can help while retrying
   corrupt bytes cannot.
@@ -143,42 +144,100 @@ class ArchiveReader:
     """
 
     def __init__(self, raw: BinaryIO, max_payload: int = 8 << 20):
+        self._raw = raw
         self._stream = _GuardedStream(raw)
         self._max_payload = max_payload
-        self.broken: ArchiveBreak | None = None
+        self.broken: ArchiveBreak | None = None  # the first break
+        self.resumed: list[tuple[int, int]] = []  # (broken at, reading resumed at) per skipped region
         self.records = 0
+        self._bytes_before = 0  # read by earlier segments (before a resync)
 
     @property
     def bytes_read(self) -> int:
-        return self._stream.bytes_read
+        return self._bytes_before + self._stream.bytes_read
 
     def __iter__(self) -> Iterator[RawRecord]:
         problem = not_an_archive(self._stream.head)
         if problem:
             self.broken = ArchiveBreak(0, problem)
             return
+        base = 0
+        while True:
+            resume = yield from self._segment(base)
+            if resume is None:
+                return
+            self._bytes_before += self._stream.bytes_read
+            self._raw.seek(resume)
+            self._stream = _GuardedStream(self._raw)
+            base = resume
+
+    def _segment(self, base: int):
+        """Read records from the current stream position (archive offset ``base``).
+
+        Returns where to resume after corruption in a gzip archive (the next gzip member
+        that starts a WARC record), or None when the archive is done or cannot resume.
+        """
         _members.last = None  # before the iterator: it creates the first member's decompressor
         it = ArchiveIterator(self._stream, arc2warc=True, check_digests=False)
-        offset = 0
+        offset = base
         try:
             for rec in it:
-                offset = it.offset  # start of this record (get_record_offset() would read it to the end)
+                offset = base + it.offset  # record start (get_record_offset() would read it to the end)
                 self.records += 1
                 raw = self._wrap(rec, offset)
                 yield raw
                 if not raw.complete():
-                    self.broken = ArchiveBreak(offset, "archive ends inside this record")
-                    return
+                    self._break(offset, "archive ends inside this record")
+                    return None
             last = getattr(_members, "last", None)
             gzipped = self._stream.head[:2] == b"\x1f\x8b"
             if gzipped and last is not None and not last.eof:
-                self.broken = ArchiveBreak(offset, "archive ends inside a gzip member (truncated file)")
+                self._break(offset, "archive ends inside a gzip member (truncated file)")
+            return None
         except TransientInputError:
             raise
         except Exception as exc:  # warcio's ArchiveLoadFailed, zlib errors, bad headers...
-            self.broken = ArchiveBreak(offset=_safe_offset(it, offset),
-                                       error=_describe(exc))
-            log.warning("archive broken at %s: %s", self.broken.offset, self.broken.error)
+            at = max(base + _safe_offset(it, 0), offset)
+            self._break(at, _describe(exc))
+            log.warning("archive broken at %s: %s", at, _describe(exc))
+            resume = self._next_member(at)
+            if resume is not None:
+                self.resumed.append((at, resume))
+            return resume
+
+    def _break(self, offset: int, error: str) -> None:
+        if self.broken is None:
+            self.broken = ArchiveBreak(offset, error)
+
+    def _next_member(self, after: int) -> int | None:
+        """Offset of the next gzip member after ``after`` that inflates to a WARC record.
+
+        Common Crawl writes one gzip member per record, so after a corrupt member the
+        following records are still readable; this needs a seekable input.
+        """
+        if self._stream.head[:2] != b"\x1f\x8b" or not _seekable(self._raw):
+            return None
+        try:
+            self._raw.seek(after + 1)
+            pos, carry = after + 1, b""
+            while True:
+                chunk = self._raw.read(1 << 20)
+                if not chunk:
+                    return None
+                data = carry + chunk
+                i = data.find(b"\x1f\x8b\x08")
+                while i != -1:
+                    try:
+                        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[i:i + 65536], 8)
+                    except zlib.error:
+                        head = b""
+                    if head.startswith(b"WARC/"):
+                        return pos - len(carry) + i
+                    i = data.find(b"\x1f\x8b\x08", i + 1)
+                carry = data[-65536:]  # a member header may straddle chunks
+                pos += len(chunk)
+        except Exception as exc:  # stream errors: a retry of the whole archive may help
+            raise TransientInputError(f"resync after a corrupt member failed: {exc!r}") from exc
 
     def _wrap(self, rec, offset: int) -> RawRecord:
         h: dict[str, str] = {}
@@ -246,6 +305,13 @@ def not_an_archive(head: bytes) -> str | None:
         return None
     shown = "".join(chr(b) if 32 <= b < 127 else "?" for b in text[:40])
     return f"not a WARC/ARC archive: starts with {shown!r}"
+
+
+def _seekable(raw) -> bool:
+    try:
+        return bool(raw.seekable())
+    except Exception:
+        return False
 
 
 def _int(value: str | None) -> int:

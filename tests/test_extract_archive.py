@@ -214,3 +214,32 @@ def test_remote_lake_through_fsspec(tmp_path):
     assert not [n for n in os.listdir(tempfile.gettempdir())
                 if n.endswith(".tmp") and any(n.startswith(f".{b}.") for b in names)]
     fs.rm("/warclake-test-lake", recursive=True)
+
+
+def test_corruption_in_the_middle_loses_only_the_broken_record(tmp_path):
+    from warcio.archiveiterator import ArchiveIterator
+
+    paths = make_dump(str(tmp_path / "d"), files=1, pages_per_file=20, truncate_last=False)
+    data = open(paths[0], "rb").read()
+    it = ArchiveIterator(io.BytesIO(data))
+    offsets = [it.get_record_offset() for _ in it]
+    responses = [o for o, r in zip(offsets, ledger_types(paths[0])) if r == "response"]
+    victim = responses[5]
+    nxt = offsets[offsets.index(victim) + 1]
+    bad = tmp_path / "bad.warc.gz"
+    bad.write_bytes(data[:victim + 12] + bytes(b ^ 0x5A for b in data[victim + 12:nxt - 8]) + data[nxt - 8:])
+    whole = extract_archive(paths[0], "D", str(tmp_path / "lake"), CFG)
+    s = extract_archive(str(bad), "D", str(tmp_path / "lake"), CFG)
+    assert s["status"] == "salvaged" and s["error_offset"] == victim
+    assert s["skipped"] == [{"from": victim, "to": nxt}]
+    assert s["records"] == whole["records"] - 1
+    docs_whole, _, _ = read_lake(str(tmp_path / "lake"), "D", os.path.basename(paths[0]))
+    docs_bad, _, _ = read_lake(str(tmp_path / "lake"), "D", "bad.warc.gz")
+    assert [d["docId"] for d in docs_bad] == [d["docId"] for d in docs_whole if d["warc_offset"] != victim]
+
+
+def ledger_types(path):
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(path, "rb") as fh:
+        return [r.rec_type for r in ArchiveIterator(fh)]

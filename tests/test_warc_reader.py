@@ -95,3 +95,29 @@ def test_real_clipped_common_crawl_record_is_salvaged():
         recs = [r.rec_type for r in reader]
     assert recs == ["response"]
     assert reader.broken is not None and reader.broken.offset == 0
+
+
+def test_corrupt_member_in_the_middle_is_skipped_and_reading_resumes(archive):
+    data = open(archive, "rb").read()
+    offsets = record_offsets(data)
+    victim = offsets[10]  # a record in the middle: overwrite its compressed bytes with garbage
+    ends = offsets[11]
+    bad = data[:victim + 12] + bytes(b ^ 0x5A for b in data[victim + 12:ends - 8]) + data[ends - 8:]
+    reader, seen = read_all(bad)
+    assert reader.broken is not None and reader.broken.offset == victim
+    assert reader.resumed == [(victim, ends)]
+    assert seen == offsets[:10] + offsets[11:]  # everything but the corrupt record
+
+
+def test_no_resume_on_unseekable_streams(archive):
+    data = open(archive, "rb").read()
+    offsets = record_offsets(data)
+    bad = data[:offsets[10] + 12] + b"\0" * 200 + data[offsets[10] + 212:]
+
+    class Unseekable(io.BytesIO):
+        def seekable(self):
+            return False
+
+    reader = ArchiveReader(Unseekable(bad))
+    seen = [r.offset for r in reader]
+    assert seen == offsets[:10] and reader.broken.offset == offsets[10] and reader.resumed == []
