@@ -51,12 +51,9 @@ def media_type(value: str | None) -> str:
     return value.split(";", 1)[0].strip().lower() if value else ""
 
 
-def is_html(raw: RawRecord, body_head: bytes) -> bool:
-    ctype = media_type((raw.http_headers or {}).get("content-type"))
-    if ctype:
-        return ctype in HTML_TYPES
-    # No Content-Type: sniff the first bytes, and only then (trust the server when it speaks).
-    return bool(_HTML_SNIFF.match(body_head[:1024]))
+def looks_like_html(body: bytes) -> bool:
+    """Sniff the first bytes; used only when the server sent no Content-Type."""
+    return bool(_HTML_SNIFF.match(body[:1024]))
 
 
 def process_record(raw: RawRecord, ctx: Context) -> Result:
@@ -84,7 +81,7 @@ def process_record(raw: RawRecord, ctx: Context) -> Result:
         return Result(Outcome.OVERSIZE, bytes_in=len(body))
     if not raw.complete():
         return Result(Outcome.RECORD_BROKEN, bytes_in=len(body))
-    if not ctype and not is_html(raw, body):
+    if not ctype and not looks_like_html(body):  # trust the server when it speaks
         return Result(Outcome.NOT_TEXT, bytes_in=len(body))
     return _process_html(raw, body, ctx)
 
@@ -107,14 +104,6 @@ def _detect(text: str, ctx: Context, res: Result, paragraphs_text: str | None = 
         res.outcome = Outcome.LANG_REJECTED
         return None
     return lang.score
-
-
-def _decode_and_detect(body: bytes, content_type: str | None, ctx: Context, res: Result) -> tuple[str, float] | None:
-    text = _decode(body, content_type, ctx, res)
-    if text is None:
-        return None
-    score = _detect(text, ctx, res)
-    return None if score is None else (text, score)
 
 
 def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
@@ -153,10 +142,12 @@ def _process_text(raw: RawRecord, ctx: Context) -> Result:
         res.outcome = Outcome.RECORD_BROKEN
         return res
     # WET text is UTF-8 by Common Crawl's definition: say so as the "header" would.
-    found = _decode_and_detect(body, "text/plain; charset=utf-8", ctx, res)
-    if found is None:
+    text = _decode(body, "text/plain; charset=utf-8", ctx, res)
+    if text is None:
         return res
-    text, score = found
+    score = _detect(text, ctx, res)
+    if score is None:
+        return res
     # A WET record is lines of text without markup: each line is a paragraph with no path.
     paragraphs = [Paragraph("", " ".join(line.split())) for line in text.splitlines()]
     paragraphs = [p for p in paragraphs if p.text]
