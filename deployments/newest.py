@@ -18,7 +18,7 @@ import re
 import fsspec
 from prefect import flow, get_run_logger
 
-from flows.dump_flow import extract_dump
+from warclake.flows.dump_flow import extract_dump
 
 DUMP_PATTERN = r"CC-MAIN-\d{4}-\d{2}"
 LISTINGS = ("warc.paths.gz", "warc.paths")

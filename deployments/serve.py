@@ -1,6 +1,6 @@
 """Serve per-dump deployments (and one for the newest dump) from this box.
 
-    ./dev python -m deployments.serve [--config deployments/dumps.toml] [--limit N] [--check]
+    ./dev python -m warclake.deployments.serve [--config deployments/dumps.toml] [--limit N] [--check]
 
 Reads a TOML file (see deployments/dumps.toml), registers one deployment per ``[[dump]]``
 of the ``extract-dump`` flow and, with a ``[newest]`` table, one of ``extract-newest-dump``,
@@ -87,8 +87,8 @@ def _spec(flow_name: str, flow_fn, table: dict, defaults: dict, default_name: st
 
 def load_config(path: str, base: str | None = None) -> list[DeploymentSpec]:
     """The deployments a config file describes; errors name the offending table and key."""
-    from deployments.newest import extract_newest_dump
-    from flows.dump_flow import extract_dump
+    from warclake.deployments.newest import extract_newest_dump
+    from warclake.flows.dump_flow import extract_dump
 
     base = base or os.getcwd()
     with open(path, "rb") as fh:
@@ -122,8 +122,8 @@ def flow_and_options(spec: DeploymentSpec):
     from prefect.schedules import Cron
     from prefect.types.entrypoint import EntrypointType
 
-    from deployments.newest import extract_newest_dump
-    from flows.dump_flow import extract_dump
+    from warclake.deployments.newest import extract_newest_dump
+    from warclake.flows.dump_flow import extract_dump
 
     flow_obj = extract_newest_dump if spec.flow_name == "extract-newest-dump" else extract_dump
     params = dict(spec.parameters)
@@ -174,7 +174,7 @@ def serve(specs: list[DeploymentSpec], limit: int | None) -> None:
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    ap = argparse.ArgumentParser(prog="python -m deployments.serve", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m warclake.deployments.serve", description=__doc__.split("\n\n")[0])
     ap.add_argument("--config", default=DEFAULT_CONFIG, help="TOML file of dumps (default: deployments/dumps.toml)")
     ap.add_argument("--limit", type=int, default=1,
                     help="flow runs at once on this box (default 1: each run already uses all cores)")
@@ -183,10 +183,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         specs = load_config(args.config)
     except (OSError, ValueError, tomllib.TOMLDecodeError) as exc:
-        print(f"deployments.serve: error: {exc}", file=sys.stderr)
+        print(f"warclake.deployments.serve: error: {exc}", file=sys.stderr)
         return 2
     if not specs:
-        print(f"deployments.serve: error: {args.config} defines no deployment", file=sys.stderr)
+        print(f"warclake.deployments.serve: error: {args.config} defines no deployment", file=sys.stderr)
         return 2
     if args.check:
         json.dump([vars(s) for s in specs], sys.stdout, indent=1)

@@ -1,1 +1,1 @@
-"""warclake's Prefect flows and command line: a thin layer over ``tasks``."""
+"""warclake's Prefect flows: a thin orchestration layer over ``warclake.tasks``."""

@@ -17,13 +17,13 @@ from prefect.futures import wait
 from prefect.states import Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from tasks.config import ExtractConfig
-from tasks.inputs import resolve_inputs
-from tasks.lake import Lake
-from tasks.plan import plan_dump
-from tasks.warc_reader import TransientInputError
+from warclake.tasks.config import ExtractConfig
+from warclake.tasks.inputs import resolve_inputs
+from warclake.tasks.lake import Lake
+from warclake.tasks.plan import plan_dump
+from warclake.tasks.warc_reader import TransientInputError
 
-from flows.workers import default_workers, run_extraction, shutdown as shutdown_workers
+from warclake.flows.workers import default_workers, run_extraction, shutdown as shutdown_workers
 
 # Errors worth retrying: the network or storage, not the bytes of the archive.
 TRANSIENT = (TransientInputError, ConnectionError, TimeoutError)
@@ -89,9 +89,9 @@ def resolve_task(inputs: list[str], base_url: str | None) -> list[str]:
 @task(name="report-dump", retries=1, retry_delay_seconds=5, persist_result=False)
 def report_task(lake: str, dump: str, out_dir: str | None) -> str | None:
     try:
-        from flows.report_flow import build_dump_report
+        from warclake.flows.report_flow import build_dump_report
     except ModuleNotFoundError as exc:
-        if exc.name == "flows.report_flow":
+        if exc.name == "warclake.flows.report_flow":
             return None
         raise
     return build_dump_report(lake, dump, out_dir)

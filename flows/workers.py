@@ -14,8 +14,8 @@ import os
 import threading
 from concurrent.futures import ProcessPoolExecutor
 
-from tasks.config import ExtractConfig
-from tasks.extract_archive import extract_archive
+from warclake.tasks.config import ExtractConfig
+from warclake.tasks.extract_archive import extract_archive
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
@@ -35,7 +35,7 @@ def _pool_for(size: int) -> ProcessPoolExecutor:
             # forkserver, not fork: the parent runs Prefect's threads and event loops; the
             # server process imports the extraction modules once, so workers start fast
             ctx = multiprocessing.get_context("forkserver")
-            ctx.set_forkserver_preload(["tasks.extract_archive"])
+            ctx.set_forkserver_preload(["warclake.tasks.extract_archive"])
             _pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_worker)
             _pool_size = size
         return _pool

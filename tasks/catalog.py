@@ -11,14 +11,14 @@ import os
 import re
 import uuid
 from datetime import datetime, timezone
+from importlib import resources
 from pathlib import Path
 
 import duckdb
 
-from tasks.config import SCHEMA_VERSION
+from warclake.tasks.config import SCHEMA_VERSION
 
 CATALOG_NAME = "warclake.duckdb"
-SQL_DIR = Path(__file__).resolve().parent.parent / "sql"
 SOURCES = ("documents", "ledger", "files")
 _SOURCE_EXT = {"documents": "parquet", "ledger": "parquet", "files": "json"}
 
@@ -76,7 +76,8 @@ def dump_folder(dump: str | None) -> str:
 
 
 def read_sql(name: str) -> str:
-    return (SQL_DIR / name).read_text(encoding="utf-8")
+    """A file of the package's ``sql/`` folder (package data, so it ships in the wheel)."""
+    return resources.files("warclake").joinpath("sql", name).read_text(encoding="utf-8")
 
 
 def split_statements(sql: str) -> list[str]:

@@ -16,7 +16,7 @@ from .doc_id import doc_id
 from .language import LanguageDetector
 from .outcomes import Outcome
 from .paragraph import Paragraph, join_paragraphs
-from .paragraphs import extract_paragraphs
+from .html_paragraphs import extract_paragraphs
 from .warc_reader import RawRecord
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xhtml", "text/xhtml",

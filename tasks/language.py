@@ -201,7 +201,7 @@ class LangResult:
     via: str = ""          # how it was decided: script, kana, lingua, no-target-script, too-short
 
 
-# Evidence rules, measured with tasks.eval_language (results in its docstring):
+# Evidence rules, measured with warclake.tasks.tooling.eval_language (results in its docstring):
 KANA_SHARE = 0.05      # kana / (kana + Han) for Japanese: Japanese pages >= 0.27, Chinese 0.0
 MIN_SCRIPT_CHARS = 4   # fewer characters of a script say nothing ("ログイン" is a Japanese page)
 FEW_SCRIPT_CHARS = 200  # below this, the script must outweigh the page's Latin text
@@ -251,7 +251,7 @@ class LanguageDetector:
     @property
     def wants_paragraphs(self) -> bool:
         """Latin-script targets are judged better on the extractor's paragraph text than on
-        regex-stripped markup (tasks.eval_language: 0.995 against 0.990 with 'all')."""
+        regex-stripped markup (warclake.tasks.tooling.eval_language: 0.995 against 0.990 with 'all')."""
         return self._has_latin
 
     def lingua_sets(self) -> list[tuple[tuple[str, ...], bool]]:

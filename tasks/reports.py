@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from tasks.catalog import dump_folder, install_views, is_remote, lake_root, read_sql
+from warclake.tasks.catalog import dump_folder, install_views, is_remote, lake_root, read_sql
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ import json
 import numpy as np
 import pytest
 
-from tasks.boilerplate import features, model, train
-from tasks.paragraph import Paragraph
+from warclake.tasks.boilerplate import features, model
+from warclake.tasks.tooling import train_sieve as train
+from warclake.tasks.paragraph import Paragraph
 
 
 def test_alignment_labels_mark_paragraphs_found_in_the_gold_text():

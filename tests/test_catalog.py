@@ -6,9 +6,9 @@ import duckdb
 import pytest
 
 from lakegen import make_lake
-from tasks.catalog import (CATALOG_NAME, build_catalog, connect_catalog, read_sql,
+from warclake.tasks.catalog import (CATALOG_NAME, build_catalog, connect_catalog, read_sql,
                            split_statements, sql_literal)
-from tasks.paragraph import split_document
+from warclake.tasks.paragraph import split_document
 
 
 def count(con, sql, params=None):
@@ -145,7 +145,7 @@ def test_text_macros_agree_with_the_paragraph_model(lake):
 
 
 def test_charset_label_agrees_with_the_extractor():
-    charset = pytest.importorskip("tasks.charset")
+    charset = pytest.importorskip("warclake.tasks.charset")
     con = duckdb.connect()  # the macro alone, no lake needed
     stmt = next(s for s in split_statements(read_sql("views.sql")) if "MACRO charset_label" in s)
     con.execute(stmt)

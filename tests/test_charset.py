@@ -3,14 +3,14 @@ import random
 
 import pytest
 
-from tasks.charset import (
+from warclake.tasks.charset import (
     decode_body,
     header_charset,
     normalize_label,
     sniff_meta,
     sniff_xml_declaration,
 )
-from tasks.eval_charset import default_root, evaluate_chardet, evaluate_html5lib, evaluate_warc
+from warclake.tasks.tooling.eval_charset import default_root, evaluate_chardet, evaluate_html5lib, evaluate_warc
 
 JA = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。"
 RU = ("Вчера вечером в городе прошёл сильный дождь, и многие улицы оказались под водой. "

@@ -5,7 +5,7 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
-from tasks.sample_dump import make_dump
+from warclake.tasks.tooling.sample_dump import make_dump
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -42,7 +42,7 @@ def lake_rows(lake):
 @pytest.fixture(scope="module")
 def reference_lake(dump, tmp_path_factory):
     """The lake the default (thread pool + extraction processes) path writes."""
-    from flows.dump_flow import extract_dump
+    from warclake.flows.dump_flow import extract_dump
 
     lake = tmp_path_factory.mktemp("ref") / "lake"
     state = extract_dump(dump=DUMP, inputs=[str(dump)], lake=str(lake), langs=LANGS, workers=2, report=False,
@@ -61,7 +61,7 @@ def executed_on(cluster) -> int:
 def test_flow_on_dask_matches_the_default_runner(cluster, dump, tmp_path, reference_lake):
     from prefect_dask import DaskTaskRunner
 
-    from flows.dump_flow import extract_dump
+    from warclake.flows.dump_flow import extract_dump
 
     before = executed_on(cluster)
     lake = tmp_path / "lake"
@@ -81,7 +81,7 @@ def test_flow_on_dask_matches_the_default_runner(cluster, dump, tmp_path, refere
 
 
 def test_cli_run_with_dask_address(cluster, dump, tmp_path, reference_lake, capsys):
-    from flows.cli import main
+    from warclake.cli.main import main
 
     before = executed_on(cluster)
     lake = tmp_path / "lake"

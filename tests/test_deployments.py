@@ -1,5 +1,5 @@
 """Deployments: the config file, the newest-dump lookup, and smoke tests against a real
-``prefect server`` on 127.0.0.1 (served with ``deployments.serve``, and deployed from
+``prefect server`` on 127.0.0.1 (served with ``warclake.deployments.serve``, and deployed from
 ``deployments/prefect.yaml`` to a process work pool with a worker)."""
 import json
 import os
@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from http_server import LocalHTTPServer
-from tasks.sample_dump import make_dump
+from warclake.tasks.tooling.sample_dump import make_dump
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)
@@ -40,7 +40,7 @@ def lake_docs(lake, dump):
 # -- without a server ----------------------------------------------------------------------
 
 def test_newest_dump_on_a_folder_and_over_http(tmp_path):
-    from deployments.newest import dump_inputs, list_dumps, newest_dump
+    from warclake.deployments.newest import dump_inputs, list_dumps, newest_dump
 
     root = sample_root(tmp_path / "dumps")
     assert list_dumps(str(root)) == ["CC-MAIN-2098-52", "CC-MAIN-2099-01", "CC-MAIN-2099-05"]
@@ -63,7 +63,7 @@ def write_config(path, text):
 
 
 def test_config_check_lists_deployments_with_absolute_paths(tmp_path, capsys):
-    from deployments.serve import main
+    from warclake.deployments.serve import main
 
     cfg = write_config(tmp_path / "d.toml", """
 [defaults]
@@ -116,7 +116,7 @@ cron = "0 4 * * 1"
      "duplicate deployment names"),
 ])
 def test_config_mistakes_are_named(tmp_path, capsys, text, message):
-    from deployments.serve import main
+    from warclake.deployments.serve import main
 
     assert main(["--config", write_config(tmp_path / "bad.toml", text), "--check"]) == 2
     assert message in capsys.readouterr().err
@@ -125,7 +125,7 @@ def test_config_mistakes_are_named(tmp_path, capsys, text, message):
 def test_shipped_config_and_prefect_yaml_are_valid(capsys):
     import yaml
 
-    from deployments.serve import main
+    from warclake.deployments.serve import main
 
     assert main(["--check"]) == 0
     names = {s["name"] for s in json.loads(capsys.readouterr().out)}
@@ -356,7 +356,7 @@ workers = 1
     log = open(tmp_path / "serve.log", "wb")
     # SIGINT back to its default in the child: a test run started in the background ignores it,
     # and the child would inherit that and never see our Ctrl-C
-    serve = subprocess.Popen([sys.executable, "-m", "deployments.serve", "--config", cfg, "--limit", "2"],
+    serve = subprocess.Popen([sys.executable, "-m", "warclake.deployments.serve", "--config", cfg, "--limit", "2"],
                              cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     logtail = lambda: (tmp_path / "serve.log").read_text()[-3000:]  # noqa: E731
@@ -435,7 +435,7 @@ def test_prefect_yaml_deploys_to_a_process_pool_and_a_worker_runs_it(prefect_ser
             remote = client.read_deployment_by_name("extract-dump/CC-MAIN-2024-22")
             assert [s.active for s in remote.schedules] == [False]
             newest = client.read_deployment_by_name("extract-newest-dump/newest")
-            assert newest.entrypoint == "deployments.newest.extract_newest_dump"
+            assert newest.entrypoint == "warclake.deployments.newest.extract_newest_dump"
 
         runs = run_and_wait(prefect_server, {
             "extract-dump/CC-MAIN-2099-01": {"inputs": [str(root / "CC-MAIN-2099-01")], "lake": str(lake),

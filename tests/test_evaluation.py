@@ -4,10 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from tasks.evaluation import gold as goldmod
-from tasks.evaluation.gold import (parse_cleaneval_gold, read_cleaneval, read_folder, read_gold,
+from warclake.tasks.tooling.evaluation import gold as goldmod
+from warclake.tasks.tooling.evaluation.gold import (parse_cleaneval_gold, read_cleaneval, read_folder, read_gold,
                                    split_of, unwrap_cleaneval_input)
-from tasks.evaluation.metrics import edit_similarity, levenshtein, prf, token_counts
+from warclake.tasks.tooling.evaluation.metrics import edit_similarity, levenshtein, prf, token_counts
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gold" / "cleaneval"
 
@@ -118,7 +118,7 @@ def test_read_folder_format(tmp_path):
 # ------------------------------------------------------------------ end to end
 def _have_extractor() -> bool:
     try:
-        from tasks.paragraphs import extract_paragraphs  # noqa: F401
+        from warclake.tasks.html_paragraphs import extract_paragraphs  # noqa: F401
     except Exception:
         return False
     return True
@@ -126,9 +126,9 @@ def _have_extractor() -> bool:
 
 @pytest.mark.skipif(not (DATA / "cleaneval-dev").is_dir(),
                     reason="../shared/data/gold/cleaneval not present")
-@pytest.mark.skipif(not _have_extractor(), reason="tasks.paragraphs not available")
+@pytest.mark.skipif(not _have_extractor(), reason="warclake.tasks.html_paragraphs not available")
 def test_eval_command_on_real_cleaneval_pages(tmp_path, capsys):
-    from flows.cli import main
+    from warclake.cli.main import main
 
     out = tmp_path / "r.md"
     rc = main(["eval", "--gold", f"cleaneval:{DATA / 'cleaneval-dev'}@all", "--limit", "6", "--quiet",
@@ -176,7 +176,7 @@ def test_read_readability_format(tmp_path):
 
 
 def test_eval_command_rejects_unknown_extractor_and_bad_gold(tmp_path, capsys):
-    from flows.eval_cmd import main
+    from warclake.cli.evaluate import main
 
     (tmp_path / "a.html").write_bytes(b"<p>x</p>")
     (tmp_path / "a.txt").write_text("x")

@@ -10,11 +10,11 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from conftest import shared_data
-from tasks.config import ExtractConfig
-from tasks.extract_archive import extract_archive
-from tasks.lake import Lake
-from tasks.outcomes import ALL_OUTCOMES
-from tasks.sample_dump import make_dump
+from warclake.tasks.config import ExtractConfig
+from warclake.tasks.extract_archive import extract_archive
+from warclake.tasks.lake import Lake
+from warclake.tasks.outcomes import ALL_OUTCOMES
+from warclake.tasks.tooling.sample_dump import make_dump
 
 CFG = ExtractConfig.from_langs("ja,en")
 
@@ -195,7 +195,7 @@ def test_remote_lake_through_fsspec(tmp_path):
     """A lake on a non-local fsspec filesystem (fsspec's in-memory one stands in for s3://)."""
     import fsspec
 
-    from tasks.plan import plan_dump
+    from warclake.tasks.plan import plan_dump
 
     paths = make_dump(str(tmp_path / "d"), files=2, pages_per_file=10, truncate_last=False)
     lake = "memory://warclake-test-lake"

@@ -4,9 +4,9 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
-from flows.dump_flow import extract_dump
+from warclake.flows.dump_flow import extract_dump
 from http_server import LocalHTTPServer
-from tasks.sample_dump import make_dump
+from warclake.tasks.tooling.sample_dump import make_dump
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -133,7 +133,7 @@ def test_killed_run_then_rerun_gives_exactly_the_uninterrupted_documents(tmp_pat
     make_dump(str(dump_dir), files=8, pages_per_file=150, dump="TEST-DUMP", truncate_last=True)
     lake = tmp_path / "lake"
     files_dir = lake / "files" / "dump=TEST-DUMP"
-    cmd = [sys.executable, "-m", "flows.cli", "run", "--dump", "TEST-DUMP", "--lake", str(lake), "--langs", LANGS,
+    cmd = [sys.executable, "-m", "warclake.cli.main", "run", "--dump", "TEST-DUMP", "--lake", str(lake), "--langs", LANGS,
            "--workers", "1", "--max-in-flight", "1", "--no-report", str(dump_dir)]
     env = {**os.environ, "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120"}
     env.pop("PREFECT_API_URL", None)  # its own temporary server, as a user's run would have

@@ -1,10 +1,10 @@
 """Language buffers, script routing, lingua subsets, and accuracy on real pages."""
 import pytest
 
-from tasks.config import ExtractConfig
-from tasks.eval_language import load_pages, run
-from tasks.eval_charset import default_root
-from tasks.language import (
+from warclake.tasks.config import ExtractConfig
+from warclake.tasks.tooling.eval_language import load_pages, run
+from warclake.tasks.tooling.eval_charset import default_root
+from warclake.tasks.language import (
     CYRILLIC,
     HAN,
     HANGUL,

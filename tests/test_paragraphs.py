@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from tasks.paragraph import LINK_END, LINK_START, PATH_SEP, join_paragraphs, split_document
-from tasks.paragraphs import MAX_PATH_ELEMENTS, extract_paragraphs
+from warclake.tasks.paragraph import LINK_END, LINK_START, PATH_SEP, join_paragraphs, split_document
+from warclake.tasks.html_paragraphs import MAX_PATH_ELEMENTS, extract_paragraphs
 
 S, A, Z = PATH_SEP, LINK_START, LINK_END
 

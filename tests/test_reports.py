@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lakegen import make_lake
-from tasks.reports import REPORTS, artifact_summary, run_reports, write_report
+from warclake.tasks.reports import REPORTS, artifact_summary, run_reports, write_report
 
 REPO = Path(__file__).resolve().parent.parent
 # The legacy labels lakegen writes, and what the extractor reports them as.
@@ -224,7 +224,7 @@ def test_reports_on_a_hundred_files_are_quick(tmp_path):
 
 def run_cli(*args, cwd):
     env = dict(os.environ, DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false")
-    return subprocess.run([sys.executable, "-m", "flows.report_cmd", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "warclake.cli.report", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=120)
 
 
@@ -245,7 +245,7 @@ def test_cli_report_and_sql_from_elsewhere(lake, tmp_path):
     assert lines == ["dump,n"] + [f"{d},{want[d]}" for d in sorted(want)]
 
     # interactive, without a duckdb CLI on PATH: the built-in shell
-    p = subprocess.run([sys.executable, "-m", "flows.report_cmd", "sql", "--lake", str(lake.root)],
+    p = subprocess.run([sys.executable, "-m", "warclake.cli.report", "sql", "--lake", str(lake.root)],
                        input="SELECT count(*) AS n\nFROM files;\n.quit\n", cwd=tmp_path,
                        capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, PATH=os.path.dirname(sys.executable),
@@ -258,7 +258,7 @@ def test_cli_report_and_sql_from_elsewhere(lake, tmp_path):
 
 
 def test_build_dump_report_outside_a_flow(lake, tmp_path):
-    from flows.report_flow import build_dump_report
+    from warclake.flows.report_flow import build_dump_report
 
     html = build_dump_report(str(lake.root), D1, str(tmp_path / "r"))
     assert Path(html).is_file() and Path(html).parent == tmp_path / "r"
@@ -269,7 +269,7 @@ def test_flow_attaches_artifacts(lake, tmp_path, prefect_harness):
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 
-    from flows.report_flow import artifact_key, report_flow
+    from warclake.flows.report_flow import artifact_key, report_flow
 
     state = report_flow(str(lake.root), D1, str(tmp_path / "r"), return_state=True)
     assert state.is_completed(), state.message
@@ -295,8 +295,8 @@ def test_reports_on_a_lake_the_extractor_wrote(tmp_path):
     import pyarrow.parquet as pq
 
     try:
-        from tasks.extract_archive import extract_archive
-        from tasks.sample_dump import make_dump
+        from warclake.tasks.extract_archive import extract_archive
+        from warclake.tasks.tooling.sample_dump import make_dump
     except ModuleNotFoundError as exc:
         pytest.skip(f"extractor not importable yet: {exc}")
     dump = "CC-MAIN-2099-01"

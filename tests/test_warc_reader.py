@@ -5,8 +5,8 @@ import os
 import pytest
 from warcio.archiveiterator import ArchiveIterator
 
-from tasks.sample_dump import make_dump
-from tasks.warc_reader import ArchiveReader, TransientInputError
+from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.warc_reader import ArchiveReader, TransientInputError
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "warc")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from tasks.paragraph import Paragraph
+from warclake.tasks.paragraph import Paragraph
 
 from . import bte, density, justext
 from .text import guess_language

@@ -14,7 +14,7 @@ the span are good.
 """
 from __future__ import annotations
 
-from tasks.paragraph import Paragraph
+from warclake.tasks.paragraph import Paragraph
 
 from .text import word_units
 

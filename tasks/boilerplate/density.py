@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import statistics
 
-from tasks.paragraph import Paragraph
+from warclake.tasks.paragraph import Paragraph
 
 MIN_CHARS_IN_TEXT = 60
 MARKUP_CHARS_PER_TAG = 30

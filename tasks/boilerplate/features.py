@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from tasks.paragraph import Paragraph
+from warclake.tasks.paragraph import Paragraph
 
 from . import bte, density, justext
 from .text import link_chars, stopword_density, word_units

@@ -3,7 +3,7 @@
 A small gradient-boosted tree ensemble (logistic loss, fixed-depth trees stored as complete
 binary heaps) over the paragraph features of ``features``. Inference is numpy only: all
 trees walk down together, one fancy-indexing step per level. The weights ship inside the
-package as ``sieve.json`` and are reproduced by ``python -m tasks.boilerplate.train``.
+package as ``sieve.json`` and are reproduced by ``python -m warclake.tasks.tooling.train_sieve``.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from importlib import resources
 
 import numpy as np
 
-from tasks.paragraph import Paragraph
+from warclake.tasks.paragraph import Paragraph
 
 from . import features
 
@@ -80,7 +80,7 @@ def load() -> Forest:
     forest = Forest.from_json(data)
     if forest.names != features.NAMES:
         raise RuntimeError("sieve.json was trained on other features than features.NAMES; "
-                           "retrain with python -m tasks.boilerplate.train")
+                           "retrain with python -m warclake.tasks.tooling.train_sieve")
     return forest
 
 

@@ -1,6 +1,6 @@
 """``warclake report`` and ``warclake sql``: reports and SQL over the lake, no Prefect.
 
-Also runs on its own: ``python -m flows.report_cmd report --lake LAKE``.
+Also runs on its own: ``python -m warclake.cli.report report --lake LAKE``.
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import shutil
 import subprocess
 import sys
 
-from tasks.catalog import build_catalog, catalog_path, connect_catalog
-from tasks.reports import markdown_table, write_report
+from warclake.tasks.catalog import build_catalog, catalog_path, connect_catalog
+from warclake.tasks.reports import markdown_table, write_report
 
 
 def add_parser(sub) -> None:
@@ -101,7 +101,7 @@ def _repl(con, args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m flows.report_cmd",
+    parser = argparse.ArgumentParser(prog="python -m warclake.cli.report",
                                      description="warclake reports and SQL over the lake")
     add_parser(parser.add_subparsers(dest="command_name", required=True))
     args = parser.parse_args(argv)

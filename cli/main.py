@@ -9,8 +9,8 @@ import os
 import sys
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
-COMMAND_MODULES = ["flows.extract_cmd", "flows.run_cmd", "flows.report_cmd", "flows.eval_cmd",
-                   "flows.bench_cmd"]
+COMMAND_MODULES = ["warclake.cli.extract", "warclake.cli.run", "warclake.cli.report", "warclake.cli.evaluate",
+                   "warclake.cli.bench"]
 
 
 def build_parser() -> argparse.ArgumentParser:

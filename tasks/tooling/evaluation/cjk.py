@@ -1,11 +1,11 @@
 """Smoke measurement of jusText's CJK adaptation (character lengths + function-character
 density) on Japanese / Chinese pages with reference text.
 
-    python -m tasks.evaluation.cjk --gold readability:../shared/data/gold/mozilla_readability_testpages \\
+    python -m warclake.tasks.tooling.evaluation.cjk --gold readability:../shared/data/gold/mozilla_readability_testpages \\
         --only hukumusume,yahoo-4,qq,gmw,pixnet [--markdown FILE]
 
 For each page: paragraphs are labelled by aligning them with the reference text (as for
-training, ``tasks.boilerplate.train.label_paragraphs``); the function-character density
+training, ``warclake.tasks.tooling.train_sieve.label_paragraphs``); the function-character density
 of reference ("main") and other paragraphs is summarised, and token P/R/F1 (one token per
 CJK character) is given for: jusText with the CJK design, jusText as it would run without
 it (whitespace words, Latin thresholds, no stoplist: length-only), and keeping everything.
@@ -18,16 +18,16 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.boilerplate import clean_text, justext
-from tasks.boilerplate.text import cjk_count, function_char_density, guess_language
+from warclake.tasks.boilerplate import clean_text, justext
+from warclake.tasks.boilerplate.text import cjk_count, function_char_density, guess_language
 
 from .gold import decode_page, read_gold
 from .metrics import prf, token_counts
 
 
 def measure(pages) -> tuple[list[dict], dict]:
-    from tasks.boilerplate.train import label_paragraphs
-    from tasks.paragraphs import extract_paragraphs
+    from warclake.tasks.tooling.train_sieve import label_paragraphs
+    from warclake.tasks.html_paragraphs import extract_paragraphs
 
     rows = []
     counts = {"cjk": [], "plain": [], "none": []}
@@ -83,7 +83,7 @@ def markdown(rows, overall) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tasks.evaluation.cjk", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m warclake.tasks.tooling.evaluation.cjk", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gold", required=True, metavar="FORMAT:PATH")
     ap.add_argument("--only", help="comma-separated page ids")

@@ -14,8 +14,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from tasks.boilerplate import MODES, classify, clean_text
-from tasks.boilerplate.text import guess_language
+from warclake.tasks.boilerplate import MODES, classify, clean_text
+from warclake.tasks.boilerplate.text import guess_language
 
 from .gold import GoldPage, decode_page
 from .metrics import edit_similarity, prf, token_counts
@@ -33,7 +33,7 @@ _JUSTEXT_NAMES = {
 
 
 def _extract_paragraphs():
-    from tasks.paragraphs import extract_paragraphs
+    from warclake.tasks.html_paragraphs import extract_paragraphs
     return extract_paragraphs
 
 

@@ -13,7 +13,7 @@ Modes reported: targets ``ja`` (accept/reject), a few targets, ``all`` (exact la
 the Latin buffer against paragraph-like text, and the original Uzushio rule (buffer of more
 than 256 characters) for comparison; with milliseconds per page.
 
-Usage: python -m tasks.eval_language [DATA_ROOT] [--english N] [--memory] [--high-accuracy] [--json]
+Usage: python -m warclake.tasks.tooling.eval_language [DATA_ROOT] [--english N] [--memory] [--high-accuracy] [--json]
 
 Measured with ``--memory`` (767 pages: en 360, ru 106, ja 91, zh 49, ko 36, bg 29, he 23,
 hu 22, el 13, 38 more in 12 languages; CPU time per page on a shared 2-core machine):
@@ -37,9 +37,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from tasks.charset import decode_body
-from tasks.eval_charset import _TRUE_CODEC, chardet_files, default_root, true_encoding
-from tasks.language import LanguageDetector, language_buffer, latin_buffer
+from warclake.tasks.charset import decode_body
+from warclake.tasks.tooling.eval_charset import _TRUE_CODEC, chardet_files, default_root, true_encoding
+from warclake.tasks.language import LanguageDetector, language_buffer, latin_buffer
 
 _FOLDER_LANG = {
     "shift_jis": "ja", "euc-jp": "ja", "cp932": "ja", "iso-2022-jp": "ja",
@@ -84,7 +84,7 @@ def _clueweb_pages(root: Path):
     path = root / "warc" / "resiliparse" / "tests" / "data" / "clueweb-quirk.warc.gz"
     if not path.exists():
         return
-    from tasks.warc_reader import iter_responses
+    from warclake.tasks.warc_reader import iter_responses
 
     for url, body, ctype in iter_responses(str(path)):
         res = decode_body(body, ctype)
@@ -171,7 +171,7 @@ def uzushio_original(pages: list[Page], targets=("ja",)) -> dict:
     """The original rule for comparison: the Uzushio buffer must have more than 256
     characters, then one detector over all languages decides (lingua for all 75 languages in
     low-accuracy mode stands in for Optimaize here)."""
-    from tasks.language import KNOWN_LANGS, lingua_detector
+    from warclake.tasks.language import KNOWN_LANGS, lingua_detector
 
     det = lingua_detector(tuple(sorted(KNOWN_LANGS)), True, preload=True)
     all_ = targets == ("all",)
@@ -199,7 +199,7 @@ def detector_memory(targets: str, **options) -> dict:
     import subprocess
     import sys
 
-    code = ("import json, time, psutil; p = psutil.Process(); import tasks.language as L; "
+    code = ("import json, time, psutil; p = psutil.Process(); import warclake.tasks.language as L; "
             "b = p.memory_info().rss; t = time.perf_counter(); "
             f"d = L.LanguageDetector({targets!r}, **{options!r}).preload(); "
             "print(json.dumps({'rss_before_mb': b / 2**20, 'rss_after_mb': p.memory_info().rss / 2**20, "

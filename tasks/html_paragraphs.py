@@ -44,7 +44,7 @@ import re
 
 from selectolax.lexbor import LexborHTMLParser
 
-from tasks.paragraph import LINK_END, LINK_START, Paragraph
+from warclake.tasks.paragraph import LINK_END, LINK_START, Paragraph
 
 BLOCK_TAGS = frozenset(
     "address article aside blockquote body caption center dd details dialog dir div dl dt "

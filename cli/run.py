@@ -6,9 +6,9 @@ import shutil
 import sys
 import time
 
-from tasks.boilerplate import MODES
+from warclake.tasks.boilerplate import MODES
 
-from .extract_cmd import add_extract_options
+from .extract import add_extract_options
 
 
 def add_parser(sub) -> None:
@@ -38,7 +38,7 @@ def add_run_options(p) -> None:
 
 
 def flow_for(args):
-    from .dump_flow import extract_dump
+    from warclake.flows.dump_flow import extract_dump
 
     if args.dask:
         from prefect_dask import DaskTaskRunner
@@ -66,7 +66,7 @@ def run(args) -> int:
 
 
 def demo(args) -> int:
-    from tasks.sample_dump import make_dump
+    from warclake.tasks.tooling.sample_dump import make_dump
 
     root = os.path.abspath(args.dir)
     if args.fresh and os.path.isdir(root):
@@ -89,6 +89,6 @@ def demo(args) -> int:
 
 
 if __name__ == "__main__":
-    from .cli import main
+    from .main import main
 
     sys.exit(main(["run", *sys.argv[1:]]))

@@ -179,7 +179,7 @@ def read_gold(spec: str, split: str = "all") -> list[GoldPage]:
 
 def _cascade():
     try:
-        from tasks.charset import decode_body
+        from warclake.tasks.charset import decode_body
     except ImportError:
         return None
     return decode_body

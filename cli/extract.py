@@ -4,10 +4,10 @@ from __future__ import annotations
 import sys
 import time
 
-from tasks.boilerplate import MODES
-from tasks.config import ExtractConfig
-from tasks.extract_archive import extract_archive
-from tasks.inputs import resolve_inputs
+from warclake.tasks.boilerplate import MODES
+from warclake.tasks.config import ExtractConfig
+from warclake.tasks.extract_archive import extract_archive
+from warclake.tasks.inputs import resolve_inputs
 
 
 def add_extract_options(p) -> None:

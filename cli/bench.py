@@ -14,9 +14,9 @@ import tempfile
 import time
 from collections import defaultdict
 
-from tasks.config import ExtractConfig
-from tasks.extract_archive import detector_for, extract_archive
-from tasks.inputs import resolve_inputs
+from warclake.tasks.config import ExtractConfig
+from warclake.tasks.extract_archive import detector_for, extract_archive
+from warclake.tasks.inputs import resolve_inputs
 
 # module path fragment -> stage name, first match wins
 STAGES = [
@@ -98,7 +98,7 @@ def run(args) -> int:
 
 def bench_flow(inputs: list[str], config: ExtractConfig, worker_counts: list[int], loop_wall: float) -> None:
     """Time the flow on the same inputs, after a warm-up run that pays the API server start."""
-    from .dump_flow import extract_dump
+    from warclake.flows.dump_flow import extract_dump
 
     langs = ",".join(config.langs)
     with tempfile.TemporaryDirectory() as warm:

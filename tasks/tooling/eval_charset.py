@@ -9,7 +9,7 @@
 - html5lib encoding tests: each case's ``#encoding`` against our BOM + meta prescan, with the
   HTML standard's default (windows-1252) when nothing is declared.
 
-Usage: python -m tasks.eval_charset [DATA_ROOT] [--bench] [--json]
+Usage: python -m warclake.tasks.tooling.eval_charset [DATA_ROOT] [--bench] [--json]
 DATA_ROOT defaults to $WARCLAKE_DATA or ../shared/data next to the checkout.
 
 Measured: chardet corpus 412/424 = 0.972 with the cascade (no header), 0.917 with the detector
@@ -29,7 +29,7 @@ import unicodedata
 from collections import defaultdict
 from pathlib import Path
 
-from tasks.charset import decode_body, normalize_label, sniff_bom, sniff_meta
+from warclake.tasks.charset import decode_body, normalize_label, sniff_bom, sniff_meta
 
 LANG_SUFFIXES = ("bulgarian", "russian", "croatian", "czech", "hungarian", "polish", "slovak",
                  "slovene", "romanian", "arabic", "greek", "turkish", "hebrew")
@@ -45,7 +45,7 @@ def default_root() -> Path:
     env = os.environ.get("WARCLAKE_DATA")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared" / "data"
+    return Path(__file__).resolve().parents[3] / "shared" / "data"  # beside a checkout
 
 
 def true_encoding(folder: str) -> str:
@@ -169,8 +169,8 @@ def evaluate_warc(root: Path | str | None = None) -> dict:
     """Real archived responses (a Common Crawl excerpt and a ClueWeb09 Japanese archive from
     the resiliparse test data): our charset against the one the page or server declares,
     which decodes every payload there cleanly (checked by the data's README)."""
-    from tasks.charset import header_charset, sniff_meta
-    from tasks.warc_reader import iter_responses
+    from warclake.tasks.charset import header_charset, sniff_meta
+    from warclake.tasks.warc_reader import iter_responses
 
     root = Path(root) if root else default_root()
     rows = []

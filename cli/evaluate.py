@@ -7,7 +7,7 @@
 FORMAT is ``cleaneval``, ``folder`` (``<id>.html`` + ``<id>.txt``) or ``readability``
 (Mozilla's test pages; smoke checks only). ``--gold`` may repeat; a trailing ``@SPLIT`` overrides ``--split`` for that set (e.g. score
 CleanPortalEval whole, ``@all``, next to CLEANEVAL's held-back part). Also runs standalone:
-``python -m flows.eval_cmd ...``.
+``python -m warclake.cli.evaluate ...``.
 """
 from __future__ import annotations
 
@@ -54,8 +54,8 @@ def _parse_gold(spec: str, default_split: str) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tasks.evaluation.gold import read_gold
-    from tasks.evaluation.runner import (available_extractors, environment_note, evaluate,
+    from warclake.tasks.tooling.evaluation.gold import read_gold
+    from warclake.tasks.tooling.evaluation.runner import (available_extractors, environment_note, evaluate,
                                          markdown_table)
 
     installed = available_extractors()
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         if "eval" in argv:   # run as ``warclake [-v] eval ...``
             cmd = "warclake eval " + " ".join(shlex.quote(a) for a in argv[argv.index("eval") + 1:])
         else:
-            cmd = "python -m flows.eval_cmd " + " ".join(shlex.quote(a) for a in argv)
+            cmd = "python -m warclake.cli.evaluate " + " ".join(shlex.quote(a) for a in argv)
         head = ("# Boilerplate removal: evaluation\n\n"
                 f"Produced by `{cmd}` on {datetime.date.today().isoformat()} "
                 f"({environment_note()}).\n\n"
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
                 "benchmarks (per-page normalised, macro-averaged); F1 shingle-4: the same over "
                 "4-token shingles; edit sim: CLEANEVAL-style word-level 1 - Levenshtein / "
                 "max length, page mean; ms/page: extraction + classification on one core, "
-                "process CPU time, decoding and I/O excluded. See `tasks/evaluation/metrics.py`.\n\n")
+                "process CPU time, decoding and I/O excluded. See `tasks/tooling/evaluation/metrics.py`.\n\n")
         existing = _keep_notes(args.markdown)
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(head + "\n".join(sections) + existing, encoding="utf-8")
@@ -124,7 +124,7 @@ def _short(spec: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m flows.eval_cmd", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m warclake.cli.evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_arguments(parser)
     return run(parser.parse_args(argv))

@@ -1,6 +1,6 @@
 """Train the ``sieve`` model on the TUNING split of gold sets (never the held-back part).
 
-    python -m tasks.boilerplate.train \\
+    python -m warclake.tasks.tooling.train_sieve \\
         --gold cleaneval:../shared/data/gold/cleaneval/cleaneval-dev,../shared/data/gold/cleaneval/cleaneval-final
 
 writes ``tasks/boilerplate/sieve.json`` (or ``--out``). Deterministic: fixed seed, pages in
@@ -8,13 +8,13 @@ sorted order, row subsampling from a seeded generator. The shipped model's exact
 in ``reports/boilerplate_eval.md`` (notes, "Reproduce"). Several ``--gold`` sets may be
 mixed, e.g. CLEANEVAL plus Mozilla Readability's test pages::
 
-    python -m tasks.boilerplate.train \\
+    python -m warclake.tasks.tooling.train_sieve \\
         --gold cleaneval:../shared/data/gold/cleaneval/cleaneval-dev,../shared/data/gold/cleaneval/cleaneval-final \\
         --gold readability:../shared/data/gold/mozilla_readability_testpages --mix readability=2
 
 ``--mix FORMAT=W`` multiplies the weight of every page of that gold format by W (default
 1; each page otherwise weighs the same). Every set contributes only its tuning split
-(``tasks.evaluation.gold.split_of``: sha1 of the page id — for Readability the case name —
+(``warclake.tasks.tooling.evaluation.gold.split_of``: sha1 of the page id — for Readability the case name —
 % 5 != 0); the held-back part of the Readability pages is the validation set for model
 choices.
 
@@ -39,11 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-from tasks.evaluation.metrics import tokens
+from warclake.tasks.tooling.evaluation.metrics import tokens
 
-from . import features
-from .model import MODEL_FILE, Forest
-from .text import guess_language
+from warclake.tasks.boilerplate import features
+from warclake.tasks.boilerplate.model import MODEL_FILE, Forest
+from warclake.tasks.boilerplate.text import guess_language
 
 DEFAULTS = dict(trees=200, depth=4, lr=0.1, l2=1.0, min_hess=5.0, subsample=0.7, bins=64,
                 seed=20240611, weight_floor=0.02)
@@ -87,8 +87,8 @@ def parse_mix(items: list[str]) -> dict[str, float]:
 def build_dataset(specs: list[str], log=print, split: str = "tuning", with_source=False):
     """Feature rows of the pages of ``split`` (training: always "tuning"). With
     ``with_source`` also the gold FORMAT of each page (one entry per page)."""
-    from tasks.evaluation.gold import decode_page, read_gold
-    from tasks.paragraphs import extract_paragraphs
+    from warclake.tasks.tooling.evaluation.gold import decode_page, read_gold
+    from warclake.tasks.html_paragraphs import extract_paragraphs
 
     Xs, ys, ws, groups, toks = [], [], [], [], []
     pages, source = [], []
@@ -253,12 +253,12 @@ def choose_cutoff(X, y, w, groups, toks, prm, folds=4, log=None) -> tuple[float,
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tasks.boilerplate.train", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m warclake.tasks.tooling.train_sieve", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gold", action="append", required=True, metavar="FORMAT:PATH",
                     help="gold set(s) to train on; only their tuning split is used")
     ap.add_argument("--out", type=Path,
-                    default=Path(__file__).with_name(MODEL_FILE), help="model file to write")
+                    default=Path(features.__file__).with_name(MODEL_FILE), help="model file to write")
     ap.add_argument("--mix", action="append", default=[], metavar="FORMAT=WEIGHT",
                     help="weight of each page of a gold format relative to the others "
                          "(default 1), e.g. readability=2")

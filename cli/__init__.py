@@ -1,0 +1,1 @@
+"""The ``warclake`` command line: one module per group of subcommands, ``main`` ties them."""
