@@ -8,6 +8,8 @@ import logging
 import os
 import sys
 
+from warclake import __version__
+
 # Command modules that each register their own subcommands with add_parser(subparsers).
 COMMAND_MODULES = ["warclake.cli.extract", "warclake.cli.run", "warclake.cli.report", "warclake.cli.evaluate",
                    "warclake.cli.bench"]
@@ -18,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="warclake",
         description="Common Crawl WARC/WET/WAT archives to an Uzushio-format parquet lake.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
+    parser.add_argument("--version", action="version", version=f"warclake {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name in COMMAND_MODULES:
         try:

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from warclake.tasks.catalog import build_catalog, catalog_path, connect_catalog
+from warclake.tasks.catalog import build_catalog, catalog_path, connect_catalog, is_remote
 from warclake.tasks.reports import markdown_table, write_report
 
 
@@ -33,7 +33,8 @@ def add_parser(sub) -> None:
 
 
 def run_report(args) -> int:
-    build_catalog(args.lake)  # keep the analysts' catalogue in step with the report
+    if not is_remote(args.lake):
+        build_catalog(args.lake)  # keep the analysts' catalogue in step with the report
     res = write_report(args.lake, args.out, args.dump, charts=not args.no_charts)
     print(markdown_table(res.tables["documents_per_dump"]))
     print()
@@ -56,9 +57,9 @@ def run_sql(args) -> int:
     if args.query is not None:
         _print_result(con.sql(args.query), args)
         return 0
-    path = catalog_path(args.lake)
     exe = shutil.which("duckdb")
-    if exe:
+    if exe and not is_remote(args.lake):
+        path = catalog_path(args.lake)
         con.close()
         # Read-only: the catalogue is rebuilt by replacing the file, so nothing an
         # analyst created in it would survive anyway.
@@ -68,7 +69,7 @@ def run_sql(args) -> int:
 
 def _repl(con, args) -> int:
     """A minimal shell for machines without the duckdb CLI: statements end with ';'."""
-    print(f"warclake sql on {catalog_path(args.lake)} (views: documents, ledger, files, "
+    print(f"warclake sql on {args.lake} (views: documents, ledger, files, "
           "clean_documents, paragraphs, dumps). End statements with ';'; .tables, .read FILE, "
           ".quit.")
     buf: list[str] = []

@@ -83,7 +83,7 @@ def demo(args) -> int:
     print(f"demo finished in {time.time() - t0:.1f}s")
     print(f"  lake:    {args.lake}")
     print(f"  report:  {args.report_dir}")
-    print(f"  query:   ./dev warclake sql --lake {args.lake}")
+    print(f"  query:   warclake sql --lake {args.lake}")
     # The demo's dump holds a deliberately truncated archive: salvaged, not failed.
     return 0 if state.is_completed() else 1
 

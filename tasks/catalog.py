@@ -175,7 +175,14 @@ def _missed_sources(path: Path, lake: str | os.PathLike) -> bool:
 def connect_catalog(lake: str | os.PathLike, rebuild: bool = False,
                     read_only: bool = True) -> duckdb.DuckDBPyConnection:
     """Open the lake's catalogue, (re)building it first when missing, when a source has
-    appeared since it was built, or when asked."""
+    appeared since it was built, or when asked.
+
+    A remote lake gets the same views on an in-memory database that reads the lake through
+    fsspec: a catalogue file holding remote paths would need a DuckDB extension to query."""
+    if is_remote(lake):
+        con = duckdb.connect()
+        install_views(con, lake)
+        return con
     path = catalog_path(lake)
     if rebuild or not path.exists() or _missed_sources(path, lake):
         build_catalog(lake)

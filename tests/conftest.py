@@ -1,5 +1,7 @@
 import os
+import subprocess
 import sys
+import sysconfig
 
 import pytest
 
@@ -10,12 +12,41 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SHARED_DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
-sys.path.insert(0, HERE)  # test helpers (lakegen, http_server) import as plain modules
+sys.path.insert(0, HERE)  # test helpers (lakegen, http_server, procs) import as plain modules
+
+import procs  # noqa: E402  (needs the path above)
 
 
 def shared_data(*parts: str) -> str:
-    """A path under the shared development data; tests using it skip when it is absent."""
+    """A path under the shared development data (``../shared/data`` beside the checkout)."""
     return os.path.join(SHARED_DATA, *parts)
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "shared_data(*parts): needs ../shared/data/<parts>; skipped when absent, "
+                   "failed when absent under CI (where it is always provided)")
+
+
+# Tests that start Prefect (a temporary API or a server), build the wheel, or start a cluster:
+# ``-m "not slow"`` leaves the core suite, which needs no server.
+_SLOW_FIXTURES = {"prefect_harness", "prefect_server", "wheel_env"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
+def pytest_runtest_setup(item):
+    for mark in item.iter_markers("shared_data"):
+        path = shared_data(*mark.args)
+        if not os.path.exists(path):
+            msg = f"shared development data not found: {path}"
+            if os.environ.get("CI"):
+                pytest.fail(msg + " (CI provides it: a wrong path would turn this check into a skip)")
+            pytest.skip(msg)
 
 
 @pytest.fixture(scope="session")
@@ -25,3 +56,42 @@ def prefect_harness():
 
     with prefect_test_harness(server_startup_timeout=60):
         yield
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory):
+    """``prefect server start`` on 127.0.0.1 with its own home and database (10-20 s)."""
+    with procs.prefect_server(tmp_path_factory.mktemp("prefect-home")) as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def wheel_env(tmp_path_factory):
+    """warclake built as a wheel and installed into a fresh virtualenv outside the checkout.
+
+    The wheel is built without network (``--no-build-isolation``) and installed with
+    ``--no-deps``; its third-party dependencies are made visible by a ``.pth`` line naming
+    the test environment's site-packages. A ``.pth`` line only extends ``sys.path`` (the
+    ``.pth`` files there are not run), so the checkout's editable install stays invisible:
+    ``import warclake`` finds the wheel's copy or nothing.
+    """
+    root = tmp_path_factory.mktemp("wheel")
+    dist, venv = root / "dist", root / "venv"
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+                    "--wheel-dir", str(dist), REPO], check=True, capture_output=True)
+    wheel = next(dist.glob("warclake-*.whl"))
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    purelib = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                             check=True, capture_output=True, text=True).stdout.strip()
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    with open(os.path.join(purelib, "warclake_test_dependencies.pth"), "w") as fh:
+        fh.write("\n".join(sorted(ours)) + "\n")
+    subprocess.run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", str(wheel)],
+                   check=True, capture_output=True)
+    work = root / "work"
+    work.mkdir()
+    env = dict(os.environ, **procs.QUIET_PREFECT, PREFECT_HOME=str(root / "prefect-home"))
+    env.pop("PYTHONPATH", None)
+    return {"wheel": wheel, "venv": venv, "python": python, "bin": str(venv / "bin"),
+            "work": work, "env": env}

@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from http_server import LocalHTTPServer
+from procs import free_port, stop
 from warclake.tasks.tooling.sample_dump import make_dump
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -143,91 +144,6 @@ def test_shipped_config_and_prefect_yaml_are_valid(capsys):
 
 
 # -- against a real server --------------------------------------------------------------------
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def session_members(sid: int) -> dict[int, str]:
-    """Live processes (PID -> command line) in the session of a process started with
-    start_new_session (Linux /proc)."""
-    found = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as fh:
-                    fields = fh.read().rsplit(")", 1)[1].split()
-                if int(fields[3]) == sid and fields[0] != "Z":  # stat field 6: session id
-                    with open(f"/proc/{entry}/cmdline", "rb") as fh:
-                        found[int(entry)] = fh.read().replace(b"\0", b" ").decode(errors="replace")[:200]
-            except (OSError, ValueError):
-                continue
-    return found
-
-
-def stop(proc: subprocess.Popen, timeout: float = 20, first=signal.SIGTERM) -> dict[int, str]:
-    """Stop one process we started, by its PID: ``first``, then SIGKILL after a timeout.
-
-    It was started in its own session, so whatever it left running (flow-run processes,
-    extraction pools) is found by session id, given a few seconds to exit on its own, then
-    killed and returned for the test to judge.
-    """
-    if proc.poll() is None:
-        proc.send_signal(first)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout)
-    if sys.platform != "linux":
-        return {}
-    deadline = time.monotonic() + 5
-    while (left := session_members(proc.pid)) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    for pid in left:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    return left
-
-
-@pytest.fixture(scope="module")
-def prefect_server(tmp_path_factory):
-    """``prefect server start`` on a free loopback port with its own home and sqlite database."""
-    home = tmp_path_factory.mktemp("prefect-home")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}/api"
-    env = dict(os.environ, PREFECT_HOME=str(home), DO_NOT_TRACK="1", PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               PREFECT_API_DATABASE_CONNECTION_URL=f"sqlite+aiosqlite:///{home}/prefect.db",
-               PREFECT_UI_ENABLED="false", PREFECT_LOGGING_LEVEL="WARNING")
-    env.pop("PREFECT_API_URL", None)  # the server must not think it is a client of another one
-    log = open(home / "server.log", "wb")
-    t0 = time.monotonic()
-    proc = subprocess.Popen([os.path.join(BIN, "prefect"), "server", "start", "--host", "127.0.0.1",
-                             "--port", str(port)], env=env, stdout=log, stderr=subprocess.STDOUT,
-                            start_new_session=True)
-    try:
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() - t0 > 90:
-                raise RuntimeError("prefect server did not start:\n" + (home / "server.log").read_text()[-3000:])
-            time.sleep(0.2)
-        print(f"\nprefect server healthy in {time.monotonic() - t0:.1f}s")
-        client_env = dict(env, PREFECT_API_URL=url)
-        client_env.pop("PREFECT_API_DATABASE_CONNECTION_URL")
-        yield {"url": url, "env": client_env, "home": home}
-    finally:
-        stop(proc)
-        log.close()
-
 
 def api(server):
     """Prefect settings pointing this process at the test's server (overrides any harness)."""
