@@ -4,12 +4,14 @@ from pathlib import Path
 
 import pytest
 
+from conftest import shared_data
+
 from warclake.tasks.tooling.evaluation import gold as goldmod
 from warclake.tasks.tooling.evaluation.gold import (parse_cleaneval_gold, read_cleaneval, read_folder, read_gold,
                                    split_of, unwrap_cleaneval_input)
 from warclake.tasks.tooling.evaluation.metrics import edit_similarity, levenshtein, prf, token_counts
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "gold" / "cleaneval"
+DATA = Path(shared_data("gold", "cleaneval"))
 
 
 # ------------------------------------------------------------------ metrics
@@ -116,17 +118,7 @@ def test_read_folder_format(tmp_path):
 
 
 # ------------------------------------------------------------------ end to end
-def _have_extractor() -> bool:
-    try:
-        from warclake.tasks.html_paragraphs import extract_paragraphs  # noqa: F401
-    except Exception:
-        return False
-    return True
-
-
-@pytest.mark.skipif(not (DATA / "cleaneval-dev").is_dir(),
-                    reason="../shared/data/gold/cleaneval not present")
-@pytest.mark.skipif(not _have_extractor(), reason="warclake.tasks.html_paragraphs not available")
+@pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
 def test_eval_command_on_real_cleaneval_pages(tmp_path, capsys):
     from warclake.cli.main import main
 
@@ -150,8 +142,7 @@ def test_eval_command_on_real_cleaneval_pages(tmp_path, capsys):
     assert "6 pages" in table
 
 
-@pytest.mark.skipif(not (DATA / "cleaneval-dev").is_dir(),
-                    reason="../shared/data/gold/cleaneval not present")
+@pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
 def test_cleaneval_split_of_the_real_data_is_about_one_in_five():
     pages = read_gold(f"cleaneval:{DATA / 'cleaneval-dev'},{DATA / 'cleaneval-final'}")
     held = [p for p in pages if split_of(p.id) == "heldout"]

@@ -1,11 +1,12 @@
 """extract_paragraphs: the exact Uzushio ``text`` a user would read back from the lake."""
-import os
 import random
 import re
 import time
 from pathlib import Path
 
 import pytest
+
+from conftest import shared_data
 
 from warclake.tasks.paragraph import LINK_END, LINK_START, PATH_SEP, join_paragraphs, split_document
 from warclake.tasks.html_paragraphs import MAX_PATH_ELEMENTS, extract_paragraphs
@@ -257,11 +258,7 @@ def test_random_markup_keeps_the_text_invariants():
             assert _WELL_FORMED.fullmatch(p.text), (html, p.text)
 
 
-# The gold sets live next to the checkout (never copied into the repo); override with
-# WARCLAKE_GOLD_DIR.
-_NEXT_TO_CHECKOUT = Path(__file__).resolve().parents[2] / "shared/data/gold"
-GOLD = Path(os.environ.get("WARCLAKE_GOLD_DIR", _NEXT_TO_CHECKOUT))
-READABILITY = GOLD / "mozilla_readability_testpages"
+READABILITY = Path(shared_data("gold", "mozilla_readability_testpages"))
 
 
 def _balanced(text: str) -> bool:
@@ -278,7 +275,7 @@ def _balanced(text: str) -> bool:
     return not inside
 
 
-@pytest.mark.skipif(not READABILITY.is_dir(), reason=f"gold pages not present at {READABILITY}")
+@pytest.mark.shared_data("gold", "mozilla_readability_testpages")
 def test_real_pages_smoke():
     pages = sorted(READABILITY.rglob("source.html"))
     assert pages

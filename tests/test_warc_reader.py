@@ -3,12 +3,14 @@ import io
 import os
 
 import pytest
+
+from conftest import shared_data
 from warcio.archiveiterator import ArchiveIterator
 
 from warclake.tasks.tooling.sample_dump import make_dump
 from warclake.tasks.warc_reader import ArchiveReader, TransientInputError
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data", "warc")
+SHARED = shared_data("warc")
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +90,7 @@ def test_stream_errors_are_transient_not_corruption(archive):
             pass
 
 
-@pytest.mark.skipif(not os.path.isdir(SHARED), reason="shared real WARC data not present (../shared/data/warc)")
+@pytest.mark.shared_data("warc")
 def test_real_clipped_common_crawl_record_is_salvaged():
     with open(os.path.join(SHARED, "resiliparse/tests/data/clipped.warc.gz"), "rb") as fh:
         reader = ArchiveReader(fh)
