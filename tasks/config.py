@@ -1,7 +1,7 @@
 """Extraction settings and the version stamp that decides when outputs are outdated."""
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 # Bump when the extractor's output for the same input and config changes.
 EXTRACTOR_VERSION = "1"
@@ -17,7 +17,6 @@ class ExtractConfig:
     lang_window_bytes: int = 20 * 1024        # body bytes looked at for the language buffer
     lang_max_chars: int = 4000                # characters in the language buffer
     max_payload: int = 8 * 1024 * 1024        # larger payloads are recorded as oversize
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @classmethod
     def from_langs(cls, langs: str | list[str] | tuple[str, ...] = "ja", **kw) -> "ExtractConfig":
@@ -28,7 +27,6 @@ class ExtractConfig:
     def fingerprint(self) -> str:
         """Stable short hash of everything that changes the output."""
         d = asdict(self)
-        d.pop("extra", None)
         d["extractor_version"] = EXTRACTOR_VERSION
         d["schema_version"] = SCHEMA_VERSION
         blob = json.dumps(d, sort_keys=True, default=list).encode()
