@@ -90,7 +90,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     identity = input_identity(input_path)  # FileNotFoundError for a missing input: clear, not retried
 
     lake.remove_summary(dump, name)  # redoing: not done until the new summary lands
-    ctx = Context(dump=dump, warc_name=name, config=config, detector=detector_for(config.langs))
+    ctx = Context(dump=dump, warc_name=name, config=config)
     doc_tmp = lake.tmp_file("documents", dump, name)
     led_tmp = lake.tmp_file("ledger", dump, name)
     docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS)
@@ -150,8 +150,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         "extractor_version": EXTRACTOR_VERSION,
         "schema_version": SCHEMA_VERSION,
         "config_fingerprint": config.fingerprint(),
-        "config": {"langs": list(config.langs), "boilerplate": config.boilerplate,
-                   "charset_window": config.charset_window, "max_payload": config.max_payload},
+        "config": config.as_dict(),
         "host": socket.gethostname(),
         "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
         "finished": datetime.fromtimestamp(finished, timezone.utc).isoformat(),

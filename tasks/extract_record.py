@@ -34,7 +34,7 @@ class Context:
 
     def __post_init__(self):
         if self.detector is None:
-            self.detector = LanguageDetector(self.config.langs)
+            self.detector = LanguageDetector.from_config(self.config)
 
 
 @dataclass(slots=True)

@@ -1,6 +1,7 @@
 """Language identification of decoded pages: exact script routing first, lingua only where needed.
 
-Buffers
+Buffers (their sizes are ExtractConfig's ``lang_window_chars``, ``uzushio_buffer_chars`` and
+``latin_buffer_chars``; the defaults below)
 - The Uzushio buffer (:func:`language_buffer`): from the start of the decoded page, every run
   of characters below U+007F or whitespace becomes one space and everything else is kept, up
   to ``max_chars``. Markup is ASCII, so this leaves the text of non-Latin scripts. The original
@@ -9,7 +10,7 @@ Buffers
 - Latin-script text is all ASCII-range letters, so that buffer is empty for English or French
   (Uzushio could not detect them). :func:`latin_buffer` drops scripts, styles, comments and tags
   with regular expressions and keeps the text (or takes the paragraph text when the caller has
-  it).
+  it), up to its own ``max_chars``.
 
 Routing
 - Scripts used by one language only decide alone: kana -> ja, Hangul -> ko, Thai -> th,
@@ -91,14 +92,19 @@ def script_counts(text: str) -> np.ndarray:
 
 
 # --- buffers ------------------------------------------------------------------------------
+# Defaults of the buffer settings (ExtractConfig takes them from here).
+LANG_WINDOW_CHARS = 20 * 1024   # characters from the start of the decoded page the buffers read
+UZUSHIO_BUFFER_CHARS = 1000     # length of the Uzushio buffer (scripts; Cyrillic, Arabic, Devanagari lingua)
+LATIN_BUFFER_CHARS = 1000       # length of the Latin buffer (Latin-script lingua)
+
 _SKIPPED = re.compile(r"[\x00-\x7e\s]+")
 
 
-def language_buffer(text: str, max_chars: int = 4000, window: int = 20480) -> str:
+def language_buffer(text: str, max_chars: int = UZUSHIO_BUFFER_CHARS, window: int = LANG_WINDOW_CHARS) -> str:
     """The Uzushio buffer: characters >= U+007F of the first ``window`` characters, runs of
     skipped characters or whitespace collapsed to one space, at most ``max_chars`` long."""
     parts, have, step = [], 0, 2 * max_chars
-    # In slices, so a long non-Latin page does not squeeze 20k characters to keep 4k.
+    # In slices, so a long non-Latin page does not squeeze the whole window to keep max_chars.
     for pos in range(0, min(window, len(text)), step):
         part = _SKIPPED.sub(" ", text[pos:min(pos + step, window)])
         parts.append(part)
@@ -126,7 +132,8 @@ _NOT_WORDS = re.compile(r"(?<!\S)(?=\S*?(?:[{}()\[\];=<>|\\/_#$%^*~`@]|\.\w))\S+
 _SPACE = re.compile(r"\s+")
 
 
-def latin_buffer(text: str, max_chars: int = 1000, window: int = 20480, min_chars: int = 200) -> str:
+def latin_buffer(text: str, max_chars: int = LATIN_BUFFER_CHARS, window: int = LANG_WINDOW_CHARS,
+                 min_chars: int = 200) -> str:
     """Visible text of the page: the title, then the body without scripts, styles, comments,
     tags, URLs and code-like tokens, entities decoded, whitespace collapsed.
 
@@ -220,11 +227,13 @@ class LanguageDetector:
     can hold a target: with ("ja",) never, with ("ja", "en") only the Latin-script models.
     ``low_accuracy`` selects lingua's trigram-only models for the 49 Latin-script languages
     (60 MB instead of 980 MB; same accuracy on our pages, which need >= 100 letters anyway);
-    the other scripts have few languages and keep the full models."""
+    the other scripts have few languages and keep the full models.
+    ``window_chars``, ``uzushio_buffer_chars`` and ``latin_buffer_chars`` size the buffers
+    (ExtractConfig's ``lang_window_chars``, ``uzushio_buffer_chars``, ``latin_buffer_chars``)."""
 
     def __init__(self, targets: tuple[str, ...] | list[str] | str = ("ja",), *,
-                 max_chars: int = 4000, window: int = 20480, latin_max_chars: int = 1000,
-                 lingua_max_chars: int = 1000, low_accuracy: bool = True):
+                 window_chars: int = LANG_WINDOW_CHARS, uzushio_buffer_chars: int = UZUSHIO_BUFFER_CHARS,
+                 latin_buffer_chars: int = LATIN_BUFFER_CHARS, low_accuracy: bool = True):
         if isinstance(targets, str):
             targets = tuple(t.strip() for t in targets.split(",") if t.strip())
         targets = tuple(sorted({t.lower() for t in targets}))
@@ -236,10 +245,9 @@ class LanguageDetector:
             raise ValueError(f"unknown target language(s) {unknown or targets}: use ISO 639-1 codes "
                              f"of {sorted(KNOWN_LANGS)} or 'all'")
         self.targets = targets
-        self.max_chars = max_chars
-        self.window = window
-        self.latin_max_chars = latin_max_chars
-        self.lingua_max_chars = lingua_max_chars
+        self.window_chars = window_chars
+        self.uzushio_buffer_chars = uzushio_buffer_chars
+        self.latin_buffer_chars = latin_buffer_chars
         self.low_accuracy = low_accuracy
         self.scripts = set(range(N_SCRIPTS)) if self.all else {LANG_SCRIPT[t] for t in targets}
         if "ja" in targets:
@@ -271,7 +279,9 @@ class LanguageDetector:
 
     @classmethod
     def from_config(cls, cfg) -> "LanguageDetector":
-        return cls(cfg.langs, max_chars=cfg.lang_max_chars, window=cfg.lang_window_bytes)
+        """The detector an extraction with this ExtractConfig uses."""
+        return cls(cfg.langs, window_chars=cfg.lang_window_chars,
+                   uzushio_buffer_chars=cfg.uzushio_buffer_chars, latin_buffer_chars=cfg.latin_buffer_chars)
 
     def _result(self, lang: str | None, score: float, via: str) -> LangResult:
         ok = lang is not None and (self.all or lang in self.targets)
@@ -280,10 +290,9 @@ class LanguageDetector:
     def detect(self, text: str, paragraphs_text: str | None = None) -> LangResult:
         """Language of a decoded page. ``paragraphs_text`` (the extractor's text, if the caller
         has it) replaces the regex-stripped page text for Latin-script decisions."""
-        if self._cjk_only and not _has_cjk(text, self.window):
+        if self._cjk_only and not _has_cjk(text, self.window_chars):
             return LangResult(None, 0.0, False, "no-target-script")
-        # Scripts and lingua never need more than lingua_max_chars of the Uzushio buffer.
-        buf = language_buffer(text, min(self.max_chars, self.lingua_max_chars), self.window)
+        buf = language_buffer(text, self.uzushio_buffer_chars, self.window_chars)
         counts = script_counts(buf)
         kana, han = int(counts[KANA]), int(counts[HAN])
         counts[HAN] += counts[KANA]  # one group: the kana share decides ja or zh below
@@ -318,10 +327,10 @@ class LanguageDetector:
 
     def _latin_text(self, text: str, paragraphs_text: str | None) -> str:
         if paragraphs_text:
-            para = paragraphs_text[: self.latin_max_chars]
+            para = paragraphs_text[: self.latin_buffer_chars]
             if len(_LATIN_LETTER.findall(para)) >= MIN_LATIN_LETTERS:
                 return para
-        return latin_buffer(text, self.latin_max_chars, self.window)
+        return latin_buffer(text, self.latin_buffer_chars, self.window_chars)
 
     def _lingua(self, text: str, langs: tuple[str, ...], low: bool) -> LangResult:
         # lingua's cost grows with text length times languages: a short first look settles

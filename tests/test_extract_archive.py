@@ -94,6 +94,19 @@ def test_every_record_is_accounted_for_once_and_documents_follow_the_contract(tm
     assert ja["warc_offset"] == offsets["http://ja.example/1"]
 
 
+def test_language_settings_of_the_config_reach_the_detector(tmp_path):
+    path = tmp_path / "late.warc.gz"
+    late = b"<html><body>" + b"<!-- padding -->" * 40 + JA + b"</body></html>"
+    write_warc(path, [("http://ja.example/late", 200, "text/html; charset=utf-8", late, {})])
+    wide = extract_archive(str(path), "D", str(tmp_path / "wide"), ExtractConfig.from_langs("ja"))
+    narrow = extract_archive(str(path), "D", str(tmp_path / "narrow"),
+                             ExtractConfig.from_langs("ja", lang_window_chars=500))
+    assert wide["outcomes"]["kept"] == 1
+    assert narrow["outcomes"]["lang_rejected"] == 1  # the Japanese starts past 500 characters
+    assert narrow["config"]["lang_window_chars"] == 500
+    assert narrow["config_fingerprint"] != wide["config_fingerprint"]
+
+
 def test_boilerplate_labels_one_per_paragraph(tmp_path):
     make_dump(str(tmp_path / "d"), files=1, pages_per_file=10, truncate_last=False)
     src = next(p for p in os.listdir(tmp_path / "d") if p.endswith(".warc.gz"))

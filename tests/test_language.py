@@ -178,6 +178,28 @@ def test_targets_are_validated_and_read_from_the_config():
     assert det.detect(page(SAMPLES["ko"])).accepted
 
 
+def test_buffer_settings_come_from_the_config():
+    default = LanguageDetector.from_config(ExtractConfig())
+    plain = LanguageDetector()
+    assert (default.window_chars, default.uzushio_buffer_chars, default.latin_buffer_chars) == \
+        (plain.window_chars, plain.uzushio_buffer_chars, plain.latin_buffer_chars)
+    cfg = ExtractConfig.from_langs("ja", lang_window_chars=500, uzushio_buffer_chars=300, latin_buffer_chars=50)
+    det = LanguageDetector.from_config(cfg)
+    assert (det.window_chars, det.uzushio_buffer_chars, det.latin_buffer_chars) == (500, 300, 50)
+    late = "<html><body>" + "<!-- padding -->" * 40 + f"<p>{SAMPLES['ja']}</p></body></html>"
+    assert default.detect(late).accepted
+    assert det.detect(late).via == "no-target-script"  # the Japanese starts past the window
+
+
+def test_each_buffer_size_is_a_real_limit():
+    ja = page(SAMPLES["ja"])
+    assert LanguageDetector(uzushio_buffer_chars=3).detect(ja).lang is None  # under 4 characters
+    en = page(SAMPLES["en"])
+    assert LanguageDetector(("en",)).detect(en, SAMPLES["en"]).accepted
+    short = LanguageDetector(("en",), latin_buffer_chars=50)
+    assert short.detect(en, SAMPLES["en"]).via == "too-short"  # 50 characters hold < 100 letters
+
+
 # --- real data ----------------------------------------------------------------------------
 DATA = default_root()
 needs_data = pytest.mark.skipif(not (DATA / "encodings").is_dir() or not (DATA / "gold").is_dir(),
