@@ -22,7 +22,6 @@ from .config import EXTRACTOR_VERSION, SCHEMA_VERSION, ExtractConfig
 from .extract_record import Context, process_record
 from .inputs import input_identity, open_input
 from .lake import Lake, archive_name
-from .language import LanguageDetector
 from .outcomes import ALL_OUTCOMES
 from .warc_reader import ArchiveReader, TransientInputError
 
@@ -31,16 +30,6 @@ log = logging.getLogger(__name__)
 DOC_BATCH = 2000      # rows per documents row group at most...
 DOC_BATCH_CHARS = 16 << 20  # ...and at most this much text buffered (memory stays flat)
 LEDGER_BATCH = 20000  # rows per ledger row group
-
-_DETECTORS: dict[tuple[str, ...], LanguageDetector] = {}
-
-
-def detector_for(langs: tuple[str, ...]) -> LanguageDetector:
-    """One detector per process and language set: building one loads lingua models."""
-    if langs not in _DETECTORS:
-        _DETECTORS[langs] = LanguageDetector(langs)
-    return _DETECTORS[langs]
-
 
 class _RowWriter:
     """Buffers rows of one schema column-wise and writes them as row groups of a zstd parquet file."""
@@ -162,4 +151,4 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     return summary
 
 
-__all__ = ["extract_archive", "TransientInputError", "detector_for"]
+__all__ = ["extract_archive", "TransientInputError"]

@@ -30,11 +30,10 @@ class Context:
     dump: str
     warc_name: str
     config: ExtractConfig
-    detector: LanguageDetector = field(repr=False, default=None)
+    detector: LanguageDetector = field(init=False, repr=False)
 
     def __post_init__(self):
-        if self.detector is None:
-            self.detector = LanguageDetector.from_config(self.config)
+        self.detector = LanguageDetector.from_config(self.config)
 
 
 @dataclass(slots=True)

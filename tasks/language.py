@@ -19,7 +19,11 @@ Routing
   decides the same pair by script alone: any kana -> ja, so a Chinese page with one "の" is
   Japanese to it, and kanji-only text is always Chinese.)
 - Cyrillic, Arabic, Devanagari and Latin text goes to a lingua detector built only for the
-  languages of that script; detectors are built lazily and cached per language set.
+  languages of that script, when first needed.
+
+Caching: lingua's detectors (their models take up to a gigabyte) are the one cache of this
+package, :func:`lingua_detector`. A :class:`LanguageDetector` only routes and is cheap to
+make, so callers make one per configuration and never cache it.
 - When no target can be written in the page's script, the page is rejected without lingua.
 """
 from __future__ import annotations
@@ -161,7 +165,9 @@ def latin_buffer(text: str, max_chars: int = LATIN_BUFFER_CHARS, window: int = L
 
 
 # --- lingua -------------------------------------------------------------------------------
-_DETECTORS: dict[tuple, object] = {}
+# (languages, low accuracy) -> (lingua detector, its models preloaded). The only detector
+# cache in the process: every path to lingua goes through lingua_detector.
+_LINGUA: dict[tuple[tuple[str, ...], bool], tuple[object, bool]] = {}
 _LOCK = threading.Lock()
 
 
@@ -178,25 +184,21 @@ def _build(key: tuple, preload: bool):
 
 def lingua_detector(langs: tuple[str, ...], low_accuracy: bool = False, preload: bool = False):
     """A lingua detector for exactly these ISO 639-1 languages, built once per process and
-    language set. Without ``preload`` its models load lazily on first use."""
+    (language set, accuracy mode), thread-safely. Without ``preload`` its models load lazily
+    on first use; with it, a detector built without is rebuilt with every model loaded."""
     key = (tuple(sorted(set(langs))), low_accuracy)
-    det = _DETECTORS.get(key)
-    if det is None or (preload and key not in _PRELOADED):
+    entry = _LINGUA.get(key)
+    if entry is None or (preload and not entry[1]):
         with _LOCK:
-            det = _DETECTORS.get(key)
-            if det is None or (preload and key not in _PRELOADED):
-                det = _DETECTORS[key] = _build(key, preload)
-                if preload:
-                    _PRELOADED.add(key)
-    return det
-
-
-_PRELOADED: set[tuple] = set()
+            entry = _LINGUA.get(key)
+            if entry is None or (preload and not entry[1]):
+                entry = _LINGUA[key] = (_build(key, preload), preload)
+    return entry[0]
 
 
 def built_detectors() -> list[tuple]:
     """Keys (languages, low accuracy) of the lingua detectors built so far in this process."""
-    return list(_DETECTORS)
+    return list(_LINGUA)
 
 
 # --- detection ----------------------------------------------------------------------------
@@ -363,14 +365,7 @@ def _has_cjk(text: str, window: int) -> bool:
     return _CJK.search(text, 0, window) is not None
 
 
-_CACHE: dict[tuple, LanguageDetector] = {}
-
-
 def detect_language(text: str, targets: tuple[str, ...] = ("ja",), paragraphs_text: str | None = None,
                     **options) -> LangResult:
-    """:meth:`LanguageDetector.detect` with a detector cached per targets and options."""
-    key = (tuple(targets), tuple(sorted(options.items())))
-    det = _CACHE.get(key)
-    if det is None:
-        det = _CACHE[key] = LanguageDetector(targets, **options)
-    return det.detect(text, paragraphs_text)
+    """One call of :meth:`LanguageDetector.detect` (the lingua models stay cached)."""
+    return LanguageDetector(targets, **options).detect(text, paragraphs_text)

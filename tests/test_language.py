@@ -200,6 +200,35 @@ def test_each_buffer_size_is_a_real_limit():
     assert short.detect(en, SAMPLES["en"]).via == "too-short"  # 50 characters hold < 100 letters
 
 
+def test_one_lingua_detector_per_language_set_even_from_many_threads(monkeypatch):
+    import threading
+    import time
+
+    from warclake.tasks import language
+
+    builds = []
+
+    def slow_build(key, preload):
+        builds.append(key)
+        time.sleep(0.05)  # threads pile up behind the first build
+        return object()
+
+    monkeypatch.setattr(language, "_LINGUA", {})
+    monkeypatch.setattr(language, "_build", slow_build)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(language.lingua_detector(("fr", "en"), True)))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert builds == [(("en", "fr"), True)] and len({id(d) for d in got}) == 1
+    assert language.lingua_detector(("en", "fr"), False) is not got[0]  # the accuracy mode is part of the key
+    language.lingua_detector(("fr", "en"), True, preload=True)  # rebuilt once with every model loaded
+    language.lingua_detector(("fr", "en"), True, preload=True)
+    assert builds == [(("en", "fr"), True), (("en", "fr"), False), (("en", "fr"), True)]
+
+
 # --- real data ----------------------------------------------------------------------------
 DATA = default_root()
 needs_data = pytest.mark.skipif(not (DATA / "encodings").is_dir() or not (DATA / "gold").is_dir(),
