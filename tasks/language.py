@@ -39,9 +39,6 @@ import numpy as np
 OTHER, LATIN, KANA, HAN, HANGUL, CYRILLIC, ARABIC, DEVANAGARI = range(8)
 GREEK, HEBREW, THAI, ARMENIAN, GEORGIAN, BENGALI, GUJARATI, GURMUKHI, TAMIL, TELUGU = range(8, 18)
 N_SCRIPTS = 18
-SCRIPT_NAMES = ("other", "latin", "kana", "han", "hangul", "cyrillic", "arabic", "devanagari",
-                "greek", "hebrew", "thai", "armenian", "georgian", "bengali", "gujarati",
-                "gurmukhi", "tamil", "telugu")
 
 # (first code point, script) for consecutive Unicode ranges, from the Unicode block chart.
 _RANGES = [

@@ -116,17 +116,8 @@ def test_read_folder_format(tmp_path):
 
 
 # ------------------------------------------------------------------ end to end
-def _have_extractor() -> bool:
-    try:
-        from warclake.tasks.html_paragraphs import extract_paragraphs  # noqa: F401
-    except Exception:
-        return False
-    return True
-
-
 @pytest.mark.skipif(not (DATA / "cleaneval-dev").is_dir(),
                     reason="../shared/data/gold/cleaneval not present")
-@pytest.mark.skipif(not _have_extractor(), reason="warclake.tasks.html_paragraphs not available")
 def test_eval_command_on_real_cleaneval_pages(tmp_path, capsys):
     from warclake.cli.main import main
 
