@@ -8,7 +8,7 @@ from .language import LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS, UZUSHIO_BUFFER_CHAR
 # Bump when the extractor's output for the same input and config changes.
 EXTRACTOR_VERSION = "1"
 # Bump with any change to the documents/ledger/files schema (the data contract).
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 @dataclass(frozen=True)

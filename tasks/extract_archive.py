@@ -95,7 +95,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                     "dump": dump, "warc_file": name, "warc_offset": rec.offset,
                     "record_type": rec.rec_type, "url": rec.url, "outcome": res.outcome.value,
                     "charset": res.charset, "charset_source": res.charset_source,
-                    "lang": res.lang, "bytes_in": res.bytes_in or rec.length,
+                    "lang": res.lang, "bytes_in": rec.length, "payload_bytes": res.payload_bytes,
                 })
                 if res.document is not None:
                     docs.add(res.document)
