@@ -139,7 +139,7 @@ def latin_buffer(text: str, max_chars: int = LATIN_BUFFER_CHARS, window: int = L
     tags, URLs and code-like tokens, entities decoded, whitespace collapsed.
 
     It starts at <body> (long <head> sections of scripts and styles are common) and reads
-    4k characters, doubling until ``max_chars`` of text are found or ``window`` characters are
+    4,096 characters, doubling until ``max_chars`` of text are found or ``window`` characters are
     read; past the window it only goes on (up to 4x) while less than ``min_chars`` were found."""
     title = _TITLE.search(text, 0, window)
     body = _BODY.search(text, 0, 8 * window)
