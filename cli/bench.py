@@ -15,8 +15,9 @@ import time
 from collections import defaultdict
 
 from warclake.tasks.config import ExtractConfig
-from warclake.tasks.extract_archive import detector_for, extract_archive
+from warclake.tasks.extract_archive import extract_archive
 from warclake.tasks.inputs import resolve_inputs
+from warclake.tasks.language import LanguageDetector
 
 # module path fragment -> stage name, first match wins
 STAGES = [
@@ -55,7 +56,7 @@ def run(args) -> int:
     config = ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate)
     inputs = resolve_inputs(args.inputs)
     t_load = time.perf_counter()
-    detector_for(config.langs)  # model loading is a one-off per worker: report it apart
+    LanguageDetector.from_config(config).preload()  # model loading is a one-off per worker: report it apart
     load_s = time.perf_counter() - t_load
     prof = cProfile.Profile() if args.profile else None
     in_bytes = records = docs = 0

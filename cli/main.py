@@ -2,17 +2,16 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import logging
 import os
 import sys
 
 from warclake import __version__
+from warclake.cli import bench, evaluate, extract, report, run
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
-COMMAND_MODULES = ["warclake.cli.extract", "warclake.cli.run", "warclake.cli.report", "warclake.cli.evaluate",
-                   "warclake.cli.bench"]
+COMMANDS = (extract, run, report, evaluate, bench)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,13 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
     parser.add_argument("--version", action="version", version=f"warclake {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # that command is not part of this build
-                continue
-            raise
+    for mod in COMMANDS:
         mod.add_parser(sub)
     return parser
 

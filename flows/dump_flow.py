@@ -88,12 +88,8 @@ def resolve_task(inputs: list[str], base_url: str | None) -> list[str]:
 
 @task(name="report-dump", retries=1, retry_delay_seconds=5, persist_result=False)
 def report_task(lake: str, dump: str, out_dir: str | None) -> str | None:
-    try:
-        from warclake.flows.report_flow import build_dump_report
-    except ModuleNotFoundError as exc:
-        if exc.name == "warclake.flows.report_flow":
-            return None
-        raise
+    from warclake.flows.report_flow import build_dump_report
+
     return build_dump_report(lake, dump, out_dir)
 
 

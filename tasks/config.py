@@ -1,12 +1,14 @@
 """Extraction settings and the version stamp that decides when outputs are outdated."""
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
+
+from .language import LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS, UZUSHIO_BUFFER_CHARS
 
 # Bump when the extractor's output for the same input and config changes.
 EXTRACTOR_VERSION = "1"
 # Bump with any change to the documents/ledger/files schema (the data contract).
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -14,10 +16,11 @@ class ExtractConfig:
     langs: tuple[str, ...] = ("ja",)          # ISO 639-1 targets; ("all",) keeps every language
     boilerplate: str = "none"                 # none | justext | density | bte | <model name>
     charset_window: int = 20 * 1024           # bytes strictly decoded per charset candidate
-    lang_window_bytes: int = 20 * 1024        # body bytes looked at for the language buffer
-    lang_max_chars: int = 4000                # characters in the language buffer
+    # Language buffers (tasks/language.py), in characters of the decoded text:
+    lang_window_chars: int = LANG_WINDOW_CHARS        # how far into the page the buffers read
+    uzushio_buffer_chars: int = UZUSHIO_BUFFER_CHARS  # Uzushio buffer: script routing, non-Latin lingua
+    latin_buffer_chars: int = LATIN_BUFFER_CHARS      # Latin buffer: Latin-script lingua
     max_payload: int = 8 * 1024 * 1024        # larger payloads are recorded as oversize
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @classmethod
     def from_langs(cls, langs: str | list[str] | tuple[str, ...] = "ja", **kw) -> "ExtractConfig":
@@ -25,11 +28,14 @@ class ExtractConfig:
             langs = [s.strip() for s in langs.split(",") if s.strip()]
         return cls(langs=tuple(sorted(set(langs))), **kw)
 
+    def as_dict(self) -> dict:
+        """Every setting, as JSON values (the summary's ``config``)."""
+        return {**asdict(self), "langs": list(self.langs)}
+
     def fingerprint(self) -> str:
         """Stable short hash of everything that changes the output."""
-        d = asdict(self)
-        d.pop("extra", None)
+        d = self.as_dict()
         d["extractor_version"] = EXTRACTOR_VERSION
         d["schema_version"] = SCHEMA_VERSION
-        blob = json.dumps(d, sort_keys=True, default=list).encode()
+        blob = json.dumps(d, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]

@@ -22,7 +22,6 @@ from .config import EXTRACTOR_VERSION, SCHEMA_VERSION, ExtractConfig
 from .extract_record import Context, process_record
 from .inputs import input_identity, open_input
 from .lake import Lake, archive_name
-from .language import LanguageDetector
 from .outcomes import ALL_OUTCOMES
 from .warc_reader import ArchiveReader, TransientInputError
 
@@ -31,16 +30,6 @@ log = logging.getLogger(__name__)
 DOC_BATCH = 2000      # rows per documents row group at most...
 DOC_BATCH_CHARS = 16 << 20  # ...and at most this much text buffered (memory stays flat)
 LEDGER_BATCH = 20000  # rows per ledger row group
-
-_DETECTORS: dict[tuple[str, ...], LanguageDetector] = {}
-
-
-def detector_for(langs: tuple[str, ...]) -> LanguageDetector:
-    """One detector per process and language set: building one loads lingua models."""
-    if langs not in _DETECTORS:
-        _DETECTORS[langs] = LanguageDetector(langs)
-    return _DETECTORS[langs]
-
 
 class _RowWriter:
     """Buffers rows of one schema column-wise and writes them as row groups of a zstd parquet file."""
@@ -90,7 +79,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     identity = input_identity(input_path)  # FileNotFoundError for a missing input: clear, not retried
 
     lake.remove_summary(dump, name)  # redoing: not done until the new summary lands
-    ctx = Context(dump=dump, warc_name=name, config=config, detector=detector_for(config.langs))
+    ctx = Context(dump=dump, warc_name=name, config=config)
     doc_tmp = lake.tmp_file("documents", dump, name)
     led_tmp = lake.tmp_file("ledger", dump, name)
     docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS)
@@ -106,7 +95,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                     "dump": dump, "warc_file": name, "warc_offset": rec.offset,
                     "record_type": rec.rec_type, "url": rec.url, "outcome": res.outcome.value,
                     "charset": res.charset, "charset_source": res.charset_source,
-                    "lang": res.lang, "bytes_in": res.bytes_in or rec.length,
+                    "lang": res.lang, "bytes_in": rec.length, "payload_bytes": res.payload_bytes,
                 })
                 if res.document is not None:
                     docs.add(res.document)
@@ -150,8 +139,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         "extractor_version": EXTRACTOR_VERSION,
         "schema_version": SCHEMA_VERSION,
         "config_fingerprint": config.fingerprint(),
-        "config": {"langs": list(config.langs), "boilerplate": config.boilerplate,
-                   "charset_window": config.charset_window, "max_payload": config.max_payload},
+        "config": config.as_dict(),
         "host": socket.gethostname(),
         "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
         "finished": datetime.fromtimestamp(finished, timezone.utc).isoformat(),
@@ -163,4 +151,4 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     return summary
 
 
-__all__ = ["extract_archive", "TransientInputError", "detector_for"]
+__all__ = ["extract_archive", "TransientInputError"]

@@ -30,17 +30,16 @@ class Context:
     dump: str
     warc_name: str
     config: ExtractConfig
-    detector: LanguageDetector = field(repr=False, default=None)
+    detector: LanguageDetector = field(init=False, repr=False)
 
     def __post_init__(self):
-        if self.detector is None:
-            self.detector = LanguageDetector(self.config.langs)
+        self.detector = LanguageDetector.from_config(self.config)
 
 
 @dataclass(slots=True)
 class Result:
     outcome: Outcome
-    bytes_in: int = 0
+    payload_bytes: int | None = None  # the payload's whole length, when it was read in full
     charset: str | None = None
     charset_source: str | None = None
     lang: str | None = None
@@ -74,16 +73,22 @@ def process_record(raw: RawRecord, ctx: Context) -> Result:
     if ctype and ctype not in HTML_TYPES:
         return Result(Outcome.NOT_TEXT)
     try:
-        body, oversize = raw.read_payload()
+        body, size = raw.read_payload()
     except Exception:  # bad chunking, bad content-encoding
         return Result(Outcome.HTTP_PARSE_ERROR)
-    if oversize:
-        return Result(Outcome.OVERSIZE, bytes_in=len(body))
+    if size != len(body):
+        return _oversize(raw, size)
     if not raw.complete():
-        return Result(Outcome.RECORD_BROKEN, bytes_in=len(body))
+        return Result(Outcome.RECORD_BROKEN)
     if not ctype and not looks_like_html(body):  # trust the server when it speaks
-        return Result(Outcome.NOT_TEXT, bytes_in=len(body))
+        return Result(Outcome.NOT_TEXT, payload_bytes=size)
     return _process_html(raw, body, ctx)
+
+
+def _oversize(raw: RawRecord, size: int | None) -> Result:
+    """A payload longer than max_payload; its length only when all of it was there."""
+    whole = size is not None and raw.complete()
+    return Result(Outcome.OVERSIZE, payload_bytes=size if whole else None)
 
 
 def _decode(body: bytes, content_type: str | None, ctx: Context, res: Result) -> str | None:
@@ -107,7 +112,7 @@ def _detect(text: str, ctx: Context, res: Result, paragraphs_text: str | None = 
 
 
 def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
-    res = Result(Outcome.KEPT, bytes_in=len(body))
+    res = Result(Outcome.KEPT, payload_bytes=len(body))
     if not body.strip():
         res.outcome = Outcome.EMPTY
         return res
@@ -133,14 +138,12 @@ def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
 
 
 def _process_text(raw: RawRecord, ctx: Context) -> Result:
-    body = raw.read_raw()
-    res = Result(Outcome.KEPT, bytes_in=len(body))
-    if len(body) > ctx.config.max_payload:
-        res.outcome = Outcome.OVERSIZE
-        return res
+    body, size = raw.read_raw()
+    if size != len(body):
+        return _oversize(raw, size)
     if not raw.complete():
-        res.outcome = Outcome.RECORD_BROKEN
-        return res
+        return Result(Outcome.RECORD_BROKEN)
+    res = Result(Outcome.KEPT, payload_bytes=size)
     # WET text is UTF-8 by Common Crawl's definition: say so as the "header" would.
     text = _decode(body, "text/plain; charset=utf-8", ctx, res)
     if text is None:

@@ -1,6 +1,7 @@
 """Language identification of decoded pages: exact script routing first, lingua only where needed.
 
-Buffers
+Buffers (their sizes are ExtractConfig's ``lang_window_chars``, ``uzushio_buffer_chars`` and
+``latin_buffer_chars``; the defaults below)
 - The Uzushio buffer (:func:`language_buffer`): from the start of the decoded page, every run
   of characters below U+007F or whitespace becomes one space and everything else is kept, up
   to ``max_chars``. Markup is ASCII, so this leaves the text of non-Latin scripts. The original
@@ -9,7 +10,7 @@ Buffers
 - Latin-script text is all ASCII-range letters, so that buffer is empty for English or French
   (Uzushio could not detect them). :func:`latin_buffer` drops scripts, styles, comments and tags
   with regular expressions and keeps the text (or takes the paragraph text when the caller has
-  it).
+  it), up to its own ``max_chars``.
 
 Routing
 - Scripts used by one language only decide alone: kana -> ja, Hangul -> ko, Thai -> th,
@@ -18,7 +19,11 @@ Routing
   decides the same pair by script alone: any kana -> ja, so a Chinese page with one "の" is
   Japanese to it, and kanji-only text is always Chinese.)
 - Cyrillic, Arabic, Devanagari and Latin text goes to a lingua detector built only for the
-  languages of that script; detectors are built lazily and cached per language set.
+  languages of that script, when first needed.
+
+Caching: lingua's detectors (their models take up to a gigabyte) are the one cache of this
+package, :func:`lingua_detector`. A :class:`LanguageDetector` only routes and is cheap to
+make, so callers make one per configuration and never cache it.
 - When no target can be written in the page's script, the page is rejected without lingua.
 """
 from __future__ import annotations
@@ -34,9 +39,6 @@ import numpy as np
 OTHER, LATIN, KANA, HAN, HANGUL, CYRILLIC, ARABIC, DEVANAGARI = range(8)
 GREEK, HEBREW, THAI, ARMENIAN, GEORGIAN, BENGALI, GUJARATI, GURMUKHI, TAMIL, TELUGU = range(8, 18)
 N_SCRIPTS = 18
-SCRIPT_NAMES = ("other", "latin", "kana", "han", "hangul", "cyrillic", "arabic", "devanagari",
-                "greek", "hebrew", "thai", "armenian", "georgian", "bengali", "gujarati",
-                "gurmukhi", "tamil", "telugu")
 
 # (first code point, script) for consecutive Unicode ranges, from the Unicode block chart.
 _RANGES = [
@@ -91,14 +93,19 @@ def script_counts(text: str) -> np.ndarray:
 
 
 # --- buffers ------------------------------------------------------------------------------
+# Defaults of the buffer settings (ExtractConfig takes them from here).
+LANG_WINDOW_CHARS = 20 * 1024   # characters from the start of the decoded page the buffers read
+UZUSHIO_BUFFER_CHARS = 1000     # length of the Uzushio buffer (scripts; Cyrillic, Arabic, Devanagari lingua)
+LATIN_BUFFER_CHARS = 1000       # length of the Latin buffer (Latin-script lingua)
+
 _SKIPPED = re.compile(r"[\x00-\x7e\s]+")
 
 
-def language_buffer(text: str, max_chars: int = 4000, window: int = 20480) -> str:
+def language_buffer(text: str, max_chars: int = UZUSHIO_BUFFER_CHARS, window: int = LANG_WINDOW_CHARS) -> str:
     """The Uzushio buffer: characters >= U+007F of the first ``window`` characters, runs of
     skipped characters or whitespace collapsed to one space, at most ``max_chars`` long."""
     parts, have, step = [], 0, 2 * max_chars
-    # In slices, so a long non-Latin page does not squeeze 20k characters to keep 4k.
+    # In slices, so a long non-Latin page does not squeeze the whole window to keep max_chars.
     for pos in range(0, min(window, len(text)), step):
         part = _SKIPPED.sub(" ", text[pos:min(pos + step, window)])
         parts.append(part)
@@ -126,12 +133,13 @@ _NOT_WORDS = re.compile(r"(?<!\S)(?=\S*?(?:[{}()\[\];=<>|\\/_#$%^*~`@]|\.\w))\S+
 _SPACE = re.compile(r"\s+")
 
 
-def latin_buffer(text: str, max_chars: int = 1000, window: int = 20480, min_chars: int = 200) -> str:
+def latin_buffer(text: str, max_chars: int = LATIN_BUFFER_CHARS, window: int = LANG_WINDOW_CHARS,
+                 min_chars: int = 200) -> str:
     """Visible text of the page: the title, then the body without scripts, styles, comments,
     tags, URLs and code-like tokens, entities decoded, whitespace collapsed.
 
     It starts at <body> (long <head> sections of scripts and styles are common) and reads
-    4k characters, doubling until ``max_chars`` of text are found or ``window`` characters are
+    4,096 characters, doubling until ``max_chars`` of text are found or ``window`` characters are
     read; past the window it only goes on (up to 4x) while less than ``min_chars`` were found."""
     title = _TITLE.search(text, 0, window)
     body = _BODY.search(text, 0, 8 * window)
@@ -154,7 +162,9 @@ def latin_buffer(text: str, max_chars: int = 1000, window: int = 20480, min_char
 
 
 # --- lingua -------------------------------------------------------------------------------
-_DETECTORS: dict[tuple, object] = {}
+# (languages, low accuracy) -> (lingua detector, its models preloaded). The only detector
+# cache in the process: every path to lingua goes through lingua_detector.
+_LINGUA: dict[tuple[tuple[str, ...], bool], tuple[object, bool]] = {}
 _LOCK = threading.Lock()
 
 
@@ -171,25 +181,21 @@ def _build(key: tuple, preload: bool):
 
 def lingua_detector(langs: tuple[str, ...], low_accuracy: bool = False, preload: bool = False):
     """A lingua detector for exactly these ISO 639-1 languages, built once per process and
-    language set. Without ``preload`` its models load lazily on first use."""
+    (language set, accuracy mode), thread-safely. Without ``preload`` its models load lazily
+    on first use; with it, a detector built without is rebuilt with every model loaded."""
     key = (tuple(sorted(set(langs))), low_accuracy)
-    det = _DETECTORS.get(key)
-    if det is None or (preload and key not in _PRELOADED):
+    entry = _LINGUA.get(key)
+    if entry is None or (preload and not entry[1]):
         with _LOCK:
-            det = _DETECTORS.get(key)
-            if det is None or (preload and key not in _PRELOADED):
-                det = _DETECTORS[key] = _build(key, preload)
-                if preload:
-                    _PRELOADED.add(key)
-    return det
-
-
-_PRELOADED: set[tuple] = set()
+            entry = _LINGUA.get(key)
+            if entry is None or (preload and not entry[1]):
+                entry = _LINGUA[key] = (_build(key, preload), preload)
+    return entry[0]
 
 
 def built_detectors() -> list[tuple]:
     """Keys (languages, low accuracy) of the lingua detectors built so far in this process."""
-    return list(_DETECTORS)
+    return list(_LINGUA)
 
 
 # --- detection ----------------------------------------------------------------------------
@@ -220,11 +226,13 @@ class LanguageDetector:
     can hold a target: with ("ja",) never, with ("ja", "en") only the Latin-script models.
     ``low_accuracy`` selects lingua's trigram-only models for the 49 Latin-script languages
     (60 MB instead of 980 MB; same accuracy on our pages, which need >= 100 letters anyway);
-    the other scripts have few languages and keep the full models."""
+    the other scripts have few languages and keep the full models.
+    ``window_chars``, ``uzushio_buffer_chars`` and ``latin_buffer_chars`` size the buffers
+    (ExtractConfig's ``lang_window_chars``, ``uzushio_buffer_chars``, ``latin_buffer_chars``)."""
 
     def __init__(self, targets: tuple[str, ...] | list[str] | str = ("ja",), *,
-                 max_chars: int = 4000, window: int = 20480, latin_max_chars: int = 1000,
-                 lingua_max_chars: int = 1000, low_accuracy: bool = True):
+                 window_chars: int = LANG_WINDOW_CHARS, uzushio_buffer_chars: int = UZUSHIO_BUFFER_CHARS,
+                 latin_buffer_chars: int = LATIN_BUFFER_CHARS, low_accuracy: bool = True):
         if isinstance(targets, str):
             targets = tuple(t.strip() for t in targets.split(",") if t.strip())
         targets = tuple(sorted({t.lower() for t in targets}))
@@ -236,10 +244,9 @@ class LanguageDetector:
             raise ValueError(f"unknown target language(s) {unknown or targets}: use ISO 639-1 codes "
                              f"of {sorted(KNOWN_LANGS)} or 'all'")
         self.targets = targets
-        self.max_chars = max_chars
-        self.window = window
-        self.latin_max_chars = latin_max_chars
-        self.lingua_max_chars = lingua_max_chars
+        self.window_chars = window_chars
+        self.uzushio_buffer_chars = uzushio_buffer_chars
+        self.latin_buffer_chars = latin_buffer_chars
         self.low_accuracy = low_accuracy
         self.scripts = set(range(N_SCRIPTS)) if self.all else {LANG_SCRIPT[t] for t in targets}
         if "ja" in targets:
@@ -271,7 +278,9 @@ class LanguageDetector:
 
     @classmethod
     def from_config(cls, cfg) -> "LanguageDetector":
-        return cls(cfg.langs, max_chars=cfg.lang_max_chars, window=cfg.lang_window_bytes)
+        """The detector an extraction with this ExtractConfig uses."""
+        return cls(cfg.langs, window_chars=cfg.lang_window_chars,
+                   uzushio_buffer_chars=cfg.uzushio_buffer_chars, latin_buffer_chars=cfg.latin_buffer_chars)
 
     def _result(self, lang: str | None, score: float, via: str) -> LangResult:
         ok = lang is not None and (self.all or lang in self.targets)
@@ -280,10 +289,9 @@ class LanguageDetector:
     def detect(self, text: str, paragraphs_text: str | None = None) -> LangResult:
         """Language of a decoded page. ``paragraphs_text`` (the extractor's text, if the caller
         has it) replaces the regex-stripped page text for Latin-script decisions."""
-        if self._cjk_only and not _has_cjk(text, self.window):
+        if self._cjk_only and not _has_cjk(text, self.window_chars):
             return LangResult(None, 0.0, False, "no-target-script")
-        # Scripts and lingua never need more than lingua_max_chars of the Uzushio buffer.
-        buf = language_buffer(text, min(self.max_chars, self.lingua_max_chars), self.window)
+        buf = language_buffer(text, self.uzushio_buffer_chars, self.window_chars)
         counts = script_counts(buf)
         kana, han = int(counts[KANA]), int(counts[HAN])
         counts[HAN] += counts[KANA]  # one group: the kana share decides ja or zh below
@@ -318,10 +326,10 @@ class LanguageDetector:
 
     def _latin_text(self, text: str, paragraphs_text: str | None) -> str:
         if paragraphs_text:
-            para = paragraphs_text[: self.latin_max_chars]
+            para = paragraphs_text[: self.latin_buffer_chars]
             if len(_LATIN_LETTER.findall(para)) >= MIN_LATIN_LETTERS:
                 return para
-        return latin_buffer(text, self.latin_max_chars, self.window)
+        return latin_buffer(text, self.latin_buffer_chars, self.window_chars)
 
     def _lingua(self, text: str, langs: tuple[str, ...], low: bool) -> LangResult:
         # lingua's cost grows with text length times languages: a short first look settles
@@ -354,14 +362,7 @@ def _has_cjk(text: str, window: int) -> bool:
     return _CJK.search(text, 0, window) is not None
 
 
-_CACHE: dict[tuple, LanguageDetector] = {}
-
-
 def detect_language(text: str, targets: tuple[str, ...] = ("ja",), paragraphs_text: str | None = None,
                     **options) -> LangResult:
-    """:meth:`LanguageDetector.detect` with a detector cached per targets and options."""
-    key = (tuple(targets), tuple(sorted(options.items())))
-    det = _CACHE.get(key)
-    if det is None:
-        det = _CACHE[key] = LanguageDetector(targets, **options)
-    return det.detect(text, paragraphs_text)
+    """One call of :meth:`LanguageDetector.detect` (the lingua models stay cached)."""
+    return LanguageDetector(targets, **options).detect(text, paragraphs_text)

@@ -29,5 +29,6 @@ LEDGER = pa.schema([
     ("charset", pa.string()),
     ("charset_source", pa.string()),
     ("lang", pa.string()),
-    ("bytes_in", pa.int64()),
+    ("bytes_in", pa.int64()),        # the record's WARC Content-Length, every outcome
+    ("payload_bytes", pa.int64()),   # the payload's length, when it was read in full
 ])

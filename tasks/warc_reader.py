@@ -19,6 +19,7 @@ import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Iterator
 
+from isal import isal_zlib
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import BufferedReader
 
@@ -29,14 +30,10 @@ _members = threading.local()  # the gzip decompressor of the member being read, 
 
 
 def _gzip_decompressor():
-    """Inflate with ISA-L when available (about twice zlib's speed on WARC.gz) and remember
-    the member's decompressor: warcio ends silently at a truncated last member, and its
-    ``eof`` flag is how we notice."""
-    try:
-        from isal import isal_zlib as z
-    except ImportError:  # optional speed-up only
-        z = zlib
-    d = z.decompressobj(16 + z.MAX_WBITS)
+    """Inflate with ISA-L (about twice zlib's speed on WARC.gz) and remember the member's
+    decompressor: warcio ends silently at a truncated last member, and its ``eof`` flag is
+    how we notice."""
+    d = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
     if not getattr(_members, "in_payload", False):  # not an HTTP Content-Encoding: gzip body
         _members.last = d
     return d
@@ -76,9 +73,6 @@ class _GuardedStream:
         self.bytes_read += len(data)
         return data
 
-    def readline(self, size: int = -1) -> bytes:  # not used by warcio, kept for file-likeness
-        return self.read(size)
-
     def close(self) -> None:
         self._raw.close()
 
@@ -100,19 +94,17 @@ class RawRecord:
     _max_payload: int = 0
     _complete: bool | None = None
 
-    def read_payload(self) -> tuple[bytes, bool]:
-        """The decoded HTTP payload (chunked/gzip undone) capped at max_payload.
+    def read_payload(self) -> tuple[bytes, int | None]:
+        """The decoded HTTP payload (chunked and content encodings undone): at most
+        max_payload bytes of it, and the whole payload's length (see :func:`_read_capped`).
 
-        Returns ``(bytes, oversize)``; raises on payload decoding errors.
+        Raises on decoding errors within the first max_payload bytes.
         """
         _members.in_payload = True
         try:
-            data = self._record.content_stream().read(self._max_payload + 1)
+            return _read_capped(self._record.content_stream(), self._max_payload)
         finally:
             _members.in_payload = False
-        if len(data) > self._max_payload:
-            return data[: self._max_payload], True
-        return data, False
 
     def complete(self) -> bool:
         """Drain what is left of the record; False when the archive ended inside it."""
@@ -123,9 +115,29 @@ class RawRecord:
             self._complete = not getattr(rest, "limit", 0)
         return self._complete
 
-    def read_raw(self) -> bytes:
-        """The raw record block (for WET/WAT text records, no HTTP layer)."""
-        return self._record.raw_stream.read(self._max_payload + 1)
+    def read_raw(self) -> tuple[bytes, int | None]:
+        """The record block (WET/WAT records have no HTTP layer): at most max_payload bytes
+        of it, and its whole length (see :func:`_read_capped`)."""
+        return _read_capped(self._record.raw_stream, self._max_payload)
+
+
+def _read_capped(stream, cap: int) -> tuple[bytes, int | None]:
+    """At most ``cap`` bytes of ``stream``, and the length of all of it: a longer stream is
+    read to its end and counted, not kept, so memory stays flat. The data is shorter than
+    the length exactly when the stream is longer than ``cap``; the length is None when the
+    part past ``cap`` could not be read (its length is unknown, only that it is over)."""
+    data = stream.read(cap + 1)
+    size = len(data)
+    if size <= cap:
+        return data, size
+    try:
+        while chunk := stream.read(1 << 20):
+            size += len(chunk)
+    except TransientInputError:
+        raise
+    except Exception:  # bad chunking or encoding, or a corrupt member, past the cap
+        return data[:cap], None
+    return data[:cap], size
 
 
 @dataclass

@@ -33,6 +33,15 @@ def write_warc(path, records):
             w.write_record(w.create_warc_record(url, "request", payload=io.BytesIO(b"GET / HTTP/1.1\r\n\r\n")))
 
 
+def record_lengths(path):
+    """warc_offset -> WARC Content-Length of every record, read with warcio directly."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    with open(path, "rb") as fh:
+        it = ArchiveIterator(fh)
+        return {it.get_record_offset(): int(rec.rec_headers.get_header("Content-Length")) for rec in it}
+
+
 def read_lake(lake, dump, name):
     docs = pq.read_table(os.path.join(lake, "documents", f"dump={dump}", name + ".parquet")).to_pylist()
     ledger = pq.read_table(os.path.join(lake, "ledger", f"dump={dump}", name + ".parquet")).to_pylist()
@@ -49,7 +58,7 @@ EN = (b"<p>This is an English paragraph about the weather, which was very nice t
 def test_every_record_is_accounted_for_once_and_documents_follow_the_contract(tmp_path):
     rid = str(uuid.uuid4())
     path = tmp_path / "a.warc.gz"
-    write_warc(path, [
+    records = [
         ("http://ja.example/1", 200, "text/html; charset=utf-8",
          b'<html><body><div class="c" id="m"><p>' + JA[3:-4] + b' <a href="/x">\xe3\x83\xaa\xe3\x83\xb3\xe3\x82\xaf</a></p></div></body></html>',
          {"WARC-Record-ID": f"<urn:uuid:{rid}>"}),
@@ -65,7 +74,8 @@ def test_every_record_is_accounted_for_once_and_documents_follow_the_contract(tm
         ("http://x.example/9", 200, "text/html; charset=utf-8",
          "<html><head><title>日本語のタイトルです。これはテストのためのページですから、本文はありません。</title>"
          "</head><body><script>var a=1;</script></body></html>".encode(), {}),
-    ])
+    ]
+    write_warc(path, records)
     summary = extract_archive(str(path), "D", str(tmp_path / "lake"), CFG)
     docs, ledger, s2 = read_lake(str(tmp_path / "lake"), "D", "a.warc.gz")
     assert summary == s2
@@ -92,6 +102,52 @@ def test_every_record_is_accounted_for_once_and_documents_follow_the_contract(tm
     assert en["paragraph_labels"] is None and en["boilerplate"] == "none"
     offsets = {r["url"]: r["warc_offset"] for r in ledger if r["record_type"] == "response"}
     assert ja["warc_offset"] == offsets["http://ja.example/1"]
+    # bytes_in is the record's size for every outcome; payload_bytes the body's, once it was read
+    assert {r["warc_offset"]: r["bytes_in"] for r in ledger} == record_lengths(path)
+    bodies = {url: body for url, _, _, body, _ in records}
+    payloads = {r["url"]: r["payload_bytes"] for r in ledger if r["record_type"] == "response"}
+    not_read = {"http_status", "not_text", "warc_truncated"}  # settled on the headers
+    assert payloads == {url: None if by_url[url] in not_read else len(bodies[url]) for url in bodies}
+    assert all(r["payload_bytes"] is None for r in ledger if r["outcome"] == "not_response")
+
+
+def test_language_settings_of_the_config_reach_the_detector(tmp_path):
+    path = tmp_path / "late.warc.gz"
+    late = b"<html><body>" + b"<!-- padding -->" * 40 + JA + b"</body></html>"
+    write_warc(path, [("http://ja.example/late", 200, "text/html; charset=utf-8", late, {})])
+    wide = extract_archive(str(path), "D", str(tmp_path / "wide"), ExtractConfig.from_langs("ja"))
+    narrow = extract_archive(str(path), "D", str(tmp_path / "narrow"),
+                             ExtractConfig.from_langs("ja", lang_window_chars=500))
+    assert wide["outcomes"]["kept"] == 1
+    assert narrow["outcomes"]["lang_rejected"] == 1  # the Japanese starts past 500 characters
+    assert narrow["config"]["lang_window_chars"] == 500
+    assert narrow["config_fingerprint"] != wide["config_fingerprint"]
+
+
+def test_oversize_records_count_their_whole_payload(tmp_path):
+    import gzip
+
+    page = b"<html><body>" + JA * 40 + b"</body></html>"
+    path = tmp_path / "big.warc.gz"
+    with open(path, "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        for url, hdrs, body in [
+            ("http://ja.example/small", [("Content-Type", "text/html; charset=utf-8")], JA),
+            ("http://ja.example/big", [("Content-Type", "text/html; charset=utf-8")], page),
+            # the limit applies to the decoded payload, and so does payload_bytes
+            ("http://ja.example/gzip", [("Content-Type", "text/html; charset=utf-8"),
+                                        ("Content-Encoding", "gzip")], gzip.compress(page)),
+        ]:
+            http = StatusAndHeaders("200 OK", hdrs, protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(url, "response", payload=io.BytesIO(body), http_headers=http))
+    cfg = ExtractConfig.from_langs("ja", max_payload=len(JA) + 10)
+    extract_archive(str(path), "D", str(tmp_path / "lake"), cfg)
+    _, ledger, _ = read_lake(str(tmp_path / "lake"), "D", path.name)
+    got = {r["url"]: (r["outcome"], r["payload_bytes"]) for r in ledger}
+    assert got == {"http://ja.example/small": ("kept", len(JA)),
+                   "http://ja.example/big": ("oversize", len(page)),
+                   "http://ja.example/gzip": ("oversize", len(page))}
+    assert {r["warc_offset"]: r["bytes_in"] for r in ledger} == record_lengths(path)
 
 
 def test_boilerplate_labels_one_per_paragraph(tmp_path):
@@ -114,12 +170,30 @@ def test_truncated_archive_is_salvaged_with_everything_before_the_cut(tmp_path):
     cut.write_bytes(data[: len(data) * 2 // 3])
     part = extract_archive(str(cut), "D", str(tmp_path / "lake"), CFG)
     assert part["status"] == "salvaged" and part["error"] and part["error_offset"] > 0
-    docs_whole, _, _ = read_lake(str(tmp_path / "lake"), "D", os.path.basename(paths[0]))
+    docs_whole, ledger_whole, _ = read_lake(str(tmp_path / "lake"), "D", os.path.basename(paths[0]))
     docs_part, ledger_part, _ = read_lake(str(tmp_path / "lake"), "D", "cut.warc.gz")
     before = [d["docId"] for d in docs_whole if d["warc_offset"] < part["error_offset"]]
     assert [d["docId"] for d in docs_part] == before
     assert sum(part["outcomes"].values()) == part["records"] == len(ledger_part)
+    sizes = {r["warc_offset"]: r["bytes_in"] for r in ledger_whole}
+    assert all(r["bytes_in"] == sizes[r["warc_offset"]] for r in ledger_part)
     assert whole["status"] == "complete"
+
+
+def test_a_record_the_archive_ends_inside_has_its_declared_size_and_no_payload(tmp_path):
+    whole = tmp_path / "whole.warc"
+    with open(whole, "wb") as fh:
+        w = WARCWriter(fh, gzip=False)
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
+        w.write_record(w.create_warc_record("http://ja.example/1", "response", payload=io.BytesIO(JA * 20),
+                                            http_headers=http))
+    cut = tmp_path / "cut.warc"
+    cut.write_bytes(whole.read_bytes()[:-len(JA) * 10])  # inside the body
+    s = extract_archive(str(cut), "D", str(tmp_path / "lake"), CFG)
+    _, ledger, _ = read_lake(str(tmp_path / "lake"), "D", cut.name)
+    assert s["status"] == "salvaged"
+    assert [(r["outcome"], r["payload_bytes"]) for r in ledger] == [("record_broken", None)]
+    assert ledger[0]["bytes_in"] == record_lengths(whole)[0]
 
 
 @pytest.mark.parametrize("content", [b"", b"not a warc at all\n" * 50, os.urandom(3000),
@@ -185,6 +259,8 @@ def test_wet_conversion_records_become_documents_and_wat_records_are_metadata(tm
     s = extract_archive(str(wet), "D", str(tmp_path / "lake"), CFG)
     docs, ledger, _ = read_lake(str(tmp_path / "lake"), "D", wet.name)
     assert [r["outcome"] for r in ledger] == ["kept", "metadata"]
+    assert [r["payload_bytes"] for r in ledger] == [len(text.encode()), None]
+    assert {r["warc_offset"]: r["bytes_in"] for r in ledger} == record_lengths(wet)
     assert s["documents"] == 1
     assert docs[0]["text"] == ("\x1c今日は朝から雨が降っていたので、駅まで歩くのに時間がかかりました。\n\n"
                                "\x1c図書館では毎週土曜日に 読み聞かせの会が開かれています。")

@@ -178,6 +178,57 @@ def test_targets_are_validated_and_read_from_the_config():
     assert det.detect(page(SAMPLES["ko"])).accepted
 
 
+def test_buffer_settings_come_from_the_config():
+    default = LanguageDetector.from_config(ExtractConfig())
+    plain = LanguageDetector()
+    assert (default.window_chars, default.uzushio_buffer_chars, default.latin_buffer_chars) == \
+        (plain.window_chars, plain.uzushio_buffer_chars, plain.latin_buffer_chars)
+    cfg = ExtractConfig.from_langs("ja", lang_window_chars=500, uzushio_buffer_chars=300, latin_buffer_chars=50)
+    det = LanguageDetector.from_config(cfg)
+    assert (det.window_chars, det.uzushio_buffer_chars, det.latin_buffer_chars) == (500, 300, 50)
+    late = "<html><body>" + "<!-- padding -->" * 40 + f"<p>{SAMPLES['ja']}</p></body></html>"
+    assert default.detect(late).accepted
+    assert det.detect(late).via == "no-target-script"  # the Japanese starts past the window
+
+
+def test_each_buffer_size_is_a_real_limit():
+    ja = page(SAMPLES["ja"])
+    assert LanguageDetector(uzushio_buffer_chars=3).detect(ja).lang is None  # under 4 characters
+    en = page(SAMPLES["en"])
+    assert LanguageDetector(("en",)).detect(en, SAMPLES["en"]).accepted
+    short = LanguageDetector(("en",), latin_buffer_chars=50)
+    assert short.detect(en, SAMPLES["en"]).via == "too-short"  # 50 characters hold < 100 letters
+
+
+def test_one_lingua_detector_per_language_set_even_from_many_threads(monkeypatch):
+    import threading
+    import time
+
+    from warclake.tasks import language
+
+    builds = []
+
+    def slow_build(key, preload):
+        builds.append(key)
+        time.sleep(0.05)  # threads pile up behind the first build
+        return object()
+
+    monkeypatch.setattr(language, "_LINGUA", {})
+    monkeypatch.setattr(language, "_build", slow_build)
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(language.lingua_detector(("fr", "en"), True)))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert builds == [(("en", "fr"), True)] and len({id(d) for d in got}) == 1
+    assert language.lingua_detector(("en", "fr"), False) is not got[0]  # the accuracy mode is part of the key
+    language.lingua_detector(("fr", "en"), True, preload=True)  # rebuilt once with every model loaded
+    language.lingua_detector(("fr", "en"), True, preload=True)
+    assert builds == [(("en", "fr"), True), (("en", "fr"), False), (("en", "fr"), True)]
+
+
 # --- real data ----------------------------------------------------------------------------
 DATA = default_root()
 needs_data = pytest.mark.skipif(not (DATA / "encodings").is_dir() or not (DATA / "gold").is_dir(),

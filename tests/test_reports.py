@@ -294,11 +294,8 @@ def test_reports_on_a_lake_the_extractor_wrote(tmp_path):
 
     import pyarrow.parquet as pq
 
-    try:
-        from warclake.tasks.extract_archive import extract_archive
-        from warclake.tasks.tooling.sample_dump import make_dump
-    except ModuleNotFoundError as exc:
-        pytest.skip(f"extractor not importable yet: {exc}")
+    from warclake.tasks.extract_archive import extract_archive
+    from warclake.tasks.tooling.sample_dump import make_dump
     dump = "CC-MAIN-2099-01"
     paths = make_dump(str(tmp_path / "dump"), files=2, pages_per_file=15, dump=dump)
     lake = tmp_path / "lake"

@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from warclake.tasks.charset import decode_body
+
 # Held-back share of the split: ids whose sha1 % HOLDOUT_MOD == 0 (about 1 in 5). Fixed before
 # any tuning; changing it invalidates every reported number.
 HOLDOUT_MOD = 5
@@ -177,22 +179,12 @@ def read_gold(spec: str, split: str = "all") -> list[GoldPage]:
     return READERS[fmt](path, split)
 
 
-def _cascade():
-    try:
-        from warclake.tasks.charset import decode_body
-    except ImportError:
-        return None
-    return decode_body
-
-
 def decode_page(page: GoldPage) -> str:
-    """Page bytes to text with the project's charset cascade when it is there."""
-    decode_body = _cascade()
-    if decode_body is not None:
-        res = decode_body(page.html, page.content_type or None)
-        if res is not None:
-            return res.text
-    # No cascade, or it gave up: strict UTF-8, the recorded charset, UTF-8 with replacement.
+    """Page bytes to text with the project's charset cascade."""
+    res = decode_body(page.html, page.content_type or None)
+    if res is not None:
+        return res.text
+    # The cascade gave up: strict UTF-8, the recorded charset, UTF-8 with replacement.
     try:
         return page.html.decode("utf-8")
     except UnicodeDecodeError:
