@@ -8,12 +8,12 @@ window decoding).
 """
 from .cascade import SOURCES, DecodeResult, decode_body, decode_strict_window
 from .detect import ascii_compatible_plausible, detect_charset, latin_plausible
-from .labels import normalize_label
+from .labels import normalize_label, report_labels
 from .prescan import charset_from_content, header_charset, sniff_bom, sniff_meta, sniff_xml_declaration
 
 __all__ = [
     "SOURCES", "DecodeResult", "ascii_compatible_plausible", "charset_from_content",
     "decode_body", "decode_strict_window", "detect_charset", "header_charset",
-    "latin_plausible", "normalize_label", "sniff_bom", "sniff_meta",
+    "latin_plausible", "normalize_label", "report_labels", "sniff_bom", "sniff_meta",
     "sniff_xml_declaration",
 ]

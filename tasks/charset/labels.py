@@ -86,6 +86,22 @@ for _table in (_WHATWG, _EXTRA):
         for _label in _labels.split():
             _LABELS.setdefault(_label, _name)
 
+# Spellings that other tools write (Python codec names, IANA and Microsoft names) but that
+# are not WHATWG labels: the decoder ignores them, as browsers do, while the lake's SQL
+# macro charset_label() (built from report_labels()) counts them with the encoding they mean.
+_FOREIGN: dict[str, str] = {
+    # name: space-separated spellings
+    "windows-31j": "cp932 cswindows31j windows-932 x-ms-cp932",
+    "euc-jp": "euc_jp eucjp ujis",
+    "iso-2022-jp": "iso2022_jp",
+    "gbk": "cp936 ms936 windows-936",
+    "big5": "cp950",
+    "euc-kr": "euc_kr",
+    "utf-16le": "utf_16le utf16le",
+    "utf-16be": "utf_16be utf16be",
+    "utf-32le": "utf_32le utf32le",
+}
+
 # charset-normalizer answers with Python codec names; map Python's canonical codec names to
 # ours (identity through the tables above, plus the names the tables do not spell).
 _PY_TO_NAME: dict[str, str] = {}
@@ -122,3 +138,12 @@ def python_codec_name(py_name: str) -> str | None:
         return None
     return _PY_TO_NAME.get(info.name) or normalize_label(py_name.replace("_", "-"))
 
+
+def report_labels() -> dict[str, str]:
+    """Every spelling the lake's reports map to a canonical name: the labels
+    ``normalize_label`` knows, plus the foreign spellings above (never overriding a label)."""
+    out = dict(_LABELS)
+    for name, spellings in _FOREIGN.items():
+        for spelling in spellings.split():
+            out.setdefault(spelling, name)
+    return out
