@@ -1,8 +1,11 @@
 -- warclake: analysts' views over the lake (data contract: DESIGN.md section 2).
 --
--- tasks/catalog.py runs this file after defining two macros:
---   warclake_root()   the lake's absolute path or URL, no trailing slash
---   warclake_dumps()  the partition folders to read: 'dump=*', or 'dump=<DUMP>' for one dump
+-- tasks/catalog.py runs this file after defining these macros:
+--   warclake_root()       the lake's absolute path or URL, no trailing slash
+--   warclake_dumps()      the partition folders to read: 'dump=*', or 'dump=<DUMP>' for one dump
+--   charset_label(label)  an encoding label as the extractor reports it (WHATWG names, lower
+--                         case, the Shift_JIS family as windows-31j); written from the
+--                         extractor's label table, so the two cannot disagree
 -- Paths are resolved when a view is queried, so the catalogue works from any working
 -- directory and sees files written after it was built. A source with no file yet is
 -- defined from its empty_<name>() macro instead (same columns, no rows).
@@ -55,41 +58,6 @@ CREATE OR REPLACE MACRO clean_text(text, labels) AS
             lambda x: x IS NOT NULL), chr(10) || chr(10))
     END;
 
--- Encoding labels as the extractor reports them (WHATWG names, lower case, with the
--- Shift_JIS family as windows-31j). The lake already stores these; legacy aliases are
--- mapped anyway so that older or foreign files count in the same bucket.
-CREATE OR REPLACE MACRO charset_label(label) AS
-    CASE
-        WHEN label IS NULL OR trim(label) = '' THEN 'unknown'
-        WHEN lower(trim(label)) IN ('utf-8', 'utf8', 'unicode-1-1-utf-8', 'unicode11utf8',
-                                    'unicode20utf8', 'x-unicode20utf8') THEN 'utf-8'
-        WHEN lower(trim(label)) IN ('shift_jis', 'shift-jis', 'sjis', 'x-sjis', 'ms_kanji',
-                                    'ms932', 'cp932', 'windows-31j', 'csshiftjis', 'cswindows31j',
-                                    'windows-932', 'x-ms-cp932') THEN 'windows-31j'
-        WHEN lower(trim(label)) IN ('euc-jp', 'euc_jp', 'eucjp', 'x-euc-jp', 'cseucpkdfmtjapanese',
-                                    'ujis') THEN 'euc-jp'
-        WHEN lower(trim(label)) IN ('iso-2022-jp', 'csiso2022jp', 'iso2022_jp') THEN 'iso-2022-jp'
-        WHEN lower(trim(label)) IN ('gbk', 'gb2312', 'gb_2312', 'gb_2312-80', 'cp936', 'x-gbk',
-                                    'chinese', 'csgb2312', 'csiso58gb231280', 'iso-ir-58',
-                                    'ms936', 'windows-936') THEN 'gbk'
-        WHEN lower(trim(label)) IN ('gb18030') THEN 'gb18030'
-        WHEN lower(trim(label)) IN ('big5', 'big5-hkscs', 'cn-big5', 'csbig5', 'x-x-big5', 'cp950')
-            THEN 'big5'
-        WHEN lower(trim(label)) IN ('euc-kr', 'euc_kr', 'cp949', 'ks_c_5601-1987', 'ks_c_5601-1989',
-                                    'ksc5601', 'ksc_5601', 'windows-949', 'korean', 'csksc56011987',
-                                    'iso-ir-149', 'uhc') THEN 'euc-kr'
-        WHEN lower(trim(label)) IN ('windows-1251', 'cp1251', 'x-cp1251') THEN 'windows-1251'
-        WHEN lower(trim(label)) IN ('koi8-r', 'koi8_r', 'koi8', 'cskoi8r') THEN 'koi8-r'
-        -- WHATWG decodes latin-1 and ASCII labels as windows-1252
-        WHEN lower(trim(label)) IN ('windows-1252', 'cp1252', 'x-cp1252', 'iso-8859-1',
-                                    'iso8859-1', 'iso_8859-1', 'latin1', 'l1', 'ascii', 'us-ascii',
-                                    'ansi_x3.4-1968', 'cp819', 'ibm819') THEN 'windows-1252'
-        WHEN lower(trim(label)) IN ('utf-16', 'utf-16le', 'utf_16le', 'utf16le') THEN 'utf-16le'
-        WHEN lower(trim(label)) IN ('utf-16be', 'utf_16be', 'utf16be') THEN 'utf-16be'
-        WHEN lower(trim(label)) IN ('utf-32le', 'utf_32le', 'utf-32', 'utf32le') THEN 'utf-32le'
-        ELSE lower(trim(label))
-    END;
-
 -- ---------------------------------------------------------------- empty sources
 -- The contract's columns, used when a source has no file yet (an empty lake or dump).
 
@@ -105,7 +73,7 @@ CREATE OR REPLACE MACRO empty_ledger() AS TABLE
     SELECT NULL::VARCHAR AS dump, NULL::VARCHAR AS warc_file, NULL::BIGINT AS warc_offset,
            NULL::VARCHAR AS record_type, NULL::VARCHAR AS url, NULL::VARCHAR AS outcome,
            NULL::VARCHAR AS charset, NULL::VARCHAR AS charset_source, NULL::VARCHAR AS lang,
-           NULL::BIGINT AS bytes_in
+           NULL::BIGINT AS bytes_in, NULL::BIGINT AS payload_bytes
     LIMIT 0;
 
 CREATE OR REPLACE MACRO empty_files() AS TABLE

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import duckdb
 
+from warclake.tasks.charset import report_labels
 from warclake.tasks.config import SCHEMA_VERSION
 
 CATALOG_NAME = "warclake.duckdb"
@@ -26,6 +27,9 @@ _SOURCE_EXT = {"documents": "parquet", "ledger": "parquet", "files": "json"}
 _DUMP_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _VIEW_RE = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", re.IGNORECASE | re.MULTILINE)
+# The characters stripped around a charset label (WHATWG, and normalize_label); SQL's
+# trim() without a second argument strips spaces only.
+_LABEL_SPACE = "chr(9) || chr(10) || chr(12) || chr(13) || ' '"
 
 
 def sql_literal(value: str) -> str:
@@ -90,6 +94,29 @@ def split_statements(sql: str) -> list[str]:
     return out
 
 
+def charset_label_sql() -> list[str]:
+    """Statements defining the macro ``charset_label(label)``: an encoding label as the
+    extractor reports it, 'unknown' for NULL or blank, any other label trimmed and lower-cased.
+
+    Written from the extractor's own label table (``report_labels``), so reports bucket
+    labels exactly as the decoder names them. The lake already holds canonical names, which
+    the first lookup finds as they are; only other spellings pay for trimming and lower-casing
+    (a CASE over every label ran over 20 times slower than this map lookup).
+    """
+    entries = ", ".join(f"{sql_literal(label)}: {sql_literal(name)}"
+                        for label, name in sorted(report_labels().items()))
+    key = f"lower(trim(label, {_LABEL_SPACE}))"
+    # map_extract(...)[1]: a list of the value (empty when absent) in every DuckDB since 1.1,
+    # while map[key] changed from that list to the value itself.
+    return [
+        f"CREATE OR REPLACE MACRO charset_label_map() AS MAP {{{entries}}}",
+        "CREATE OR REPLACE MACRO charset_label(label) AS\n"
+        "    coalesce(map_extract(charset_label_map(), label)[1],\n"
+        f"             CASE WHEN label IS NULL OR trim(label, {_LABEL_SPACE}) = '' THEN 'unknown'\n"
+        f"                  ELSE coalesce(map_extract(charset_label_map(), {key})[1], {key}) END)",
+    ]
+
+
 def source_glob(root: str, source: str, dump: str | None = None) -> str:
     return f"{root}/{source}/{dump_folder(dump)}/*.{_SOURCE_EXT[source]}"
 
@@ -106,6 +133,8 @@ def install_views(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike,
         register_filesystem(con, lake)
     con.execute(f"CREATE OR REPLACE MACRO warclake_root() AS {sql_literal(root)}")
     con.execute(f"CREATE OR REPLACE MACRO warclake_dumps() AS {sql_literal(dump_folder(dump))}")
+    for stmt in charset_label_sql():
+        con.execute(stmt)
     present = {
         s: con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)",
                        [source_glob(root, s, dump)]).fetchone()[0] > 0

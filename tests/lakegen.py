@@ -27,6 +27,7 @@ LEDGER_SCHEMA = pa.schema([
     ("record_type", pa.string()), ("url", pa.string()), ("outcome", pa.string()),
     ("charset", pa.string()), ("charset_source", pa.string()), ("lang", pa.string()),
     ("bytes_in", pa.int64()),
+    ("payload_bytes", pa.int64()),
 ])
 
 # Raw labels as they may appear in older or foreign files; most are already normalised.
@@ -34,6 +35,7 @@ CHARSETS = ["utf-8"] * 12 + ["windows-31j"] * 3 + ["euc-jp"] * 2 + [
     "gbk", "windows-1251", "Shift_JIS", "x-sjis", "CP932", "UTF8", "GB2312", "EUC-JP"]
 CHARSET_SOURCES = ["meta"] * 5 + ["header"] * 3 + ["detector"] * 2 + ["bom", "fallback"]
 KEPT_LANGS = ["ja"] * 8 + ["en", "zh"]
+NO_PAYLOAD = {"not_response", "metadata", "http_status", "warc_truncated", "http_parse_error", "record_broken"}
 REJECTED_LANGS = ["en", "en", "zh", "ko", "ru", None]
 RESPONSE_OUTCOMES = (["kept"] * 10 + ["http_status"] * 2 + ["not_text"] * 2
                      + ["lang_rejected"] * 4 + ["charset_failed", "empty", "oversize",
@@ -98,6 +100,8 @@ def _gen_file(rng: random.Random, dump: str, idx: int, status: str | None,
                "record_type": record_type, "url": kw.get("url"), "outcome": outcome,
                "charset": kw.get("charset"), "charset_source": kw.get("charset_source"),
                "lang": kw.get("lang"), "bytes_in": rng.randint(300, 60_000)}
+        # a record without an HTTP payload read in full has none
+        row["payload_bytes"] = None if outcome in NO_PAYLOAD else row["bytes_in"] - 300
         g.ledger.append(row)
         offset += row["bytes_in"] // 3 + 200   # gzip members are smaller than payloads
         return row

@@ -1,7 +1,10 @@
 """Charset cascade: sniffing, priorities, strict windows, and accuracy on the real corpora."""
 import random
+from pathlib import Path
 
 import pytest
+
+from conftest import shared_data
 
 from warclake.tasks.charset import (
     decode_body,
@@ -10,7 +13,7 @@ from warclake.tasks.charset import (
     sniff_meta,
     sniff_xml_declaration,
 )
-from warclake.tasks.tooling.eval_charset import default_root, evaluate_chardet, evaluate_html5lib, evaluate_warc
+from warclake.tasks.tooling.eval_charset import evaluate_chardet, evaluate_html5lib, evaluate_warc
 
 JA = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。"
 RU = ("Вчера вечером в городе прошёл сильный дождь, и многие улицы оказались под водой. "
@@ -222,9 +225,8 @@ def test_iso_2022_jp_is_not_mistaken_for_ascii():
 
 
 # --- real data ----------------------------------------------------------------------------
-DATA = default_root()
-needs_data = pytest.mark.skipif(not (DATA / "encodings").is_dir(),
-                                reason=f"shared encoding corpora not found under {DATA}")
+DATA = Path(shared_data())
+needs_data = pytest.mark.shared_data("encodings")
 
 
 @needs_data
@@ -249,7 +251,7 @@ def test_html5lib_encoding_cases():
     assert res["correct"] == res["cases"], res["errors"]
 
 
-@pytest.mark.skipif(not (DATA / "warc" / "resiliparse").is_dir(), reason=f"no WARC test data under {DATA}")
+@pytest.mark.shared_data("warc", "resiliparse")
 def test_archived_responses_decode_with_their_declared_charset():
     res = evaluate_warc(DATA)
     assert res["records"] >= 40

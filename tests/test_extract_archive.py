@@ -226,7 +226,7 @@ def test_rerun_gives_identical_documents(tmp_path):
         assert os.listdir(tmp_path / "l1" / kind / "dump=D") == [name + (".json" if kind == "files" else ".parquet")]
 
 
-@pytest.mark.skipif(not os.path.isdir(shared_data("warc")), reason="shared real WARC data not present (../shared/data/warc)")
+@pytest.mark.shared_data("warc")
 def test_real_archives_finish_with_accounted_records(tmp_path):
     root = shared_data("warc")
     inputs = [os.path.join(r, f) for r, _, fs in os.walk(root) for f in fs

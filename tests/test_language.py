@@ -1,9 +1,12 @@
 """Language buffers, script routing, lingua subsets, and accuracy on real pages."""
+from pathlib import Path
+
 import pytest
+
+from conftest import shared_data
 
 from warclake.tasks.config import ExtractConfig
 from warclake.tasks.tooling.eval_language import load_pages, run
-from warclake.tasks.tooling.eval_charset import default_root
 from warclake.tasks.language import (
     CYRILLIC,
     HAN,
@@ -230,9 +233,11 @@ def test_one_lingua_detector_per_language_set_even_from_many_threads(monkeypatch
 
 
 # --- real data ----------------------------------------------------------------------------
-DATA = default_root()
-needs_data = pytest.mark.skipif(not (DATA / "encodings").is_dir() or not (DATA / "gold").is_dir(),
-                                reason=f"shared corpora not found under {DATA}")
+DATA = Path(shared_data())
+
+
+def needs_data(fn):
+    return pytest.mark.shared_data("encodings")(pytest.mark.shared_data("gold")(fn))
 
 
 @pytest.fixture(scope="module")
