@@ -1,18 +1,21 @@
 """``warclake extract``: the extraction core as a plain loop, no Prefect involved."""
 from __future__ import annotations
 
+import argparse
 import sys
 import time
 
 from warclake.tasks.boilerplate import MODES
 from warclake.tasks.config import ExtractConfig
-from warclake.tasks.extract_archive import extract_archive
+from warclake.tasks.extract_archive import extract_archive, record_failure
 from warclake.tasks.inputs import resolve_inputs
+from warclake.tasks.lake import Lake, archive_name, check_dump_name
+from warclake.tasks.plan import check_unique_names
 
 
 def add_extract_options(p) -> None:
     """Options shared by ``extract`` and ``run``."""
-    p.add_argument("--dump", required=True, help="dump name, e.g. CC-MAIN-2024-22")
+    p.add_argument("--dump", required=True, type=dump_name, help="dump name, e.g. CC-MAIN-2024-22")
     p.add_argument("--lake", required=True, help="lake root: a folder or an fsspec URL (s3://...)")
     p.add_argument("--langs", default="ja",
                    help="target languages, ISO 639-1, comma-separated, or 'all' (default: ja)")
@@ -24,8 +27,25 @@ def add_extract_options(p) -> None:
                    help="archives, folders, globs, http(s)/s3 URLs or a warc.paths[.gz] listing")
 
 
+def dump_name(value: str) -> str:
+    """argparse type: a dump name is a folder of the lake, so it is checked like a path part."""
+    try:
+        return check_dump_name(value)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from exc
+
+
 def config_from_args(args) -> ExtractConfig:
     return ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate)
+
+
+def prepare(args) -> tuple[ExtractConfig, list[str]]:
+    """Everything that can be checked before any work: config, the lake, the inputs."""
+    config = config_from_args(args)
+    Lake(args.lake).check_writable()
+    inputs = resolve_inputs(args.inputs, args.base_url)
+    check_unique_names(inputs)
+    return config, inputs
 
 
 def add_parser(sub) -> None:
@@ -35,19 +55,23 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    config = config_from_args(args)
-    inputs = resolve_inputs(args.inputs, args.base_url)
+    config, inputs = prepare(args)
     failed = 0
     t0 = time.time()
     for path in inputs:
         try:
             s = extract_archive(path, args.dump, args.lake, config)
-        except OSError as exc:
+        except OSError as exc:  # the input or the lake, not the archive's bytes
             failed += 1
-            print(f"{path}: error: {exc}", file=sys.stderr)
+            print(f"{archive_name(path)}: failed: {exc}", file=sys.stderr)
+            try:
+                record_failure(path, args.dump, args.lake, config, f"{type(exc).__name__}: {exc}")
+            except OSError:
+                pass  # the lake itself is failing: the line above says what happened
             continue
         kept = s["outcomes"].get("kept", 0)
-        note = f" (broke at {s['error_offset']}: {s['error']})" if s["error"] else ""
+        where = f"broke at {s['error_offset']}: " if s["error_offset"] is not None else ""
+        note = f" ({where}{s['error']})" if s["error"] else ""
         print(f"{s['warc_file']}: {s['status']}, {s['records']} records, {kept} documents{note}")
         if s["status"] == "failed":
             failed += 1

@@ -7,6 +7,8 @@ import logging
 import os
 import sys
 
+import duckdb
+
 from warclake import __version__
 from warclake.cli import bench, evaluate, extract, report, run
 
@@ -20,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Common Crawl WARC/WET/WAT archives to an Uzushio-format parquet lake.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
     parser.add_argument("--version", action="version", version=f"warclake {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command")
     for mod in COMMANDS:
         mod.add_parser(sub)
     return parser
@@ -33,14 +35,25 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.command is None:  # bare `warclake`: what it can do
+        parser.print_help()
+        return 0
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         rc = args.handler(args)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"warclake: error: {exc}", file=sys.stderr)
+    except (OSError, ValueError, duckdb.Error) as exc:  # bad input, a missing or unwritable lake, bad SQL
+        if args.verbose:
+            raise
+        print(f"warclake: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     return int(rc or 0)
+
+
+def _one_line(exc: BaseException) -> str:
+    """The error's own words on one line (DuckDB's messages span several)."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if isinstance(exc, (OSError, ValueError)) else f"{type(exc).__name__}: {text}"
 
 
 def print_json(obj) -> None:

@@ -9,7 +9,10 @@ import shutil
 import subprocess
 import sys
 
+import duckdb
+
 from warclake.tasks.catalog import build_catalog, catalog_path, connect_catalog, is_remote
+from warclake.tasks.lake import Lake
 from warclake.tasks.reports import markdown_table, write_report
 
 
@@ -32,9 +35,21 @@ def add_parser(sub) -> None:
     q.set_defaults(handler=run_sql)
 
 
+def require_lake(args) -> Lake:
+    """The lake (and the dump) asked for must exist: reading never creates them."""
+    lake = Lake(args.lake).require()
+    if getattr(args, "dump", None) is not None:
+        lake.require_dump(args.dump)
+    return lake
+
+
 def run_report(args) -> int:
-    if not is_remote(args.lake):
-        build_catalog(args.lake)  # keep the analysts' catalogue in step with the report
+    lake = require_lake(args)
+    if lake.is_local:
+        try:  # keep the analysts' catalogue in step with the report
+            build_catalog(args.lake)
+        except OSError as exc:  # a read-only shared lake: the report reads the lake itself
+            print(f"warclake: warning: catalogue not rebuilt ({exc.strerror or exc})", file=sys.stderr)
     res = write_report(args.lake, args.out, args.dump, charts=not args.no_charts)
     print(markdown_table(res.tables["documents_per_dump"]))
     print()
@@ -53,6 +68,7 @@ def _print_result(rel, args) -> None:
 
 
 def run_sql(args) -> int:
+    require_lake(args)
     con = connect_catalog(args.lake, rebuild=args.rebuild)
     if args.query is not None:
         _print_result(con.sql(args.query), args)
@@ -108,8 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"warclake: error: {exc}", file=sys.stderr)
+    except (OSError, ValueError, duckdb.Error) as exc:
+        print(f"warclake: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
 
 

@@ -7,8 +7,9 @@ import sys
 import time
 
 from warclake.tasks.boilerplate import MODES
+from warclake.tasks.lake import Lake
 
-from .extract import add_extract_options
+from .extract import add_extract_options, config_from_args
 
 
 def add_parser(sub) -> None:
@@ -61,6 +62,8 @@ def run_flow(args, inputs: list[str]):
 
 
 def run(args) -> int:
+    config_from_args(args)  # checked here, before Prefect starts: one clear line
+    Lake(args.lake).check_writable()
     state = run_flow(args, args.inputs)
     return 0 if state.is_completed() else 1
 

@@ -117,6 +117,20 @@ def load_config(path: str, base: str | None = None) -> list[DeploymentSpec]:
     return specs
 
 
+def pause_without_root(specs: list[DeploymentSpec]) -> list[str]:
+    """A newest-dump deployment whose local root folder does not exist would fail at every
+    scheduled run: it is served paused instead, with a warning (returned) saying why."""
+    warnings = []
+    for spec in specs:
+        root = spec.parameters.get("root")
+        if spec.flow_name == "extract-newest-dump" and isinstance(root, str) and "://" not in root \
+                and not os.path.isdir(root) and not spec.paused:
+            spec.paused = True
+            warnings.append(f"{spec.flow_name}/{spec.name}: its root folder {root} does not exist; "
+                            "served paused (create the folder, then resume it in the UI or restart serve)")
+    return warnings
+
+
 def flow_and_options(spec: DeploymentSpec):
     """The flow object to serve and the keyword arguments of ``to_deployment``/``Runner.add_flow``."""
     from prefect.schedules import Cron
@@ -188,6 +202,8 @@ def main(argv: list[str] | None = None) -> int:
     if not specs:
         print(f"warclake.deployments.serve: error: {args.config} defines no deployment", file=sys.stderr)
         return 2
+    for warning in pause_without_root(specs):
+        print(f"warclake.deployments.serve: warning: {warning}", file=sys.stderr)
     if args.check:
         json.dump([vars(s) for s in specs], sys.stdout, indent=1)
         sys.stdout.write("\n")

@@ -4,12 +4,12 @@
     -> build the dump's report -> an honest final state
 
 "Done" is a property of the lake (an archive's summary JSON), so a re-run does only what
-is missing or outdated whatever Prefect's cache or database remember.
+is missing, outdated or failed, whatever Prefect's database remembers. The lake is the
+cache: no Prefect result cache is kept on top of it (the plan never submits a done
+archive, so a task cache would never be asked).
 """
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import Counter
 
 from prefect import flow, get_run_logger, task
@@ -18,8 +18,9 @@ from prefect.states import Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from warclake.tasks.config import ExtractConfig
+from warclake.tasks.extract_archive import record_failure
 from warclake.tasks.inputs import resolve_inputs
-from warclake.tasks.lake import Lake
+from warclake.tasks.lake import Lake, check_dump_name
 from warclake.tasks.plan import plan_dump
 from warclake.tasks.warc_reader import TransientInputError
 
@@ -50,26 +51,9 @@ def retry_if_transient(task_, task_run, state) -> bool:
     return False
 
 
-def lake_validated_cache_key(context, parameters) -> str | None:
-    """Cache only what the lake confirms: key = input identity + config, when its summary is there.
-
-    Prefect's cache alone says "the function ran", not "the output exists"; keying on the
-    lake's summary means a deleted output is a cache miss and gets redone.
-    """
-    lake = Lake(parameters["lake"])
-    summary = lake.read_summary(parameters["dump"], parameters["name"])
-    if summary is None:
-        return None
-    config: ExtractConfig = parameters["config"]
-    blob = json.dumps([parameters["input_path"], summary.get("input_identity"), config.fingerprint(),
-                       summary.get("finished")], sort_keys=True, default=str)
-    return "warclake-extract-" + hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-
 @task(name="extract-archive", task_run_name="extract {name}",
       retries=3, retry_delay_seconds=[2, 8, 30], retry_jitter_factor=0.3,
-      retry_condition_fn=retry_if_transient, cache_key_fn=lake_validated_cache_key,
-      persist_result=False)
+      retry_condition_fn=retry_if_transient, persist_result=False)
 def extract_archive_task(input_path: str, name: str, dump: str, lake: str, config: ExtractConfig,
                          workers: int) -> dict:
     summary = run_extraction(input_path, dump, lake, config, workers)
@@ -108,17 +92,27 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     retry_delays: seconds between attempts after a transient (network/storage) error.
     """
     log = get_run_logger()
-    config = ExtractConfig.from_langs(langs, boilerplate=boilerplate)
+    try:  # mistakes in the parameters: one clear line, before any work
+        check_dump_name(dump)
+        config = ExtractConfig.from_langs(langs, boilerplate=boilerplate)
+        lake_obj = Lake(lake)
+        lake_obj.check_writable()
+    except (ValueError, OSError) as exc:
+        log.error("%s", exc)
+        return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
     workers = default_workers() if workers is None else workers
     max_in_flight = max_in_flight or max(2, 2 * max(workers, 1))
-    lake_obj = Lake(lake)
     lake_obj.clean_stale_tmp(dump)
 
     resolve = resolve_task
     if retry_delays is not None:
         resolve = resolve_task.with_options(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
-    paths = resolve(list(inputs), base_url)
-    plan = plan_dump(paths, dump, lake_obj, config)
+    try:
+        paths = resolve(list(inputs), base_url)
+        plan = plan_dump(paths, dump, lake_obj, config)
+    except (OSError, ValueError) as exc:  # no such input, a listing that stayed unreachable...
+        log.error("%s", exc)
+        return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
     todo = [p for p in plan if p.todo]
     reasons = Counter(p.reason for p in plan)
     log.info("dump %s: %d archives, %s", dump, len(plan), dict(reasons))
@@ -128,26 +122,30 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
         extract = extract_archive_task.with_options(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
 
     results: list[dict] = []
-    failures: list[str] = []
-    pending = []
+    failures: dict[str, str] = {}   # archive -> error, after its retries
+    pending: dict = {}              # future -> plan item
 
     def collect(done_futures):
         for fut in done_futures:
+            item = pending.pop(fut)
             try:
                 results.append(fut.result())
             except Exception as exc:  # the archive's task failed for good (after its retries)
-                failures.append(f"{type(exc).__name__}: {exc}"[:500])
+                error = f"{type(exc).__name__}: {exc}"[:500]
+                failures[item.name] = error
+                log.error("%s: failed: %s", item.name, error)
+                try:  # recorded in the lake, so reports count it and the next run retries it
+                    record_failure(item.input, dump, lake_obj, config, error)
+                except OSError as write_exc:
+                    log.error("%s: the failure could not be recorded in the lake: %s", item.name, write_exc)
 
     try:
         for item in todo:
             if len(pending) >= max_in_flight:
-                done, not_done = _wait_first(pending)
-                collect(done)
-                pending = list(not_done)
-            pending.append(extract.submit(item.input, item.name, dump, lake_obj.url, config, workers))
+                collect(_wait_first(list(pending)))
+            pending[extract.submit(item.input, item.name, dump, lake_obj.url, config, workers)] = item
         if pending:
-            res = wait(pending)
-            collect(res.done)
+            collect(wait(list(pending)).done)
     finally:
         # The worker processes end with the run: a pool left alive keeps a process that
         # runs flows as its child (serve, workers) from ever exiting.
@@ -155,19 +153,27 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
 
     statuses = Counter(r["status"] for r in results)
     docs = sum(r["documents"] for r in results)
-    report_path = None
-    if report and (results or not todo):
+    failed = sorted(failures) + sorted(r["warc_file"] for r in results if r["status"] == "failed")
+    report_path = report_error = None
+    if report and (results or failures or not todo):
         try:
             report_path = report_task(lake_obj.url, dump, report_dir)
         except Exception as exc:  # a failed report must not hide the extraction's outcome
-            failures.append(f"report: {exc}")
+            report_error = f"{type(exc).__name__}: {exc}"[:500]
+            log.error("report of %s failed: %s", dump, report_error)
     summary = (f"{dump}: {len(plan)} archives, {len(plan) - len(todo)} already done, "
-               f"{len(results)} extracted ({dict(statuses)}), {docs} documents, {len(failures)} failed")
+               f"{len(results)} extracted ({dict(statuses)}), {docs} documents, "
+               f"{len(failed)} failed")
+    if failed:
+        summary += f" ({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''})"
     if report_path:
         summary += f"; report: {report_path}"
-    data = {"dump": dump, "archives": len(plan), "skipped": len(plan) - len(todo), "extracted": len(results),
-            "statuses": dict(statuses), "documents": docs, "failed": failures, "report": report_path}
-    if failures or statuses.get("failed"):
+    if report_error:
+        summary += f"; the report failed: {report_error}"
+    data = {"dump": dump, "archives": len(plan), "skipped": len(plan) - len(todo),
+            "extracted": len(results), "statuses": dict(statuses), "documents": docs,
+            "failed": failed, "errors": failures, "report": report_path, "report_error": report_error}
+    if failed or report_error:
         # Failed states carry an exception (a plain dict makes Prefect's engine log a crash)
         return Failed(message=summary, data=DumpFailed(summary, data))
     return Completed(message=summary, data=data)
@@ -182,8 +188,8 @@ class DumpFailed(Exception):
 
 
 def _wait_first(futures):
-    """Block until at least one future is done; returns (done, not_done)."""
+    """Block until at least one future is done; returns the done ones."""
     while True:
         res = wait(futures, timeout=1.0)
         if res.done:
-            return list(res.done), list(res.not_done)
+            return list(res.done)

@@ -121,12 +121,13 @@ WHERE json_valid(content);
 -- ---------------------------------------------------------------- derived views
 
 -- Documents of finished inputs only: a documents file whose files/*.json is not written
--- yet belongs to an extraction still running (or one that crashed) and is left out.
+-- yet belongs to an extraction still running (or one that crashed) and is left out, and so
+-- is what an earlier run left of an input whose latest attempt failed.
 CREATE OR REPLACE VIEW done_documents AS
-SELECT * FROM documents SEMI JOIN files USING (dump, warc_file);
+SELECT * FROM documents SEMI JOIN (SELECT dump, warc_file FROM files WHERE status <> 'failed') USING (dump, warc_file);
 
 CREATE OR REPLACE VIEW done_ledger AS
-SELECT * FROM ledger SEMI JOIN files USING (dump, warc_file);
+SELECT * FROM ledger SEMI JOIN (SELECT dump, warc_file FROM files WHERE status <> 'failed') USING (dump, warc_file);
 
 -- One row per document with the cleaned plain text (good paragraphs only when labelled).
 CREATE OR REPLACE VIEW clean_documents AS

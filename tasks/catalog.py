@@ -18,13 +18,13 @@ import duckdb
 
 from warclake.tasks.charset import report_labels
 from warclake.tasks.config import SCHEMA_VERSION
+from warclake.tasks.lake import check_dump_name
 
 CATALOG_NAME = "warclake.duckdb"
 SOURCES = ("documents", "ledger", "files")
 _SOURCE_EXT = {"documents": "parquet", "ledger": "parquet", "files": "json"}
 
 # Dump names become a folder in a glob: letters, digits, '.', '_' and '-' only.
-_DUMP_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 _VIEW_RE = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", re.IGNORECASE | re.MULTILINE)
 # The characters stripped around a charset label (WHATWG, and normalize_label); SQL's
@@ -74,9 +74,7 @@ def dump_folder(dump: str | None) -> str:
     """The partition folder pattern for one dump, or for all of them."""
     if dump is None:
         return "dump=*"
-    if not _DUMP_RE.match(dump):
-        raise ValueError(f"not a dump name (letters, digits, '.', '_', '-'): {dump!r}")
-    return f"dump={dump}"
+    return f"dump={check_dump_name(dump)}"
 
 
 def read_sql(name: str) -> str:

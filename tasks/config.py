@@ -3,7 +3,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
-from .language import LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS, UZUSHIO_BUFFER_CHARS
+from .language import KNOWN_LANGS, LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS, UZUSHIO_BUFFER_CHARS
 
 # Bump when the extractor's output for the same input and config changes.
 EXTRACTOR_VERSION = "1"
@@ -26,6 +26,12 @@ class ExtractConfig:
     def from_langs(cls, langs: str | list[str] | tuple[str, ...] = "ja", **kw) -> "ExtractConfig":
         if isinstance(langs, str):
             langs = [s.strip() for s in langs.split(",") if s.strip()]
+        if not langs:
+            raise ValueError("no target language: give ISO 639-1 codes (e.g. ja or ja,en) or 'all'")
+        unknown = sorted(set(langs) - KNOWN_LANGS - {"all"})
+        if unknown:  # caught here, before any work, rather than in every worker
+            raise ValueError(f"unknown target language(s) {unknown}: use ISO 639-1 codes "
+                             f"({', '.join(sorted(KNOWN_LANGS))}) or 'all'")
         return cls(langs=tuple(sorted(set(langs))), **kw)
 
     def as_dict(self) -> dict:

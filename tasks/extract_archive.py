@@ -111,8 +111,12 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         raise
 
     broken = reader.broken
-    if broken is not None and reader.records == 0:
-        status = "failed"  # not an archive at all (garbage, HTML, wrong format)
+    error = broken.error if broken else None
+    if reader.records == 0:
+        # Not an archive at all (garbage, HTML, wrong format) or an empty file (a broken
+        # download): failed, so it is never taken for done.
+        status = "failed"
+        error = error or ("empty input (0 bytes)" if reader.bytes_read == 0 else "no archive record in the input")
     else:
         status = "salvaged" if broken else "complete"
     documents_bytes = lake.publish_file(doc_tmp, "documents", dump, name)
@@ -132,7 +136,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         "documents": docs.count,
         "outcomes": {k: outcomes.get(k, 0) for k in ALL_OUTCOMES},
         "status": status,
-        "error": broken.error if broken else None,
+        "error": error,
         "error_offset": broken.offset if broken else None,
         # byte ranges skipped after corruption, reading resumed at the next intact record
         "skipped": [{"from": a, "to": b} for a, b in reader.resumed],
@@ -151,4 +155,24 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     return summary
 
 
-__all__ = ["extract_archive", "TransientInputError"]
+def record_failure(input_path: str, dump: str, lake: str | Lake, config: ExtractConfig, error: str) -> dict:
+    """Write the summary of an archive that could not be extracted (it vanished, storage kept
+    failing after the retries...): status ``failed`` with the error, so reports count it and
+    the next run tries it again (a failed summary is never done)."""
+    lake = lake if isinstance(lake, Lake) else Lake(lake)
+    name = archive_name(input_path)
+    now = datetime.now(timezone.utc).isoformat()
+    summary = {
+        "dump": dump, "warc_file": name, "input": input_path, "input_bytes": None, "input_identity": None,
+        "bytes_read": 0, "documents_bytes": 0, "ledger_bytes": 0, "output_bytes": 0, "records": 0,
+        "documents": 0, "outcomes": {k: 0 for k in ALL_OUTCOMES}, "status": "failed",
+        "error": error[:1000], "error_offset": None, "skipped": [],
+        "extractor_version": EXTRACTOR_VERSION, "schema_version": SCHEMA_VERSION,
+        "config_fingerprint": config.fingerprint(), "config": config.as_dict(),
+        "host": socket.gethostname(), "started": now, "finished": now, "seconds": 0.0,
+    }
+    lake.write_summary(dump, name, summary)
+    return summary
+
+
+__all__ = ["extract_archive", "record_failure", "TransientInputError"]

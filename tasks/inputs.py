@@ -68,6 +68,8 @@ def read_paths_listing(listing: str, base_url: str | None = None) -> list[str]:
         with _http("GET", listing) as resp:
             raw = resp.read()
     else:
+        if not is_url(listing) and not os.path.exists(listing):
+            raise FileNotFoundError(f"input {listing!r} does not exist")
         with fsspec.open(listing, "rb") as fh:
             raw = fh.read()
     if raw[:2] == b"\x1f\x8b":
@@ -97,7 +99,7 @@ def resolve_inputs(specs: list[str], base_url: str | None = None) -> list[str]:
     for spec in specs:
         found = _expand(spec, base_url)
         if not found:
-            raise FileNotFoundError(f"no archives found for input {spec!r}")
+            raise FileNotFoundError(_nothing_found(spec))
         out.extend(found)
     seen, unique = set(), []
     for p in out:
@@ -105,6 +107,18 @@ def resolve_inputs(specs: list[str], base_url: str | None = None) -> list[str]:
             seen.add(p)
             unique.append(p)
     return unique
+
+
+def _nothing_found(spec: str) -> str:
+    """Why a spec gave no archive, in the words a user needs to fix it."""
+    if is_paths_listing(spec):
+        return f"the listing {spec!r} names no archives"
+    if any(ch in spec for ch in "*?["):
+        return f"no file matches {spec!r}"
+    if os.path.isdir(spec):
+        return (f"no archives in folder {spec!r} (looked for names ending in "
+                f"{', '.join(ARCHIVE_SUFFIXES[:4])}, ...)")
+    return f"input {spec!r} does not exist"
 
 
 def _expand(spec: str, base_url: str | None) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import re
 import tempfile
 import uuid
 from dataclasses import dataclass
@@ -21,6 +22,16 @@ import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
 KINDS = ("documents", "ledger", "files")
+# A dump name becomes a folder (dump=<DUMP>) and a glob pattern: no separators, no "..".
+_DUMP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def check_dump_name(dump: str) -> str:
+    """``dump`` if it is a safe partition name (``CC-MAIN-2024-22``, ``test_1``), else ValueError."""
+    if not isinstance(dump, str) or not _DUMP_NAME.match(dump) or ".." in dump:
+        raise ValueError(f"invalid dump name {dump!r}: use letters, digits, '.', '_' and '-' "
+                         "(e.g. CC-MAIN-2024-22), no '..' or path separators")
+    return dump
 _EXT = {"documents": ".parquet", "ledger": ".parquet", "files": ".json"}
 
 
@@ -47,11 +58,53 @@ class Lake:
         return self.fs.unstrip_protocol(self._root)
 
     def path(self, kind: str, dump: str, warc_name: str) -> str:
-        return posixpath.join(self._root, kind, f"dump={dump}", warc_name + _EXT[kind])
+        return posixpath.join(self._root, kind, f"dump={check_dump_name(dump)}", warc_name + _EXT[kind])
 
     def dir(self, kind: str, dump: str | None = None) -> str:
         p = posixpath.join(self._root, kind)
-        return posixpath.join(p, f"dump={dump}") if dump else p
+        return posixpath.join(p, f"dump={check_dump_name(dump)}") if dump is not None else p
+
+    # -- checks before any work ----------------------------------------------------
+    def exists(self) -> bool:
+        """Whether anything was ever written here (a summary, documents or ledger folder)."""
+        return any(self.fs.isdir(self.dir(kind)) for kind in KINDS)
+
+    def require(self) -> "Lake":
+        """The lake for reading: FileNotFoundError naming it when there is none."""
+        if not self.exists():
+            raise FileNotFoundError(f"no lake at {self.url} (it has no files/, documents/ or ledger/ folder)")
+        return self
+
+    def dumps(self) -> list[str]:
+        """The dumps with at least one summary."""
+        try:
+            entries = self.fs.ls(self.dir("files"), detail=False)
+        except FileNotFoundError:
+            return []
+        names = (posixpath.basename(e.rstrip("/")) for e in entries)
+        return sorted(n[len("dump="):] for n in names if n.startswith("dump="))
+
+    def require_dump(self, dump: str) -> None:
+        """FileNotFoundError naming the dumps there are when ``dump`` is not one of them."""
+        known = self.dumps()
+        if check_dump_name(dump) not in known:
+            raise FileNotFoundError(f"no dump {dump!r} in the lake at {self.url}; dumps: "
+                                    f"{', '.join(known) or 'none yet'}")
+
+    def check_writable(self) -> None:
+        """One clear error before any work when the lake cannot be written (local lakes:
+        a probe file; object stores answer on the first write)."""
+        if not self.is_local:
+            return
+        if os.path.exists(self._root) and not os.path.isdir(self._root):
+            raise NotADirectoryError(f"lake {self._root} is a file, not a folder")
+        try:
+            os.makedirs(self._root, exist_ok=True)
+            fd, probe = tempfile.mkstemp(prefix=".warclake-write-check.", suffix=".tmp", dir=self._root)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as exc:
+            raise PermissionError(f"lake {self._root} is not writable: {exc.strerror or exc}") from exc
 
     # -- reading -----------------------------------------------------------------
     def read_summary(self, dump: str, warc_name: str) -> dict | None:

@@ -1,7 +1,8 @@
 """Which of a dump's archives still need work, decided by the lake (not by any cache).
 
-An archive is done when its summary JSON is in the lake and was written for the same
-input (size + mtime or ETag), the same extractor version and the same config.
+An archive is done when its summary JSON is in the lake, says ``complete`` or ``salvaged``,
+and was written for the same input (size + mtime or ETag), the same extractor version and
+the same config.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ class PlanItem:
     input: str
     name: str
     identity: dict | None
-    reason: str   # new | changed | outdated | retry | missing | done
+    reason: str   # new | changed | outdated | failed | retry | missing | done
 
     @property
     def todo(self) -> bool:
@@ -45,6 +46,8 @@ def plan_item(path: str, dump: str, lake: Lake, config: ExtractConfig) -> PlanIt
     summary = lake.read_summary(dump, name)
     if summary is None:
         reason = "new"
+    elif summary.get("status") == "failed":
+        reason = "failed"  # a failed archive is never done: every run tries it again
     elif ident is not None and not identity_matches(summary.get("input_identity"), ident):
         reason = "changed"
     elif summary.get("extractor_version") != EXTRACTOR_VERSION or \

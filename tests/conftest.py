@@ -1,4 +1,5 @@
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -76,9 +77,17 @@ def wheel_env(tmp_path_factory):
     ``import warclake`` finds the wheel's copy or nothing.
     """
     root = tmp_path_factory.mktemp("wheel")
-    dist, venv = root / "dist", root / "venv"
+    dist, venv, src = root / "dist", root / "venv", root / "src"
+    # Built from a copy of the files git knows (tracked or not ignored): a stale build/ or
+    # a stray file in the checkout cannot slip into the wheel.
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=REPO, check=True,
+                            capture_output=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        if os.path.isfile(os.path.join(REPO, rel)):
+            os.makedirs(src / os.path.dirname(rel), exist_ok=True)
+            shutil.copy2(os.path.join(REPO, rel), src / rel)
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
-                    "--wheel-dir", str(dist), REPO], check=True, capture_output=True)
+                    "--wheel-dir", str(dist), str(src)], check=True, capture_output=True)
     wheel = next(dist.glob("warclake-*.whl"))
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = str(venv / "bin" / "python")

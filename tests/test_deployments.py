@@ -92,7 +92,8 @@ cron = "0 4 * * 1"
         assert main(["--config", cfg, "--check"]) == 0
     finally:
         os.chdir(cwd)
-    specs = {s["name"]: s for s in json.loads(capsys.readouterr().out)}
+    out, err = capsys.readouterr()
+    specs = {s["name"]: s for s in json.loads(out)}
     assert set(specs) == {"CC-MAIN-2099-01", "second", "newest"}
     first = specs["CC-MAIN-2099-01"]
     assert first["flow_name"] == "extract-dump" and first["cron"] == "0 3 * * *"
@@ -104,6 +105,23 @@ cron = "0 4 * * 1"
     newest = specs["newest"]
     assert newest["flow_name"] == "extract-newest-dump"
     assert newest["parameters"]["root"] == str(tmp_path / "dumps")
+    # no dumps/ folder there: the newest-dump deployment is served paused, with a warning
+    assert newest["paused"] is True and "does not exist" in err and "served paused" in err
+
+
+def test_newest_deployment_is_active_once_its_folder_exists(tmp_path, capsys):
+    from warclake.deployments.serve import main
+
+    cfg = write_config(tmp_path / "d.toml", '[defaults]\nlake = "lake"\n[newest]\nroot = "dumps"\ncron = "0 4 * * 1"\n')
+    (tmp_path / "dumps").mkdir()
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        assert main(["--config", cfg, "--check"]) == 0
+    finally:
+        os.chdir(cwd)
+    out, err = capsys.readouterr()
+    assert json.loads(out)[0]["paused"] is False and err == ""
 
 
 @pytest.mark.parametrize("text, message", [

@@ -203,8 +203,13 @@ def test_bad_input_is_recorded_not_raised(tmp_path, content):
     p.write_bytes(content)
     s = extract_archive(str(p), "D", str(tmp_path / "lake"), CFG)
     assert s["records"] == 0 and s["documents"] == 0
-    assert s["status"] == ("complete" if not content else "failed")
+    # an empty file (a broken download) is no more an archive than garbage is: never done
+    assert s["status"] == "failed" and s["error"]
+    assert ("0 bytes" in s["error"]) == (not content)
     assert Lake(str(tmp_path / "lake")).read_summary("D", "bad.warc.gz") == s
+    from warclake.tasks.plan import plan_dump
+
+    assert [i.reason for i in plan_dump([str(p)], "D", str(tmp_path / "lake"), CFG)] == ["failed"]
 
 
 def test_missing_input_raises_file_not_found_and_writes_nothing(tmp_path):

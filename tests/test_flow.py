@@ -120,7 +120,37 @@ def test_unreachable_input_fails_the_flow_with_a_message(tmp_path):
 def test_missing_local_input_is_a_clear_error(tmp_path):
     state = run([str(tmp_path / "nope.warc.gz")], tmp_path / "lake")
     assert state.is_failed()
-    assert "no archives found for input" in state.message and "nope.warc.gz" in state.message
+    assert "does not exist" in state.message and "nope.warc.gz" in state.message
+
+
+def test_a_vanished_archive_is_counted_failed_everywhere_then_redone(tmp_path):
+    """The lake's summary, the report, the returned counts and the final state agree."""
+    from warclake.tasks.lake import Lake
+    from warclake.tasks.reports import run_reports
+
+    dump_dir = tmp_path / "dump"
+    paths = make_dump(str(dump_dir), files=3, pages_per_file=10, dump="TEST-DUMP", truncate_last=False)
+    gone = paths[1]
+    kept = open(gone, "rb").read()
+    os.unlink(gone)  # listed in warc.paths.gz, gone from the disk
+    lake = tmp_path / "lake"
+    state = run(str(dump_dir / "warc.paths.gz"), lake, report=True, report_dir=str(tmp_path / "report"))
+    name = os.path.basename(gone)
+    assert state.is_failed()
+    assert "2 extracted" in state.message and "1 failed" in state.message and name in state.message
+    assert data(state)["failed"] == [name] and name in data(state)["errors"]
+    summary = Lake(str(lake)).read_summary("TEST-DUMP", name)
+    assert summary["status"] == "failed" and "FileNotFoundError" in summary["error"]
+    per_dump = run_reports(str(lake), "TEST-DUMP")["documents_per_dump"].to_dicts()
+    assert per_dump[0]["files"] == 3 and per_dump[0]["failed"] == 1
+    assert "failed" in (tmp_path / "report" / "report.md").read_text()
+
+    with open(gone, "wb") as fh:  # back again: only that archive is extracted
+        fh.write(kept)
+    again = run(str(dump_dir / "warc.paths.gz"), lake)
+    assert again.is_completed(), again.message
+    assert data(again)["skipped"] == 2 and data(again)["extracted"] == 1
+    assert Lake(str(lake)).read_summary("TEST-DUMP", name)["status"] == "complete"
 
 
 def test_killed_run_then_rerun_gives_exactly_the_uninterrupted_documents(tmp_path):
