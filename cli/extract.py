@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -11,6 +12,8 @@ from warclake.tasks.extract_archive import extract_archive, record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, archive_name, check_dump_name
 from warclake.tasks.plan import check_unique_names
+
+from .progress import TerminalProgress
 
 
 def add_extract_options(p) -> None:
@@ -23,6 +26,7 @@ def add_extract_options(p) -> None:
                    help="paragraph labelling (default: none)")
     p.add_argument("--base-url", default=None,
                    help="base URL for relative entries of a warc.paths listing")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress display on the terminal")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="archives, folders, globs, http(s)/s3 URLs or a warc.paths[.gz] listing")
 
@@ -56,24 +60,37 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     config, inputs = prepare(args)
+    sizes = [_local_size(p) for p in inputs]
     failed = 0
     t0 = time.time()
-    for path in inputs:
-        try:
-            s = extract_archive(path, args.dump, args.lake, config)
-        except OSError as exc:  # the input or the lake, not the archive's bytes
-            failed += 1
-            print(f"{archive_name(path)}: failed: {exc}", file=sys.stderr)
+    with TerminalProgress(len(inputs), sum(filter(None, sizes)) or None, quiet=args.quiet) as bar:
+        for path, size in zip(inputs, sizes):
+            bar.start_archive(archive_name(path), size)
             try:
-                record_failure(path, args.dump, args.lake, config, f"{type(exc).__name__}: {exc}")
-            except OSError:
-                pass  # the lake itself is failing: the line above says what happened
-            continue
-        kept = s["outcomes"].get("kept", 0)
-        where = f"broke at {s['error_offset']}: " if s["error_offset"] is not None else ""
-        note = f" ({where}{s['error']})" if s["error"] else ""
-        print(f"{s['warc_file']}: {s['status']}, {s['records']} records, {kept} documents{note}")
-        if s["status"] == "failed":
-            failed += 1
+                s = extract_archive(path, args.dump, args.lake, config, progress=bar.bytes_read)
+            except OSError as exc:  # the input or the lake, not the archive's bytes
+                failed += 1
+                bar.print(f"{archive_name(path)}: failed: {exc}", err=True)
+                try:
+                    record_failure(path, args.dump, args.lake, config, f"{type(exc).__name__}: {exc}")
+                except OSError:
+                    pass  # the lake itself is failing: the line above says what happened
+                bar.archive_done(size)
+                continue
+            bar.archive_done(s["input_bytes"])
+            kept = s["outcomes"].get("kept", 0)
+            where = f"broke at {s['error_offset']}: " if s["error_offset"] is not None else ""
+            note = f" ({where}{s['error']})" if s["error"] else ""
+            bar.print(f"{s['warc_file']}: {s['status']}, {s['records']} records, {kept} documents{note}")
+            if s["status"] == "failed":
+                failed += 1
     print(f"{len(inputs)} archives in {time.time() - t0:.1f}s, {failed} failed")
     return 1 if failed else 0
+
+
+def _local_size(path: str) -> int | None:
+    """A local input's size for the progress bar (remote sizes come with their summary)."""
+    try:
+        return None if "://" in path else os.path.getsize(path)
+    except OSError:
+        return None

@@ -10,6 +10,7 @@ from warclake.tasks.boilerplate import MODES
 from warclake.tasks.lake import Lake
 
 from .extract import add_extract_options, config_from_args
+from .progress import TerminalProgress
 
 
 def add_parser(sub) -> None:
@@ -24,6 +25,7 @@ def add_parser(sub) -> None:
     d.add_argument("--boilerplate", default="sieve", choices=MODES, help="paragraph labelling mode (default: sieve)")
     d.add_argument("--files", type=int, default=6, help="archives in the sample dump")
     d.add_argument("--fresh", action="store_true", help="delete the demo folder first")
+    d.add_argument("-q", "--quiet", action="store_true", help="no progress display on the terminal")
     add_run_options(d)
     d.set_defaults(handler=demo)
 
@@ -52,11 +54,23 @@ def flow_for(args):
 
 
 def run_flow(args, inputs: list[str]):
+    from warclake.flows.progress import listening
+
     flow_fn = flow_for(args)
-    state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs,
-                    boilerplate=args.boilerplate, base_url=getattr(args, "base_url", None),
-                    workers=args.workers, max_in_flight=args.max_in_flight,
-                    report=not args.no_report, report_dir=args.report_dir, return_state=True)
+    bar = TerminalProgress(0, quiet=getattr(args, "quiet", False))
+
+    def show(event: str, data: dict) -> None:
+        if event == "planned":
+            bar.plan(data["archives"], data["bytes"])
+        else:
+            bar.archive_done(data["input_bytes"])
+            bar.print(f"{data['name']}: {data['status']}")
+
+    with bar, listening(show):
+        state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs,
+                        boilerplate=args.boilerplate, base_url=getattr(args, "base_url", None),
+                        workers=args.workers, max_in_flight=args.max_in_flight,
+                        report=not args.no_report, report_dir=args.report_dir, return_state=True)
     print(state.message or state.name)
     return state
 

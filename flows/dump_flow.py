@@ -10,6 +10,7 @@ archive, so a task cache would never be asked).
 """
 from __future__ import annotations
 
+import errno
 from collections import Counter
 
 from prefect import flow, get_run_logger, task
@@ -24,14 +25,22 @@ from warclake.tasks.lake import Lake, check_dump_name
 from warclake.tasks.plan import plan_dump
 from warclake.tasks.warc_reader import TransientInputError
 
+from warclake.flows.progress import RunProgress
 from warclake.flows.workers import default_workers, run_extraction, shutdown as shutdown_workers
 
 # Errors worth retrying: the network or storage, not the bytes of the archive.
 TRANSIENT = (TransientInputError, ConnectionError, TimeoutError)
 
 
+# Errors of our own side that waiting does not fix: a full disk or quota, a read-only or
+# forbidden place.
+PERMANENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+
+
 def is_transient(exc: BaseException | None) -> bool:
     if exc is None or isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
+        return False
+    if isinstance(exc, OSError) and exc.errno in PERMANENT_ERRNOS:
         return False
     if isinstance(exc, TRANSIENT):
         return True
@@ -124,12 +133,15 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     results: list[dict] = []
     failures: dict[str, str] = {}   # archive -> error, after its retries
     pending: dict = {}              # future -> plan item
+    sizes = [(p.identity or {}).get("size") for p in todo]
+    progress = RunProgress(dump, len(todo), sum(filter(None, sizes)) or None, len(plan) - len(todo))
 
     def collect(done_futures):
         for fut in done_futures:
             item = pending.pop(fut)
             try:
                 results.append(fut.result())
+                progress.archive_finished(item.name, results[-1]["status"], results[-1]["input_bytes"])
             except Exception as exc:  # the archive's task failed for good (after its retries)
                 error = f"{type(exc).__name__}: {exc}"[:500]
                 failures[item.name] = error
@@ -138,6 +150,7 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
                     record_failure(item.input, dump, lake_obj, config, error)
                 except OSError as write_exc:
                     log.error("%s: the failure could not be recorded in the lake: %s", item.name, write_exc)
+                progress.archive_finished(item.name, "failed", (item.identity or {}).get("size"))
 
     try:
         for item in todo:

@@ -21,6 +21,8 @@ from warclake.tasks.config import SCHEMA_VERSION
 from warclake.tasks.lake import check_dump_name
 
 CATALOG_NAME = "warclake.duckdb"
+# The catalogue file's storage format: the one duckdb 1.0 and later read (storage number 64).
+STORAGE_VERSION = "v1.0.0"
 SOURCES = ("documents", "ledger", "files")
 _SOURCE_EXT = {"documents": "parquet", "ledger": "parquet", "files": "json"}
 
@@ -163,15 +165,21 @@ def build_catalog(lake: str | os.PathLike, path: str | os.PathLike | None = None
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = final.with_name(f".{final.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
-        con = duckdb.connect(str(tmp))
+        con = duckdb.connect()
         try:
+            # Written in the oldest storage format the dependency range reads, so an analyst
+            # whose duckdb is older than the extractor's can still open it.
+            con.execute(f"ATTACH {sql_literal(str(tmp))} AS catalogue (STORAGE_VERSION {sql_literal(STORAGE_VERSION)})")
+            con.execute("USE catalogue")
             present = install_views(con, lake)
             con.execute(
                 "CREATE TABLE warclake_catalog AS SELECT ? AS lake, ?::TIMESTAMPTZ AS built, "
                 "? AS schema_version, ? AS sources_present",
                 [lake_root(lake), datetime.now(timezone.utc).isoformat(), SCHEMA_VERSION,
                  [s for s, ok in present.items() if ok]])
-            con.execute("CHECKPOINT")
+            con.execute("CHECKPOINT catalogue")
+            con.execute("USE memory")
+            con.execute("DETACH catalogue")
         finally:
             con.close()
         os.replace(tmp, final)

@@ -13,6 +13,7 @@ import socket
 import time
 from collections import Counter
 from datetime import datetime, timezone
+from typing import Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -30,6 +31,7 @@ log = logging.getLogger(__name__)
 DOC_BATCH = 2000      # rows per documents row group at most...
 DOC_BATCH_CHARS = 16 << 20  # ...and at most this much text buffered (memory stays flat)
 LEDGER_BATCH = 20000  # rows per ledger row group
+PROGRESS_STEP = 256 << 10  # input bytes between two progress calls
 
 class _RowWriter:
     """Buffers rows of one schema column-wise and writes them as row groups of a zstd parquet file."""
@@ -65,12 +67,14 @@ class _RowWriter:
         self._w.close()
 
 
-def extract_archive(input_path: str, dump: str, lake: str | Lake, config: ExtractConfig | None = None) -> dict:
+def extract_archive(input_path: str, dump: str, lake: str | Lake, config: ExtractConfig | None = None,
+                    progress: Callable[[int], None] | None = None) -> dict:
     """Extract one archive into the lake; returns the summary that was written.
 
     Raises :class:`TransientInputError` (or OSError) when the input cannot be opened or
     read -- worth retrying. Corrupt or truncated archives do not raise: their records up
     to the break are kept and the summary says ``salvaged`` with the offset and error.
+    ``progress``, if given, is called with the input bytes read so far, about every 256 KiB.
     """
     config = config or ExtractConfig()
     lake = lake if isinstance(lake, Lake) else Lake(lake)
@@ -88,7 +92,11 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     try:
         with open_input(input_path, identity.get("size")) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)
+            next_report = PROGRESS_STEP
             for rec in reader:
+                if progress is not None and reader.bytes_read >= next_report:
+                    progress(reader.bytes_read)
+                    next_report = reader.bytes_read + PROGRESS_STEP
                 res = process_record(rec, ctx)
                 outcomes[res.outcome.value] += 1
                 ledger.add({

@@ -194,3 +194,15 @@ def test_empty_sources_have_the_same_columns_as_real_ones(lake, tmp_path):
         assert empty.execute(describe).fetchall() == full.execute(describe).fetchall(), view
     empty.close()
     full.close()
+
+
+def test_the_catalogue_file_is_in_the_storage_format_the_oldest_allowed_duckdb_reads(tmp_path):
+    """pyproject allows duckdb>=1.1, whose readers know storage number 64 only; a file in a
+    newer format fails there with "can only read version 64"."""
+    lake = make_lake(tmp_path / "lake")
+    path = build_catalog(lake.root)
+    header = path.read_bytes()[:20]
+    assert header[8:12] == b"DUCK"
+    assert int.from_bytes(header[12:20], "little") == 64
+    con = connect_catalog(lake.root)  # and the running duckdb still reads it
+    assert con.execute("SELECT count(*) FROM done_documents").fetchone()[0] == len(lake.done_documents())

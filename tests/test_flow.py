@@ -28,6 +28,18 @@ def data(state) -> dict:
     return res if isinstance(res, dict) else {}
 
 
+def progress_of(state) -> float:
+    """The progress artifact the flow run keeps for the UI."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    with get_client(sync_client=True) as client:
+        arts = client.read_artifacts(artifact_filter=ArtifactFilter(
+            flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id])))
+    (art,) = [a for a in arts if a.type == "progress"]
+    return float(art.data)
+
+
 def doc_ids(lake):
     d = os.path.join(lake, "documents", "dump=TEST-DUMP")
     ids = []
@@ -144,6 +156,7 @@ def test_a_vanished_archive_is_counted_failed_everywhere_then_redone(tmp_path):
     per_dump = run_reports(str(lake), "TEST-DUMP")["documents_per_dump"].to_dicts()
     assert per_dump[0]["files"] == 3 and per_dump[0]["failed"] == 1
     assert "failed" in (tmp_path / "report" / "report.md").read_text()
+    assert progress_of(state) == 100.0  # the UI's progress artifact: every archive finished
 
     with open(gone, "wb") as fh:  # back again: only that archive is extracted
         fh.write(kept)

@@ -1,0 +1,55 @@
+"""How far a dump's run is, for whoever watches it: a Prefect progress artifact (the UI shows
+it on the flow run) and listeners in the same process (``warclake run`` draws its terminal
+bars from them). Kept apart from the flow so the flow stays a plain sequence of steps."""
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from typing import Callable
+
+from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect.exceptions import MissingContextError
+
+_listeners: list[Callable[[str, dict], None]] = []
+
+
+@contextmanager
+def listening(fn: Callable[[str, dict], None]):
+    """Call ``fn(event, data)`` for the runs of this process while inside the block. Events:
+    ``planned`` (archives, bytes, already_done) and ``archive`` (name, status, input_bytes)."""
+    _listeners.append(fn)
+    try:
+        yield
+    finally:
+        _listeners.remove(fn)
+
+
+class RunProgress:
+    """Counts archives as they finish and tells the artifact and the listeners."""
+
+    def __init__(self, dump: str, archives: int, total_bytes: int | None, already_done: int):
+        self.archives, self.finished = archives, 0
+        self._artifact = None
+        try:
+            self._artifact = create_progress_artifact(
+                progress=0.0 if archives else 100.0, key=f"progress-{_key(dump)}",
+                description=f"Archives of {dump} extracted in this run ({already_done} were done already)")
+        except MissingContextError:  # called outside a flow run: listeners only
+            pass
+        self._emit("planned", archives=archives, bytes=total_bytes, already_done=already_done)
+
+    def archive_finished(self, name: str, status: str, input_bytes: int | None) -> None:
+        self.finished += 1
+        if self._artifact is not None:
+            update_progress_artifact(self._artifact, progress=100.0 * self.finished / max(self.archives, 1))
+        self._emit("archive", name=name, status=status, input_bytes=input_bytes)
+
+    @staticmethod
+    def _emit(event: str, **data) -> None:
+        for fn in list(_listeners):
+            fn(event, data)
+
+
+def _key(dump: str) -> str:
+    """Artifact keys allow lower-case letters, digits and dashes only."""
+    return re.sub(r"[^a-z0-9-]+", "-", dump.lower()).strip("-") or "dump"
