@@ -38,8 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:  # bare `warclake`: what it can do
         parser.print_help()
         return 0
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(RunFormatter())
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     try:
         rc = args.handler(args)
     except (OSError, ValueError, duckdb.Error) as exc:  # bad input, a missing or unwritable lake, bad SQL
@@ -48,6 +49,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"warclake: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     return int(rc or 0)
+
+
+class RunFormatter(logging.Formatter):
+    """Log lines that say which run they belong to: Prefect's records carry the task or flow
+    run's name (``extract CC-MAIN-...-00001.warc.gz``), which a plain format drops."""
+
+    def __init__(self):
+        super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    def format(self, record: logging.LogRecord) -> str:
+        line = super().format(record)
+        run = getattr(record, "task_run_name", None) or getattr(record, "flow_run_name", None)
+        if run and run not in record.getMessage():
+            head, sep, tail = line.partition(": ")
+            line = f"{head}: [{run}] {tail}" if sep else line
+        return line
 
 
 def _one_line(exc: BaseException) -> str:

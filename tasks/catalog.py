@@ -169,7 +169,11 @@ def build_catalog(lake: str | os.PathLike, path: str | os.PathLike | None = None
         try:
             # Written in the oldest storage format the dependency range reads, so an analyst
             # whose duckdb is older than the extractor's can still open it.
-            con.execute(f"ATTACH {sql_literal(str(tmp))} AS catalogue (STORAGE_VERSION {sql_literal(STORAGE_VERSION)})")
+            try:
+                con.execute(f"ATTACH {sql_literal(str(tmp))} AS catalogue "
+                            f"(STORAGE_VERSION {sql_literal(STORAGE_VERSION)})")
+            except duckdb.IOException as exc:  # a read-only lake, a full disk: an OSError to callers
+                raise OSError(f"cannot write the catalogue {final}: {' '.join(str(exc).split())}") from exc
             con.execute("USE catalogue")
             present = install_views(con, lake)
             con.execute(
@@ -215,10 +219,18 @@ def connect_catalog(lake: str | os.PathLike, rebuild: bool = False,
     A remote lake gets the same views on an in-memory database that reads the lake through
     fsspec: a catalogue file holding remote paths would need a DuckDB extension to query."""
     if is_remote(lake):
-        con = duckdb.connect()
-        install_views(con, lake)
-        return con
+        return _in_memory(lake)
     path = catalog_path(lake)
     if rebuild or not path.exists() or _missed_sources(path, lake):
-        build_catalog(lake)
+        try:
+            build_catalog(lake)
+        except OSError:  # a read-only lake: the same views, in memory, for this session
+            return _in_memory(lake)
     return duckdb.connect(str(path), read_only=read_only)
+
+
+def _in_memory(lake: str | os.PathLike) -> duckdb.DuckDBPyConnection:
+    """The catalogue's views on an in-memory database (a lake that holds no catalogue file)."""
+    con = duckdb.connect()
+    install_views(con, lake)
+    return con

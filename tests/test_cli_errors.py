@@ -1,6 +1,8 @@
 """What a user sees on bad input: one clear line on stderr, a non-zero exit, nothing written
 where it should not be, and never a traceback."""
 import os
+import subprocess
+from contextlib import contextmanager
 
 import pytest
 
@@ -137,3 +139,38 @@ def test_an_sql_error_is_one_line(lake, capsys):
     assert rc == 2 and out == ""
     one_error(err, "nope")
     assert os.path.isfile(os.path.join(lake, "warclake.duckdb"))
+
+
+@contextmanager
+def read_only(folder):
+    """``folder`` really read-only for this process: a read-only bind mount when running as
+    root (which ignores permission bits), permission bits otherwise."""
+    if os.geteuid() == 0:
+        subprocess.run(["mount", "--bind", str(folder), str(folder)], check=True)
+        try:
+            subprocess.run(["mount", "-o", "remount,bind,ro", str(folder)], check=True)
+            yield
+        finally:
+            subprocess.run(["umount", str(folder)], check=True)
+    else:
+        modes = {p: p.stat().st_mode for p in [folder, *folder.rglob("*")] if p.is_dir()}
+        for p in modes:
+            p.chmod(0o555)
+        try:
+            yield
+        finally:
+            for p, m in modes.items():
+                p.chmod(m)
+
+
+def test_report_and_sql_on_a_read_only_lake(tmp_path, capsys):
+    lake = make_lake(tmp_path / "lake").root
+    with read_only(lake):
+        with pytest.raises(OSError):
+            open(os.path.join(lake, "probe"), "w")
+        rc, out, err = cli(capsys, "report", "--lake", lake, "--out", tmp_path / "r", "--no-charts")
+        assert rc == 0 and "catalogue not rebuilt" in err
+        assert (tmp_path / "r" / "report.html").is_file()
+        rc, out, err = cli(capsys, "sql", "--lake", lake, "--csv", "-c", "SELECT count(*) AS n FROM files")
+        assert rc == 0 and out.split()[0] == "n" and int(out.split()[1]) > 0
+    assert not os.path.exists(os.path.join(lake, "warclake.duckdb"))
