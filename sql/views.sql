@@ -129,6 +129,45 @@ SELECT * FROM documents SEMI JOIN (SELECT dump, warc_file FROM files WHERE statu
 CREATE OR REPLACE VIEW done_ledger AS
 SELECT * FROM ledger SEMI JOIN (SELECT dump, warc_file FROM files WHERE status <> 'failed') USING (dump, warc_file);
 
+-- The host of a URL: lower-case, without user info, port or trailing dot; NULL when none.
+CREATE OR REPLACE MACRO url_host(url) AS
+    nullif(rtrim(lower(regexp_extract(url, '^[A-Za-z][A-Za-z0-9+.-]*://(?:[^/?#@]*@)?(\[[^\]]*\]|[^/?#:]*)', 1)), '.'), '');
+
+-- Every host of the lake with its registered domain, by the Public Suffix List (the
+-- public_suffix table, bundled): the longest matching rule is the public suffix, an
+-- exception rule wins over the others, no rule means the last label; the registered
+-- domain is the suffix plus one label (NULL for a host that is itself a public suffix; an
+-- IP address is its own domain).
+CREATE OR REPLACE VIEW host_domains AS
+WITH hosts AS (
+    SELECT DISTINCT url_host(url) AS host FROM documents WHERE url_host(url) IS NOT NULL
+), cands AS (
+    SELECT host, i, array_to_string(parts[i:], '.') AS cand, array_to_string(parts[i + 1:], '.') AS parent
+    FROM (SELECT host, parts, unnest(range(1, len(parts) + 1)) AS i
+          FROM (SELECT host, string_split(host, '.') AS parts FROM hosts))
+), matches AS (
+    SELECT host, i, kind FROM cands JOIN public_suffix ON suffix = cand AND kind <> 'wildcard'
+    UNION ALL
+    SELECT host, i, kind FROM cands JOIN public_suffix ON suffix = parent AND kind = 'wildcard'
+), starts AS (  -- the label where the public suffix starts
+    SELECT host, coalesce(min(i) FILTER (WHERE kind = 'exception') + 1,
+                          min(i) FILTER (WHERE kind <> 'exception')) AS start
+    FROM matches GROUP BY host
+)
+SELECT host,
+       CASE WHEN regexp_full_match(host, '[0-9.]+|\[.*\]') THEN host
+            WHEN coalesce(start, len(parts)) > 1
+            THEN array_to_string(parts[coalesce(start, len(parts)) - 1:], '.') END AS domain
+FROM (SELECT host, string_split(host, '.') AS parts FROM hosts) LEFT JOIN starts USING (host);
+
+-- One row per finished document with what analysts count by: host, registered domain,
+-- paragraphs and plain-text length (characters, link markers and paths left out).
+CREATE OR REPLACE VIEW document_info AS
+SELECT d.docId, d.dump, d.warc_file, d.warc_offset, d.url, url_host(d.url) AS host, h.domain,
+       d.lang, charset_label(d.charset) AS charset, d.date,
+       len(doc_paragraphs(d.text)) AS n_paragraphs, length(plain_text(d.text)) AS text_chars
+FROM done_documents d LEFT JOIN host_domains h ON h.host = url_host(d.url);
+
 -- One row per document with the cleaned plain text (good paragraphs only when labelled).
 CREATE OR REPLACE VIEW clean_documents AS
 SELECT docId, url, lang, charset_label(charset) AS charset, date, dump, warc_file,

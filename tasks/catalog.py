@@ -19,6 +19,7 @@ import duckdb
 from warclake.tasks.charset import report_labels
 from warclake.tasks.config import SCHEMA_VERSION
 from warclake.tasks.lake import check_dump_name
+from warclake.tasks.public_suffix import install_table as install_public_suffixes
 
 CATALOG_NAME = "warclake.duckdb"
 # The catalogue file's storage format: the one duckdb 1.0 and later read (storage number 64).
@@ -135,6 +136,7 @@ def install_views(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike,
     con.execute(f"CREATE OR REPLACE MACRO warclake_dumps() AS {sql_literal(dump_folder(dump))}")
     for stmt in charset_label_sql():
         con.execute(stmt)
+    install_public_suffixes(con)
     present = {
         s: con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)",
                        [source_glob(root, s, dump)]).fetchone()[0] > 0

@@ -6,7 +6,7 @@ import duckdb
 import pytest
 
 from lakegen import make_lake
-from warclake.tasks.catalog import (CATALOG_NAME, build_catalog, charset_label_sql, connect_catalog,
+from warclake.tasks.catalog import (CATALOG_NAME, build_catalog, charset_label_sql, connect_catalog, install_views,
                            read_sql, sql_literal)
 from warclake.tasks.paragraph import split_document
 
@@ -206,3 +206,41 @@ def test_the_catalogue_file_is_in_the_storage_format_the_oldest_allowed_duckdb_r
     assert int.from_bytes(header[12:20], "little") == 64
     con = connect_catalog(lake.root)  # and the running duckdb still reads it
     assert con.execute("SELECT count(*) FROM done_documents").fetchone()[0] == len(lake.done_documents())
+
+
+@pytest.mark.parametrize("url, host, domain", [
+    ("https://a.b.example.com/x", "a.b.example.com", "example.com"),
+    ("http://news.bbc.co.uk:8080/path?q=1", "news.bbc.co.uk", "bbc.co.uk"),
+    ("http://co.uk/", "co.uk", None),                          # a public suffix itself
+    ("https://user:pw@Shop.Example.ORG./", "shop.example.org", "example.org"),
+    ("http://foo.bar.ck/", "foo.bar.ck", "foo.bar.ck"),        # *.ck: bar.ck is a suffix
+    ("http://www.ck/", "www.ck", "www.ck"),                    # !www.ck: the exception
+    ("https://someone.github.io/blog", "someone.github.io", "someone.github.io"),  # private section
+    ("http://192.168.0.1:8000/", "192.168.0.1", "192.168.0.1"),
+    ("http://[2001:db8::1]/", "[2001:db8::1]", "[2001:db8::1]"),
+    ("http://xn--fiqs8s.xn--fiqz9s/", "xn--fiqs8s.xn--fiqz9s", "xn--fiqs8s.xn--fiqz9s"),  # punycode 中国
+    ("http://intranet/", "intranet", None),
+    ("not a url", None, None),
+])
+def test_host_and_registered_domain(tmp_path, url, host, domain):
+    con = duckdb.connect()
+    install_views(con, make_lake(tmp_path / "lake").root)
+    # the domain views read `documents`: point it at the URLs under test
+    con.execute(f"CREATE OR REPLACE VIEW documents AS SELECT {sql_literal(url)} AS url")
+    assert con.execute("SELECT url_host(?)", [url]).fetchone()[0] == host
+    got = con.execute("SELECT domain FROM host_domains").fetchall()
+    assert got == ([(domain,)] if host else [])
+
+
+def test_document_info_counts_paragraphs_and_plain_text(tmp_path):
+    lake = make_lake(tmp_path / "lake")
+    con = connect_catalog(lake.root)
+    rows = {r[0]: r[1:] for r in con.execute(
+        "SELECT docId, n_paragraphs, text_chars, host, domain FROM document_info").fetchall()}
+    done = lake.done_documents()
+    assert len(rows) == len(done)
+    for d in done:
+        paras = split_document(d["text"])
+        plain = "\n\n".join(p.plain for p in paras)
+        assert rows[d["docId"]][:2] == (len(paras), len(plain))
+        assert rows[d["docId"]][2] and rows[d["docId"]][3]

@@ -40,6 +40,8 @@ REPORTS: tuple[Report, ...] = (
     Report("charset_source_share", "Charset source share",
            "Where each document's encoding came from.",
            category="charset_source", value="documents"),
+    Report("domain_share", "Top domains", "Documents by registered domain (Public Suffix List), 25 at most.",
+           category="domain", value="documents"),
     Report("documents_per_month", "Documents per month",
            "Documents by the month of their date (UTC)."),
 )
