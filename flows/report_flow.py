@@ -45,7 +45,7 @@ def build_dump_report(lake: str | os.PathLike, dump: str | None = None,
         build_catalog(lake)
     res = write_report(lake, out_dir, dump)
     if in_prefect_run():
-        markdown, rows = artifact_summary(res.tables, dump, res.out_dir)
+        markdown, rows = artifact_summary(res.tables, dump, res.out_dir, charts=res.charts)
         key = artifact_key(dump)
         scope = f"dump {dump}" if dump else "all dumps"
         create_markdown_artifact(markdown=markdown, key=key,

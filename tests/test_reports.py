@@ -232,7 +232,10 @@ def test_cli_report_and_sql_from_elsewhere(lake, tmp_path):
     out = tmp_path / "rep"
     p = run_cli("report", "--lake", str(lake.root), "--dump", D2, "--out", str(out), cwd=tmp_path)
     assert p.returncode == 0, p.stderr
-    assert (out / "report.html").exists() and (out / "documents_per_dump.png").exists()
+    assert (out / "report.html").exists() and (out / "encoding_share.png").exists()
+    # one dump: its figures are the page's headline, not a chart of one bar
+    assert not (out / "documents_per_dump.png").exists() and not (out / "size_ratio.png").exists()
+    assert "<th>documents</th>" in (out / "report.html").read_text()
     docs = sum(len(f.documents) for f in lake.done_files if f.dump == D2)
     assert f"| {D2} |" in p.stdout and f"| {docs} |" in p.stdout
 
@@ -282,6 +285,12 @@ def test_flow_attaches_artifacts(lake, tmp_path, prefect_harness):
     assert by_type["markdown"].key == artifact_key(D1) == "warclake-report-cc-main-2023-50"
     docs = sum(len(f.documents) for f in lake.done_files if f.dump == D1)
     assert "## Encoding share" in by_type["markdown"].data
+    # the charts are in the artifact itself (the UI cannot open files on the server)
+    import base64
+    import re
+
+    images = re.findall(r"!\[[^\]]*\]\(data:image/png;base64,([A-Za-z0-9+/=]+)\)", by_type["markdown"].data)
+    assert len(images) >= 5 and all(base64.b64decode(i)[:8] == b"\x89PNG\r\n\x1a\n" for i in images)
     table = by_type["table"].data
     table = table if isinstance(table, list) else __import__("json").loads(table)
     assert table[0]["dump"] == D1 and table[0]["documents"] == docs
@@ -337,3 +346,31 @@ def test_reports_on_a_remote_lake_through_fsspec(lake, tmp_path):
     local = run_reports(lake.root)
     for name in local:
         assert remote[name].equals(local[name]), name
+
+
+def test_cells_are_formatted_for_people_and_csv_keeps_raw_values(lake, tmp_path):
+    from datetime import date
+
+    from warclake.tasks.reports.pages import _fmt
+
+    assert _fmt("documents", 1234567) == "1,234,567"
+    assert _fmt("ratio", 0.14963) == "15.0 %" and _fmt("share", 0.5) == "50.0 %"
+    assert _fmt("month", date(2024, 5, 1)) == "2024-05" and _fmt("month", None) == "(no date)"
+    assert _fmt("documents_per_record", 0.31372) == "0.314"
+    res = write_report(lake.root, tmp_path / "out", dump=D1)
+    csv = (tmp_path / "out" / "size_ratio.csv").read_text()
+    assert "%" not in csv and "," in csv.splitlines()[0]  # machine-readable numbers
+
+
+def test_headline_matches_the_lake(lake, tmp_path):
+    res = write_report(lake.root, tmp_path / "out")
+    done = lake.done_files
+    docs = sum(len(f.documents) for f in done)
+    records = sum(len(f.ledger) for f in done)
+    failed = sum(f.status == "failed" for f in done)
+    salvaged = sum(f.status == "salvaged" for f in done)
+    md = res.markdown_path.read_text().split("## ")[0]
+    assert f"**documents** {docs:,}" in md and f"**records** {records:,}" in md
+    assert f"**archives** {len(done):,} ({len(done) - salvaged - failed:,} complete, {salvaged:,} salvaged, " \
+           f"{failed:,} failed)" in md
+    assert "<table class='headline'>" in res.html_path.read_text()

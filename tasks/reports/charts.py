@@ -9,6 +9,7 @@ from .queries import Report
 
 
 MAX_CATEGORIES = 8   # the rest of a share chart is lumped into "other"
+FEW_MONTHS = 24      # up to this many months (or years) of one series: bars, not a line
 DPI = 100
 
 
@@ -123,6 +124,22 @@ def _chart_documents_per_month(df: pl.DataFrame, ax, fig) -> None:
     series = sorted(dated["dump"].unique().to_list())
     pivot = {(r["dump"], r["month"]): r["documents"] for r in dated.iter_rows(named=True)}
     colors = matplotlib.colormaps["tab10"].colors
+    if len(series) == 1 and len(months) <= FEW_MONTHS:
+        # A few months: one bar each, labelled, so one month is not a lone point on an axis
+        # that spans years.
+        values = [pivot.get((series[0], m), 0) for m in months]
+        labels = [m.strftime("%Y-%m" if unit == "month" else "%Y") for m in months]
+        bars = ax.bar(range(len(months)), values, color=colors[0])
+        ax.set_xticks(range(len(months)), labels, rotation=45 if len(months) > 6 else 0,
+                      ha="right" if len(months) > 6 else "center", fontsize=8)
+        ax.bar_label(bars, labels=[f"{v:,}" for v in values], fontsize=8, padding=2)
+        ax.margins(y=0.15)
+        ax.set_title(f"Documents per {unit} of their date")
+        ax.set_ylabel(f"documents per {unit}")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_xlabel(f"{unit} of the document's date"
+                      + (f" ({undated:,} documents without a date)" if undated else ""))
+        return
     # One line per dump, every month of the range (0 where none): cheap to draw for long
     # date ranges, and dumps stay comparable.
     for i, s in enumerate(series):
@@ -141,8 +158,15 @@ def _chart_documents_per_month(df: pl.DataFrame, ax, fig) -> None:
     fig.autofmt_xdate()
 
 
-def write_chart(report: Report, df: pl.DataFrame, path: Path) -> Path:
-    """Draw ``report``'s chart of ``df`` into the PNG file ``path``."""
+# Per-dump bar charts say nothing with one bar: the page's headline gives that number.
+PER_DUMP_BARS = ("documents_per_dump", "size_ratio")
+
+
+def write_chart(report: Report, df: pl.DataFrame, path: Path) -> Path | None:
+    """Draw ``report``'s chart of ``df`` into the PNG file ``path``; None when a chart would
+    show a single bar."""
+    if report.name in PER_DUMP_BARS and df.height == 1:
+        return None
     fig, ax = _figure()
     if report.category:
         _chart_share(report, df, ax, fig)

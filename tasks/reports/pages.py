@@ -2,9 +2,11 @@
 artifact summary) and HTML from templates/report.html.j2, each report's chart and table."""
 from __future__ import annotations
 
+import base64
 import functools
 import os
 from datetime import date, datetime
+from pathlib import Path
 
 import jinja2
 import polars as pl
@@ -13,17 +15,55 @@ from .queries import REPORTS, ReportResult
 
 
 def _fmt(col: str, v) -> str:
+    """A cell for people: 12,345; 14.9 %; 2024-05 (CSV files keep the raw values)."""
     if v is None:
         return "—" if col != "month" else "(no date)"
-    if col == "share":
+    if col in ("share", "ratio"):
         return f"{100 * v:.1f} %"
-    if col == "ratio":
-        return f"{100 * v:.4f} %"
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int):
+        return f"{v:,}"
     if isinstance(v, float):
-        return f"{v:.4g}"
+        return f"{v:,.3g}" if abs(v) < 1000 else f"{v:,.0f}"
+    if col == "month" and isinstance(v, (date, datetime)):
+        return v.strftime("%Y-%m")
     if isinstance(v, (date, datetime)):
         return v.isoformat()
     return str(v)
+
+
+def human_bytes(n: int | None) -> str:
+    if n is None:
+        return "—"
+    for unit in ("B", "kB", "MB", "GB", "TB"):
+        if abs(n) < 1000 or unit == "TB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1000
+    return str(n)
+
+
+def headline(tables: dict[str, pl.DataFrame]) -> list[tuple[str, str]]:
+    """The run in one glance: what a reader looks for before any table."""
+    per_dump, ratio = tables["documents_per_dump"], tables["size_ratio"]
+    if per_dump.height == 0:
+        return [("documents", "none yet")]
+    files, salvaged, failed = (int(per_dump[c].sum()) for c in ("files", "salvaged", "failed"))
+    in_b = int(ratio["input_bytes"].sum() or 0) if ratio.height else 0
+    out_b = int(ratio["output_bytes"].sum() or 0) if ratio.height else 0
+    return [
+        ("dumps", f"{per_dump.height:,}"),
+        ("archives", f"{files:,} ({files - salvaged - failed:,} complete, {salvaged:,} salvaged, "
+                     f"{failed:,} failed)"),
+        ("records", f"{int(per_dump['records'].sum() or 0):,}"),
+        ("documents", f"{int(per_dump['documents'].sum() or 0):,}"),
+        ("input → output", f"{human_bytes(in_b)} → {human_bytes(out_b)}"
+                           + (f" ({100 * out_b / in_b:.1f} %)" if in_b else "")),
+    ]
+
+
+def _headline_markdown(tables: dict[str, pl.DataFrame]) -> list[str]:
+    return [" · ".join(f"**{k}** {v}" for k, v in headline(tables)), ""]
 
 
 def _rows(df: pl.DataFrame, limit: int | None = None) -> list[list[str]]:
@@ -48,7 +88,7 @@ def _scope(dump: str | None) -> str:
 
 def render_markdown(res: ReportResult, lake: str) -> str:
     out = [f"# warclake report — {_scope(res.dump)}", "",
-           f"Lake: `{lake}`", ""]
+           f"Lake: `{lake}`", "", *_headline_markdown(res.tables)]
     for r in REPORTS:
         if r.name not in res.tables:
             continue
@@ -81,13 +121,16 @@ def render_html(res: ReportResult, lake: str) -> str:
                      for raw, row in zip(df.iter_rows(), _rows(df))],
         })
     return _templates().get_template("report.html.j2").render(
-        scope=_scope(res.dump), lake=lake, sections=sections)
+        scope=_scope(res.dump), lake=lake, sections=sections, headline=headline(res.tables))
 
 
 def artifact_summary(tables: dict[str, pl.DataFrame], dump: str | None = None,
                      out_dir: str | os.PathLike | None = None,
-                     max_rows: int = 25) -> tuple[str, list[dict]]:
+                     max_rows: int = 25, charts: dict | None = None) -> tuple[str, list[dict]]:
     """The report as a markdown summary and one table row per dump (for Prefect artifacts).
+
+    ``charts`` (report name -> PNG path) are embedded in the markdown as data URIs: the
+    Prefect UI shows an artifact's markdown, not files on the server that made it.
 
     Rows: files, salvaged/failed inputs, records, documents, bytes in and out, the size
     ratio in percent and the leading encodings.
@@ -103,14 +146,18 @@ def artifact_summary(tables: dict[str, pl.DataFrame], dump: str | None = None,
             "dump": r["dump"], "files": r["files"], "salvaged": r["salvaged"],
             "failed": r["failed"], "records": r["records"], "documents": r["documents"],
             "input_bytes": rt.get("input_bytes"), "output_bytes": rt.get("output_bytes"),
-            "ratio_percent": None if rt.get("ratio") is None else round(100 * rt["ratio"], 4),
+            "ratio_percent": None if rt.get("ratio") is None else round(100 * rt["ratio"], 1),
             "top_encodings": ", ".join(f"{c} {100 * s:.1f} %"
                                        for c, s in zip(top["charset"], top["share"])),
         })
-    md = [f"# warclake report — {_scope(dump)}", ""]
+    md = [f"# warclake report — {_scope(dump)}", "", *_headline_markdown(tables)]
     if out_dir is not None:
         md += [f"Charts and full tables: `{out_dir}`", ""]
     for r in REPORTS:
         if r.name in tables:
-            md += [f"## {r.title}", "", markdown_table(tables[r.name], max_rows), ""]
+            md += [f"## {r.title}", ""]
+            if charts and r.name in charts:
+                png = base64.b64encode(Path(charts[r.name]).read_bytes()).decode("ascii")
+                md += [f"![{r.title}](data:image/png;base64,{png})", ""]
+            md += [markdown_table(tables[r.name], max_rows), ""]
     return "\n".join(md), rows

@@ -31,8 +31,11 @@ def write_report(lake: str | os.PathLike, out_dir: str | os.PathLike | None = No
     for r in REPORTS:
         df = res.tables[r.name]
         df.write_csv(out / f"{r.name}.csv")
-        if charts:
-            res.charts[r.name] = write_chart(r, df, out / f"{r.name}.png")
+        chart = out / f"{r.name}.png"
+        if charts and write_chart(r, df, chart) is not None:
+            res.charts[r.name] = chart
+        elif chart.exists():  # left by an earlier report of this folder
+            chart.unlink()
     root = lake_root(lake)
     # Pages go in last, each under a temporary name, so a reader never sees a half page.
     for name, text in (("report.md", render_markdown(res, root)),
