@@ -28,16 +28,23 @@ def data(state) -> dict:
     return res if isinstance(res, dict) else {}
 
 
-def progress_of(state) -> float:
-    """The progress artifact the flow run keeps for the UI."""
+def artifact_of(state, kind: str):
+    """The data of the flow run's artifact of one type (progress, table, markdown)."""
+    import json
+
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 
     with get_client(sync_client=True) as client:
         arts = client.read_artifacts(artifact_filter=ArtifactFilter(
             flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id])))
-    (art,) = [a for a in arts if a.type == "progress"]
-    return float(art.data)
+    (art,) = [a for a in arts if a.type == kind]
+    return json.loads(art.data) if kind == "table" and isinstance(art.data, str) else art.data
+
+
+def progress_of(state) -> float:
+    """The progress artifact the flow run keeps for the UI."""
+    return float(artifact_of(state, "progress"))
 
 
 def doc_ids(lake):
@@ -157,6 +164,8 @@ def test_a_vanished_archive_is_counted_failed_everywhere_then_redone(tmp_path):
     assert per_dump[0]["files"] == 3 and per_dump[0]["failed"] == 1
     assert "failed" in (tmp_path / "report" / "report.md").read_text()
     assert progress_of(state) == 100.0  # the UI's progress artifact: every archive finished
+    (row,) = artifact_of(state, "table")   # the report's table artifact counts it too
+    assert row["files"] == 3 and row["failed"] == 1
 
     with open(gone, "wb") as fh:  # back again: only that archive is extracted
         fh.write(kept)
