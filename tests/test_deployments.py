@@ -63,9 +63,20 @@ def write_config(path, text):
     return str(path)
 
 
-def test_config_check_lists_deployments_with_absolute_paths(tmp_path, capsys):
+def check_from(folder, cfg, capsys) -> tuple[str, str]:
+    """``serve --check`` run from ``folder`` (relative paths resolve there): its stdout, stderr."""
     from warclake.deployments.serve import main
 
+    cwd = os.getcwd()
+    os.chdir(folder)
+    try:
+        assert main(["--config", cfg, "--check"]) == 0
+    finally:
+        os.chdir(cwd)
+    return capsys.readouterr()
+
+
+def test_config_check_lists_deployments_with_absolute_paths(tmp_path, capsys):
     cfg = write_config(tmp_path / "d.toml", """
 [defaults]
 lake = "lake"
@@ -86,13 +97,7 @@ dask = "tcp://127.0.0.1:8786"
 root = "dumps"
 cron = "0 4 * * 1"
 """)
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        assert main(["--config", cfg, "--check"]) == 0
-    finally:
-        os.chdir(cwd)
-    out, err = capsys.readouterr()
+    out, err = check_from(tmp_path, cfg, capsys)
     specs = {s["name"]: s for s in json.loads(out)}
     assert set(specs) == {"CC-MAIN-2099-01", "second", "newest"}
     first = specs["CC-MAIN-2099-01"]
@@ -110,17 +115,9 @@ cron = "0 4 * * 1"
 
 
 def test_newest_deployment_is_active_once_its_folder_exists(tmp_path, capsys):
-    from warclake.deployments.serve import main
-
     cfg = write_config(tmp_path / "d.toml", '[defaults]\nlake = "lake"\n[newest]\nroot = "dumps"\ncron = "0 4 * * 1"\n')
     (tmp_path / "dumps").mkdir()
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        assert main(["--config", cfg, "--check"]) == 0
-    finally:
-        os.chdir(cwd)
-    out, err = capsys.readouterr()
+    out, err = check_from(tmp_path, cfg, capsys)
     assert json.loads(out)[0]["paused"] is False and err == ""
 
 
