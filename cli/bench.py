@@ -1,8 +1,10 @@
 """``warclake bench``: extraction speed and memory on one core, and where the time goes.
 
-Runs the per-archive extraction in this process (no Prefect) into a throw-away lake and
-reports docs/s, MB/s of compressed input, peak RSS and, with --profile, the share of
-time per stage (grouped by module).
+Runs the per-archive extraction (no Prefect) into a throw-away lake and reports docs/s,
+MB/s of compressed input per core (CPU time), peak RSS and, with --profile, the share of
+time per stage (grouped by module). ``--modes`` measures several configurations in one
+run, each in a fresh process (its own peak RSS, no warm caches), beside ``read``: a bare
+warcio read of every record, the ceiling of the reader.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ STAGES = [
     ("warc_reader", "warc read + inflate"),
     ("charset_normalizer", "charset (detector)"), ("tasks/charset", "charset (sniff + decode)"),
     ("lingua", "language (lingua)"), ("tasks/language", "language (buffer + routing)"),
-    ("selectolax", "html parse"), ("lexbor", "html parse"), ("re.Pattern", "regular expressions"), ("tasks/paragraph", "paragraph walk"),
+    ("selectolax", "html parse"), ("lexbor", "html parse"), ("re.Pattern", "regular expressions"),
+    ("tasks/html_paragraphs", "paragraph walk"), ("tasks/paragraph", "paragraph walk"),
     ("tasks/boilerplate", "boilerplate"), ("pyarrow", "parquet write"), ("extract_archive", "parquet write"),
 ]
 
@@ -39,6 +42,10 @@ def add_parser(sub) -> None:
     p.add_argument("--flow-workers", default=None, metavar="N,M",
                    help="also time the Prefect flow with these worker counts (e.g. 0,1,2): speed-up of "
                         "N worker processes over 1, and (0) Prefect's overhead per archive over the plain loop")
+    p.add_argument("--modes", default=None, metavar="MODE,...",
+                   help="compare modes in one run: 'read' (bare warcio) and LANGS[+BOILERPLATE], e.g. "
+                        "read,ja,all,all+sieve (LANGS joined by '/' for several: ja/en+sieve)")
+    p.add_argument("--markdown", default=None, metavar="FILE", help="with --modes: write the table to FILE")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.set_defaults(handler=run)
 
@@ -53,6 +60,8 @@ def stage_of(filename: str, function: str = "") -> str:
 
 
 def run(args) -> int:
+    if args.modes:
+        return run_modes(args)
     config = ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate)
     inputs = resolve_inputs(args.inputs)
     t_load = time.perf_counter()
@@ -124,3 +133,97 @@ def bench_flow(inputs: list[str], config: ExtractConfig, worker_counts: list[int
         for w, t in walls.items():
             if w > 1:
                 print(f"speed-up with {w} worker processes vs 1: {walls[1] / t:.2f}x")
+
+
+# -- several modes in one run ------------------------------------------------------------
+def parse_mode(mode: str) -> tuple[str, str]:
+    """``all+sieve`` -> ("all", "sieve"); ``ja/en`` -> ("ja,en", "none"); ``read`` stays."""
+    langs, _, boilerplate = mode.partition("+")
+    return langs.replace("/", ","), boilerplate or "none"
+
+
+def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
+    """One mode in this (fresh) process: CPU seconds, bytes, records, documents, peak RSS and,
+    when profiled, seconds per stage."""
+    in_bytes = sum(os.path.getsize(p) for p in inputs)
+    records = docs = 0
+    load_s = 0.0
+    prof = cProfile.Profile() if profile else None
+    if mode == "read":
+        from warcio.archiveiterator import ArchiveIterator
+
+        cpu0 = time.process_time()
+        for path in inputs:
+            with open(path, "rb") as fh:
+                for rec in ArchiveIterator(fh):
+                    rec.content_stream().read()
+                    records += 1
+        cpu = time.process_time() - cpu0
+    else:
+        langs, boilerplate = parse_mode(mode)
+        config = ExtractConfig.from_langs(langs, boilerplate=boilerplate)
+        t = time.process_time()
+        LanguageDetector.from_config(config).preload()
+        load_s = time.process_time() - t
+        with tempfile.TemporaryDirectory() as lake:
+            cpu0 = time.process_time()
+            for path in inputs:
+                if prof:
+                    prof.enable()
+                s = extract_archive(path, "BENCH", lake, config)
+                if prof:
+                    prof.disable()
+                records += s["records"]
+                docs += s["documents"]
+            cpu = time.process_time() - cpu0
+    stages: dict[str, float] = defaultdict(float)
+    if prof:
+        for (filename, _, function), (_, _, tottime, _, _) in pstats.Stats(prof).stats.items():
+            stages[stage_of(filename, function)] += tottime
+    return {"mode": mode, "cpu": cpu, "load": load_s, "in_bytes": in_bytes, "records": records, "docs": docs,
+            "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "stages": dict(stages)}
+
+
+def run_modes(args) -> int:
+    import multiprocessing
+    import shlex
+    import sys
+
+    inputs = [p for p in resolve_inputs(args.inputs) if "://" not in p]
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    for m in modes:  # a typo fails before minutes of measuring
+        if m != "read":
+            ExtractConfig.from_langs(parse_mode(m)[0], boilerplate=parse_mode(m)[1])
+    ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per mode
+    results = []
+    for m in modes:
+        with ctx.Pool(1) as pool:
+            results.append(pool.apply(measure_mode, (m, inputs, False)))
+            if args.profile and m != "read":
+                results[-1]["stages"] = pool.apply(measure_mode, (m, inputs, True))["stages"]
+        r = results[-1]
+        print(f"{m}: {r['in_bytes'] / 1e6 / r['cpu']:.1f} MB/s per core", file=sys.stderr, flush=True)
+    mb = results[0]["in_bytes"] / 1e6
+    lines = [f"Inputs: {len(inputs)} archives, {mb:.1f} MB of WARC.gz. Command: "
+             f"`warclake bench {' '.join(shlex.quote(a) for a in sys.argv[2:])}`" if sys.argv[1:2] == ["bench"]
+             else f"Inputs: {len(inputs)} archives, {mb:.1f} MB of WARC.gz.", "",
+             "| mode | MB/s per core | records/s | docs/s | CPU s | model load s | peak RSS MB |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for r in results:
+        lines.append(f"| {r['mode']} | {r['in_bytes'] / 1e6 / r['cpu']:.1f} | {r['records'] / r['cpu']:,.0f} | "
+                     f"{r['docs'] / r['cpu']:,.0f} | {r['cpu']:.2f} | {r['load']:.2f} | {r['rss_mb']:.0f} |")
+    if args.profile:
+        names = sorted({s for r in results for s in r["stages"]})
+        lines += ["", "Share of profiled time by stage:", "",
+                  "| stage | " + " | ".join(r["mode"] for r in results if r["stages"]) + " |",
+                  "|---|" + "---:|" * sum(1 for r in results if r["stages"])]
+        for st in names:
+            cells = [f"{100 * r['stages'].get(st, 0) / sum(r['stages'].values()):.1f} %"
+                     for r in results if r["stages"]]
+            lines.append(f"| {st} | " + " | ".join(cells) + " |")
+    table = "\n".join(lines)
+    print(table)
+    if args.markdown:
+        with open(args.markdown, "w", encoding="utf-8") as fh:
+            fh.write(table + "\n")
+    return 0
