@@ -374,3 +374,12 @@ def test_headline_matches_the_lake(lake, tmp_path):
     assert f"**archives** {len(done):,} ({len(done) - salvaged - failed:,} complete, {salvaged:,} salvaged, " \
            f"{failed:,} failed)" in md
     assert "<table class='headline'>" in res.html_path.read_text()
+
+
+def test_domain_share_adds_up_to_each_dumps_documents(lake, tables):
+    df = tables["domain_share"]
+    for dump in (D1, D2, D3):
+        rows = df.filter(df["dump"] == dump)
+        docs = sum(len(f.documents) for f in lake.done_files if f.dump == dump)
+        assert rows["documents"].sum() == docs and abs(rows["share"].sum() - 1) < 1e-9
+        assert rows.height <= 26
