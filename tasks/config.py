@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from .language import KNOWN_LANGS, LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS, UZUSHIO_BUFFER_CHARS
 
 # Bump when the extractor's output for the same input and config changes.
-EXTRACTOR_VERSION = "1"
+EXTRACTOR_VERSION = "2"
 # Bump with any change to the documents/ledger/files schema (the data contract).
 SCHEMA_VERSION = "2"
 

@@ -163,6 +163,7 @@ class ArchiveReader:
         self.resumed: list[tuple[int, int]] = []  # (broken at, reading resumed at) per skipped region
         self.records = 0
         self._bytes_before = 0  # read by earlier segments (before a resync)
+        self._arc = False
 
     @property
     def bytes_read(self) -> int:
@@ -170,6 +171,9 @@ class ArchiveReader:
 
     def __iter__(self) -> Iterator[RawRecord]:
         problem = not_an_archive(self._stream.head)
+        # warcio gives converted ARC records a random WARC-Record-ID: left out, so the
+        # document id is derived from the archive and offset and stays the same per run
+        self._arc = is_arc(self._stream.head)
         if problem:
             self.broken = ArchiveBreak(0, problem)
             return
@@ -259,7 +263,7 @@ class ArchiveReader:
             offset=offset,
             rec_type=rec.rec_type or "",
             url=h.get("warc-target-uri"),
-            record_id=h.get("warc-record-id"),
+            record_id=None if self._arc else h.get("warc-record-id"),
             warc_date=h.get("warc-date"),
             truncated=h.get("warc-truncated"),
             content_type=h.get("content-type"),
@@ -296,6 +300,21 @@ def iter_responses(path: str) -> Iterator[tuple[str | None, bytes, str | None]]:
                 yield rec.url, body, rec.http_headers.get("content-type")
 
 
+def _leading_text(head: bytes) -> bytes:
+    """The first bytes of the archive's content (inflated if gzip), leading newlines off;
+    empty when a gzip member is too long to peek into."""
+    text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 64) if head[:2] == b"\x1f\x8b" else head
+    return text.lstrip(b"\r\n")
+
+
+def is_arc(head: bytes) -> bool:
+    """An ARC file (its first record is the ``filedesc://`` header)."""
+    try:
+        return _leading_text(head).startswith(b"filedesc://")
+    except zlib.error:
+        return False
+
+
 def not_an_archive(head: bytes) -> str | None:
     """Why these first bytes cannot start a WARC or ARC file (None when they can).
 
@@ -304,15 +323,10 @@ def not_an_archive(head: bytes) -> str | None:
     """
     if not head:
         return None  # empty file: no records, nothing wrong
-    text = head
-    if head[:2] == b"\x1f\x8b":
-        try:
-            text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 64)
-        except zlib.error as exc:
-            return f"not an archive: bad gzip header ({exc})"
-        if not text:
-            return None  # a gzip member too long to peek into: let the reader decide
-    text = text.lstrip(b"\r\n")
+    try:
+        text = _leading_text(head)
+    except zlib.error as exc:
+        return f"not an archive: bad gzip header ({exc})"
     if text.startswith((b"WARC/", b"filedesc://")) or not text:
         return None
     shown = "".join(chr(b) if 32 <= b < 127 else "?" for b in text[:40])

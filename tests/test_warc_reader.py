@@ -123,3 +123,22 @@ def test_no_resume_on_unseekable_streams(archive):
     reader = ArchiveReader(Unseekable(bad))
     seen = [r.offset for r in reader]
     assert seen == offsets[:10] and reader.broken.offset == offsets[10] and reader.resumed == []
+
+
+@pytest.mark.shared_data("warc")
+def test_arc_records_get_the_same_document_ids_on_every_run(tmp_path):
+    """warcio makes up a random WARC-Record-ID for each converted ARC record; the ids must
+    not follow it, or a re-run would change every ARC document's docId."""
+    import pyarrow.parquet as pq
+
+    from warclake.tasks.config import ExtractConfig
+    from warclake.tasks.extract_archive import extract_archive
+
+    arc = os.path.join(SHARED, "warcio/test/data/example.arc.gz")
+    ids = []
+    for run in range(2):
+        s = extract_archive(arc, "D", str(tmp_path / f"lake{run}"), ExtractConfig.from_langs("all"))
+        assert s["documents"] >= 1
+        path = tmp_path / f"lake{run}" / "documents" / "dump=D" / "example.arc.gz.parquet"
+        ids.append(pq.read_table(path, columns=["docId"]).column("docId").to_pylist())
+    assert ids[0] == ids[1]
