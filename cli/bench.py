@@ -59,6 +59,22 @@ def stage_of(filename: str, function: str = "") -> str:
     return "other"
 
 
+def extract_all(inputs: list[str], lake: str, config: ExtractConfig,
+                prof: cProfile.Profile | None) -> tuple[int, int, int]:
+    """Extract every input into ``lake`` (profiled when ``prof``): input bytes, records, documents."""
+    in_bytes = records = docs = 0
+    for path in inputs:
+        if prof:
+            prof.enable()
+        s = extract_archive(path, "BENCH", lake, config)
+        if prof:
+            prof.disable()
+        in_bytes += s["input_bytes"]
+        records += s["records"]
+        docs += s["documents"]
+    return in_bytes, records, docs
+
+
 def run(args) -> int:
     if args.modes:
         return run_modes(args)
@@ -68,18 +84,9 @@ def run(args) -> int:
     LanguageDetector.from_config(config).preload()  # model loading is a one-off per worker: report it apart
     load_s = time.perf_counter() - t_load
     prof = cProfile.Profile() if args.profile else None
-    in_bytes = records = docs = 0
     cpu0, t0 = time.process_time(), time.perf_counter()
     with tempfile.TemporaryDirectory() as lake:
-        for path in inputs:
-            if prof:
-                prof.enable()
-            s = extract_archive(path, "BENCH", lake, config)
-            if prof:
-                prof.disable()
-            in_bytes += s["input_bytes"]
-            records += s["records"]
-            docs += s["documents"]
+        in_bytes, records, docs = extract_all(inputs, lake, config, prof)
         out_bytes = sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(os.path.join(lake, "documents"))
                         for f in fs)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
@@ -167,14 +174,7 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
         load_s = time.process_time() - t
         with tempfile.TemporaryDirectory() as lake:
             cpu0 = time.process_time()
-            for path in inputs:
-                if prof:
-                    prof.enable()
-                s = extract_archive(path, "BENCH", lake, config)
-                if prof:
-                    prof.disable()
-                records += s["records"]
-                docs += s["documents"]
+            _, records, docs = extract_all(inputs, lake, config, prof)
             cpu = time.process_time() - cpu0
     stages: dict[str, float] = defaultdict(float)
     if prof:

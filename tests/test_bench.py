@@ -1,0 +1,19 @@
+"""``warclake bench --modes``: one table, a row per mode, numbers a user can compare."""
+from warclake.cli.main import main
+from warclake.tasks.tooling.sample_dump import make_dump
+
+
+def test_modes_give_one_row_each_with_the_read_ceiling(tmp_path, capsys):
+    paths = make_dump(str(tmp_path / "dump"), files=2, pages_per_file=20, dump="B", truncate_last=False)
+    table = tmp_path / "bench.md"
+    assert main(["bench", "--modes", "read,ja,all+sieve", "--profile", "--markdown", str(table), *paths]) == 0
+    text = table.read_text()
+    assert text.strip() in capsys.readouterr().out  # printed as written
+    rows = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]]
+            for ln in text.splitlines() if ln.startswith("| ") and ln.split("|")[1].strip() in
+            ("read", "ja", "all+sieve")}
+    assert set(rows) == {"read", "ja", "all+sieve"}
+    records = {m: int(r[1].replace(",", "")) for m, r in rows.items()}
+    assert all(n > 0 for n in records.values())
+    assert float(rows["all+sieve"][2].replace(",", "")) > 0          # documents per second
+    assert "| boilerplate |" in text and "| language (lingua) |" in text
