@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from .detect import (ascii_compatible_plausible, damaged_utf8, detect_charset, latin_plausible,
                      utf8_window_valid)
 from .eucjp import ERROR_HANDLERS
+from .latin import CANDIDATES as _LATIN_CANDIDATES, rank_latin
 from .labels import CODEC
 from .prescan import header_charset, sniff_bom, sniff_meta, sniff_xml_declaration
 
@@ -107,6 +108,16 @@ def decode_strict_window(body: bytes, name: str, window: int) -> str | None:
     return _incremental(body, py, strict, lenient, window)
 
 
+# A server's Latin charset loses to another Latin code page only when that one reads clearly
+# better: every such header on the web is a default as often as a choice.
+_HEADER_MARGIN = 2.0
+
+
+def _contradicted(head: bytes, declared: str) -> bool:
+    ranked = rank_latin(head)
+    return dict((n, s) for s, n in ranked)[declared] + _HEADER_MARGIN <= ranked[0][0]
+
+
 # --- the cascade --------------------------------------------------------------------------
 def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
                 *, trust_declarations: bool = True, meta_limit: int | None = None) -> DecodeResult | None:
@@ -140,6 +151,8 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
                     return DecodeResult(decode_strict_window(body, "utf-8", window), "utf-8", "detector")
                 if name in _LATIN_SINGLE_BYTE and not latin_plausible(head):
                     continue
+                if source == "header" and name in _LATIN_CANDIDATES and _contradicted(head, name):
+                    continue
             text = decode_strict_window(body, name, window)
             if text is not None:
                 return DecodeResult(text, name, source)
@@ -149,7 +162,14 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
         return DecodeResult(decode_strict_window(body, "utf-8", window), "utf-8", "detector")
     if damaged_utf8(head):
         return DecodeResult(body.decode("utf-8", "replace"), "utf-8", "fallback")
-    for name in detect_charset(head)[:3]:
+    names = detect_charset(head)
+    if names and names[0] in _LATIN_CANDIDATES and not head.isascii():
+        # Among the Latin code pages the letters decide (latin.py); charset-normalizer's
+        # choice stays when it reads as well as the best.
+        ranked = rank_latin(head)
+        if dict((n, s) for s, n in ranked)[names[0]] < ranked[0][0]:
+            names = [ranked[0][1]] + [n for n in names if n != ranked[0][1]]
+    for name in names[:3]:
         if name in tried:
             continue
         text = decode_strict_window(body, name, window)

@@ -30,6 +30,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from warclake.tasks.charset import decode_body, normalize_label, sniff_bom, sniff_meta
+from warclake.tasks.tooling.evaluation.gold import in_split
 
 LANG_SUFFIXES = ("bulgarian", "russian", "croatian", "czech", "hungarian", "polish", "slovak",
                  "slovene", "romanian", "arabic", "greek", "turkish", "hebrew")
@@ -78,8 +79,9 @@ def chardet_files(root: Path):
 
 def evaluate_chardet(root: Path | str | None = None, *, trust_declarations: bool = True,
                      content_type: str | None = None, window: int = 20480,
-                     meta_limit: int | None = None) -> dict:
-    """Accuracy of :func:`decode_body` on the chardet corpus, overall and per true encoding."""
+                     meta_limit: int | None = None, split: str = "all") -> dict:
+    """Accuracy of :func:`decode_body` on the chardet corpus, overall and per true encoding;
+    ``split`` ('tuning', 'heldout' or 'all') selects files by the hash of their id."""
     root = Path(root) if root else default_root()
     per = defaultdict(lambda: {"n": 0, "correct": 0, "exact": 0, "failed": 0})
     sources = defaultdict(int)
@@ -87,6 +89,8 @@ def evaluate_chardet(root: Path | str | None = None, *, trust_declarations: bool
     elapsed = 0.0
     skipped = []
     for folder, path in chardet_files(root):
+        if not in_split(f"{folder}/{path.name}", split):
+            continue
         label = true_encoding(folder)
         data = path.read_bytes()
         try:
@@ -123,6 +127,28 @@ def evaluate_chardet(root: Path | str | None = None, *, trust_declarations: bool
         "errors": errors,
         "skipped": skipped,
     }
+
+
+def evaluate_generated(root: Path | str | None = None, split: str = "heldout",
+                       variants: tuple[str, ...] | None = None) -> dict:
+    """Exact decoded text on the generated set (evaluation/charset_pages.py), per encoding
+    family and per variant (no declaration, correct meta, wrong header)."""
+    from warclake.tasks.tooling.evaluation.charset_pages import VARIANTS, cases
+
+    root = Path(root) if root else default_root()
+    per = defaultdict(lambda: {"n": 0, "exact": 0, "failed": 0})
+    errors = defaultdict(int)
+    for case in cases(root, split, variants or VARIANTS):
+        res = decode_body(case.body, case.content_type)
+        for key in (case.family, f"{case.family} / {case.variant}", "all", f"all / {case.variant}"):
+            row = per[key]
+            row["n"] += 1
+            row["failed"] += res is None
+            row["exact"] += res is not None and res.text == case.text
+        if res is None or res.text != case.text:
+            errors[(case.charset, res.charset if res else None, case.variant)] += 1
+    return {"per_family": {k: {**v, "accuracy": v["exact"] / v["n"]} for k, v in sorted(per.items())},
+            "errors": sorted(errors.items(), key=lambda kv: -kv[1])}
 
 
 def html5lib_cases(root: Path):
@@ -234,10 +260,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("root", nargs="?", default=None, help="data root (holds encodings/)")
     ap.add_argument("--json", action="store_true", help="print the raw results as JSON")
     ap.add_argument("--bench", action="store_true", help="also time decode_body on real HTML pages")
+    ap.add_argument("--split", choices=("heldout", "tuning", "all"), default=None,
+                    help="only the generated set and the chardet corpus, on this part: per family")
     a = ap.parse_args(argv)
     root = Path(a.root) if a.root else default_root()
     if not (root / "encodings").is_dir():
         ap.error(f"no encodings/ folder under {root}")
+    if a.split:
+        gen = evaluate_generated(root, a.split)
+        cd = evaluate_chardet(root, split=a.split)
+        if a.json:
+            print(json.dumps({"generated": gen, "chardet": cd}, indent=1, default=str))
+            return 0
+        print(f"## generated set ({a.split}): exact decoded text per family / variant")
+        print("| family | pages | exact | failed | accuracy |\n|---|---:|---:|---:|---:|")
+        for fam, r in gen["per_family"].items():
+            print(f"| {fam} | {r['n']} | {r['exact']} | {r['failed']} | {r['accuracy']:.3f} |")
+        print("most frequent misses (true, ours, variant): " +
+              ", ".join(f"{k}x{n}" for k, n in gen["errors"][:12]))
+        print()
+        print(_table(f"chardet corpus ({a.split}): cascade, no HTTP header", cd))
+        return 0
     runs = {
         "chardet: cascade, no HTTP header (BOM -> meta/XML -> detector -> UTF-8)": evaluate_chardet(root),
         "chardet: detector only (declarations ignored)": evaluate_chardet(root, trust_declarations=False),
