@@ -298,3 +298,14 @@ def test_generated_set_is_deterministic_and_split_by_source():
     assert not tuning_sources & {c.source for c in held}
     from warclake.tasks.tooling.evaluation.charset_pages import TARGETS
     assert all(c.body.decode(TARGETS[c.charset][0]) == c.text for c in held)
+
+
+@pytest.mark.shared_data("encodings", "chardet")
+def test_no_generated_page_is_left_undecoded():
+    """A browser decodes every page; charset-normalizer alone gives up on some Japanese and
+    Korean ones, which the strictly valid CJK encodings then decode."""
+    from warclake.tasks.tooling.evaluation.charset_pages import cases
+
+    for case in cases(Path(shared_data()), "all", ("none",)):
+        if case.family.startswith("cjk"):
+            assert decode_body(case.body, case.content_type) is not None, case.id

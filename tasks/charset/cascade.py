@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from .detect import (ascii_compatible_plausible, damaged_utf8, detect_charset, latin_plausible,
                      utf8_window_valid)
 from .eucjp import ERROR_HANDLERS
+from .cjk import CANDIDATES as _CJK_CANDIDATES, score_text as _cjk_score
 from .latin import CANDIDATES as _LATIN_CANDIDATES, rank_latin
 from .labels import CODEC
 from .prescan import header_charset, sniff_bom, sniff_meta, sniff_xml_declaration
@@ -118,6 +119,25 @@ def _contradicted(head: bytes, declared: str) -> bool:
     return dict((n, s) for s, n in ranked)[declared] + _HEADER_MARGIN <= ranked[0][0]
 
 
+_CJK_MARGIN = 0.1
+
+
+def _rank_cjk(body: bytes, window: int, names: list[str]) -> list[str]:
+    """The CJK encodings that decode the window strictly, best first by character frequency
+    (cjk.py); charset-normalizer's first guess stays first when it scores as well."""
+    scored = []
+    for i, name in enumerate(_CJK_CANDIDATES):
+        text = decode_strict_window(body[:window], name, window)
+        if text is not None:
+            # Mojibake between these encodings often lands on common characters too (Hangul
+            # rows read as GBK are first-level hanzi), so only a clear difference overrules.
+            bonus = _CJK_MARGIN if names and name == names[0] else 0.0
+            scored.append((_cjk_score(text) + bonus, -i, name))
+    scored.sort(reverse=True)
+    best = [s[-1] for s in scored]
+    return best + [n for n in names if n not in best]
+
+
 # --- the cascade --------------------------------------------------------------------------
 def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
                 *, trust_declarations: bool = True, meta_limit: int | None = None) -> DecodeResult | None:
@@ -169,6 +189,10 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
         ranked = rank_latin(head)
         if dict((n, s) for s, n in ranked)[names[0]] < ranked[0][0]:
             names = [ranked[0][1]] + [n for n in names if n != ranked[0][1]]
+    elif not names and not latin_plausible(head):
+        # charset-normalizer found nothing (it gives up on some Japanese and Korean pages
+        # that every browser reads): the strictly valid CJK encodings, by character frequency.
+        names = _rank_cjk(body, window, names)
     for name in names[:3]:
         if name in tried:
             continue

@@ -32,6 +32,14 @@ TARGETS = {
 }
 FAMILY = {name: fam for name, (_, fam) in TARGETS.items()}
 VARIANTS = ("none", "meta", "wrong-header")
+_LATIN_FAMILIES = ("latin-western", "latin-central", "baltic", "turkish")
+# A non-Latin code page is only used for text written in a non-Latin script (an English text
+# with one pound sign re-encoded into Big5 or Greek is not a page anyone serves).
+MIN_SCRIPT_LETTERS = 20
+_SCRIPT = {"cyrillic": r"[\u0400-\u04ff]", "greek": r"[\u0370-\u03ff]", "hebrew": r"[\u0590-\u05ff]",
+           "arabic": r"[\u0600-\u06ff]", "thai": r"[\u0e00-\u0e7f]",
+           "cjk-ja": r"[\u3040-\u30ff\u4e00-\u9fff]", "cjk-zh": r"[\u4e00-\u9fff]",
+           "cjk-ko": r"[\uac00-\ud7a3]"}
 # The text kept from each source: enough for the cascade's 20 KiB window.
 MAX_CHARS = 8000
 
@@ -79,6 +87,8 @@ def cases(root: Path, split: str | None = None, variants: tuple[str, ...] = VARI
         if split and split != "all" and part != split:
             continue
         for name, (codec, family) in TARGETS.items():
+            if family in _SCRIPT and len(re.findall(_SCRIPT[family], text)) < MIN_SCRIPT_LETTERS:
+                continue
             try:
                 encoded = text.encode(codec)
             except UnicodeEncodeError:
