@@ -14,6 +14,8 @@ decoded with replacement characters:
                 cheaper than a statistical guess), else charset-normalizer's best guess (only
                 Latin code pages are asked about when the bytes look Latin, see below; equal
                 guesses are ordered by web prevalence, so plain English is windows-1252).
+                Among the Latin code pages the decoded letters then decide (latin.py);
+                when it has no guess, the strictly valid CJK encodings are ranked (cjk.py).
 5. ``fallback`` UTF-8 with replacement characters: damaged UTF-8 (a few invalid sequences
                 among many valid multibyte ones; checked before charset-normalizer, which would
                 turn it into mojibake), or a last resort. The text then contains U+FFFD.
@@ -24,6 +26,7 @@ A declared charset is also skipped when the bytes contradict it, since strict de
   legacy files of the chardet corpus are), while "iso-8859-1" on UTF-8 pages is a common
   server default;
 - a Latin single-byte label on bytes whose non-ASCII bytes come in runs (Cyrillic, CJK...);
+- a Latin single-byte HTTP header when another Latin code page reads clearly better (latin.py);
 - any ASCII-compatible label on UTF-16/32 (NULs) or ISO-2022 (escape sequences) bytes.
 
 ``None`` means no candidate worked (the caller records ``charset_failed``).
