@@ -340,3 +340,18 @@ def ledger_types(path):
 
     with open(path, "rb") as fh:
         return [r.rec_type for r in ArchiveIterator(fh)]
+
+
+def test_ja_extraction_never_loads_lingua_even_on_undeclared_latin_pages(tmp_path):
+    from warclake.tasks.language import built_detectors
+
+    path = tmp_path / "mixed.warc.gz"
+    czech = "<html><body><p>Příliš žluťoučký kůň úpěl ďábelské ódy u řeky.</p></body></html>"
+    write_warc(path, [
+        ("http://cz.example/1", 200, "text/html", czech.encode("iso-8859-2"), {}),
+        ("http://ja.example/2", 200, "text/html; charset=utf-8", b"<html><body>" + JA + b"</body></html>", {}),
+    ])
+    before = set(built_detectors())
+    summary = extract_archive(str(path), "D", str(tmp_path / "lake"), ExtractConfig.from_langs("ja"))
+    assert summary["outcomes"]["kept"] == 1 and summary["outcomes"]["lang_rejected"] == 1
+    assert set(built_detectors()) == before

@@ -43,7 +43,8 @@ from .detect import (ascii_compatible_plausible, damaged_utf8, detect_charset, l
                      utf8_window_valid)
 from .eucjp import ERROR_HANDLERS
 from .cjk import CANDIDATES as _CJK_CANDIDATES, score_text as _cjk_score
-from .latin import CANDIDATES as _LATIN_CANDIDATES, rank_latin
+from .latin import CANDIDATES as _LATIN_CANDIDATES, rank_latin, sample, score_and_best_possible
+from .latin import decode as decode_latin
 from .labels import CODEC
 from .prescan import header_charset, sniff_bom, sniff_meta, sniff_xml_declaration
 
@@ -118,6 +119,11 @@ _HEADER_MARGIN = 2.0
 
 
 def _contradicted(head: bytes, declared: str) -> bool:
+    # The usual case costs one scoring: every non-ASCII letter fits one alphabet, nothing can
+    # read better.
+    score, best_possible = score_and_best_possible(decode_latin(sample(head), declared))
+    if score >= best_possible:
+        return False
     ranked = rank_latin(head)
     return dict((n, s) for s, n in ranked)[declared] + _HEADER_MARGIN <= ranked[0][0]
 

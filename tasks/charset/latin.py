@@ -11,7 +11,6 @@ on the charset step, before any language is known (and ``--langs ja`` never load
 from __future__ import annotations
 
 import re
-import unicodedata
 
 # The code pages compared, in the order that breaks ties (web prevalence).
 CANDIDATES = ("windows-1252", "windows-1250", "iso-8859-2", "windows-1257", "windows-1254",
@@ -38,7 +37,7 @@ _NON_ASCII_WORD = re.compile(r"[^\W\d_]*[^\x00-\x7f][^\s<>&;\"'=/.,:!?()\[\]{}0-
 _WRONG_LETTER, _SYMBOL_IN_WORD = 1.0, 2.0
 
 
-def _decode(window: bytes, name: str) -> str:
+def decode(window: bytes, name: str) -> str:
     if name == "windows-1252":
         from .cascade import _CP1252_TABLE
         import codecs
@@ -49,25 +48,54 @@ def _decode(window: bytes, name: str) -> str:
 def score_text(text: str) -> float:
     """How much the non-ASCII characters of the words look like one language's letters: one
     point per letter of the best alphabet, minus one per other letter and two per symbol."""
-    chars = []
+    return score_and_best_possible(text)[0]
+
+
+def score_and_best_possible(text: str) -> tuple[float, int]:
+    """The score and the most any decoding of these words could get (every character counted
+    a letter of one alphabet)."""
+    letters, symbols = [], 0
     for word in _NON_ASCII_WORD.findall(text):
-        has_ascii_letter = any("a" <= c.lower() <= "z" for c in word)
+        # Only characters inside words count: a lone byte (a currency sign before a number)
+        # is a letter in one code page and a symbol in another with nothing to tell which.
+        if len(word) < 2:
+            continue
         for c in word:
             if c >= "\x80":
-                low = c.lower()
-                chars.append((low if len(low) == 1 else c, has_ascii_letter or len(word) > 1))
-    if not chars:
-        return 0.0
-    # Only characters inside words count: a lone byte (a currency sign before a number) is
-    # a letter in one code page and a symbol in another with nothing to tell which.
-    letters = [c for c, inside in chars if inside and unicodedata.category(c).startswith("L")]
-    best = max(sum(c in alpha for c in letters) for alpha in ALPHABETS.values())
-    symbols = sum(1 for c, inside in chars if inside and not unicodedata.category(c).startswith("L"))
-    return best - _WRONG_LETTER * (len(letters) - best) - _SYMBOL_IN_WORD * symbols
+                if c.isalpha():
+                    low = c.lower()
+                    letters.append(low if len(low) == 1 else c)
+                else:
+                    symbols += 1
+    if not letters and not symbols:
+        return 0.0, 0
+    counts: dict[str, int] = {}
+    for c in letters:
+        counts[c] = counts.get(c, 0) + 1
+    best = max(sum(n for c, n in counts.items() if c in alpha) for alpha in ALPHABETS.values())
+    score = best - _WRONG_LETTER * (len(letters) - best) - _SYMBOL_IN_WORD * symbols
+    return score, len(letters) + symbols
+
+
+# Words with a byte above 0x7F, found on the bytes so that each candidate decodes only them.
+_HIGH_WORD = re.compile(rb"[A-Za-z]*[\x80-\xff][^\s<>&;\"'=/.,:!?()\[\]{}0-9-]*")
+# Words compared: enough to tell the code pages apart, and a bounded cost on long pages.
+SAMPLE_WORDS = 300
+
+
+def sample(window: bytes) -> bytes:
+    """The first SAMPLE_WORDS words holding a non-ASCII byte, space-separated."""
+    words = []
+    for m in _HIGH_WORD.finditer(window):
+        words.append(m.group())
+        if len(words) >= SAMPLE_WORDS:
+            break
+    return b" ".join(words)
 
 
 def rank_latin(window: bytes, candidates: tuple[str, ...] = CANDIDATES) -> list[tuple[float, str]]:
     """(score, name) for each candidate, best first; equal scores keep the candidates' order."""
-    scored = [(score_text(_decode(window, n)), -i, n) for i, n in enumerate(candidates)]
+    words = sample(window)
+    scored = [(score_text(decode(words, n)), -i, n) for i, n in enumerate(candidates)]
     scored.sort(reverse=True)
     return [(s, n) for s, _, n in scored]
