@@ -6,9 +6,9 @@ from dataclasses import asdict, dataclass
 from .language import KNOWN_LANGS, LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS, UZUSHIO_BUFFER_CHARS
 
 # Bump when the extractor's output for the same input and config changes.
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 # Bump with any change to the documents/ledger/files schema (the data contract).
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "3"
 
 
 @dataclass(frozen=True)
@@ -20,6 +20,10 @@ class ExtractConfig:
     lang_window_chars: int = LANG_WINDOW_CHARS        # how far into the page the buffers read
     uzushio_buffer_chars: int = UZUSHIO_BUFFER_CHARS  # Uzushio buffer: script routing, non-Latin lingua
     latin_buffer_chars: int = LATIN_BUFFER_CHARS      # Latin buffer: Latin-script lingua
+    # Minimums a page's language evidence must meet, or it is recorded as lang_undetermined.
+    # None by default: lingua judges short text too, and "all" keeps every page.
+    min_lang_score: float = 0.0               # lingua's confidence (script decisions: the script's share)
+    min_chars: int = 0                        # letters (or characters of the deciding script) judged
     max_payload: int = 8 * 1024 * 1024        # larger payloads are recorded as oversize
 
     @classmethod

@@ -106,7 +106,7 @@ def _detect(text: str, ctx: Context, res: Result, paragraphs_text: str | None = 
     lang = ctx.detector.detect(text, paragraphs_text)
     res.lang = lang.lang
     if not lang.accepted:
-        res.outcome = Outcome.LANG_REJECTED
+        res.outcome = Outcome.LANG_UNDETERMINED if lang.undetermined else Outcome.LANG_REJECTED
         return None
     return lang.score
 

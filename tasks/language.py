@@ -203,8 +203,18 @@ def built_detectors() -> list[tuple]:
 class LangResult:
     lang: str | None       # ISO 639-1, lower case; None when undetermined
     score: float           # lingua's confidence, or the script's share for script decisions
-    accepted: bool         # lang is a target (or targets == ("all",) and a language was found)
-    via: str = ""          # how it was decided: script, kana, lingua, no-target-script, too-short
+    accepted: bool         # lang is a target, or targets == ("all",) and no minimum asked for failed
+    via: str = ""          # how it was decided: script, kana, lingua, no-target-script, no-letters,
+                           # too-short (below min_chars), low-score (below min_score)
+
+    @property
+    def undetermined(self) -> bool:
+        """Rejected for lack of evidence rather than for being another language: the ledger
+        tells the two apart (lang_undetermined against lang_rejected)."""
+        return not self.accepted and self.via in UNDETERMINED_VIA
+
+
+UNDETERMINED_VIA = frozenset({"no-letters", "too-short", "low-score"})
 
 
 # Evidence rules, measured with warclake.tasks.tooling.eval_language (results in its docstring):
@@ -213,8 +223,10 @@ MIN_SCRIPT_CHARS = 4   # fewer characters of a script say nothing ("ログイン
 FEW_SCRIPT_CHARS = 200  # below this, the script must outweigh the page's Latin text
 # A CJK or Hangul character carries about a word; compare them to Latin letters at this rate.
 _CHAR_WEIGHT = {HAN: 3, HANGUL: 3}
-# Letters in the Latin buffer for lingua to decide: its low-accuracy (trigram) models are
-# right on 93 % of 60-character slices of our Latin pages, 97 % at 100 and 99.5 % at 200.
+# Letters in the Latin buffer under which the paragraph text is too thin and the page's own
+# text is read instead. No minimum applies to the decision itself: lingua is built for short
+# text (its low-accuracy models are right on 93 % of 60-character slices of our Latin pages,
+# 97 % at 100) and a user who wants one asks for it (ExtractConfig's min_chars, min_lang_score).
 MIN_LATIN_LETTERS = 100
 _LATIN_LETTER = re.compile(r"[A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")
 
@@ -232,7 +244,8 @@ class LanguageDetector:
 
     def __init__(self, targets: tuple[str, ...] | list[str] | str = ("ja",), *,
                  window_chars: int = LANG_WINDOW_CHARS, uzushio_buffer_chars: int = UZUSHIO_BUFFER_CHARS,
-                 latin_buffer_chars: int = LATIN_BUFFER_CHARS, low_accuracy: bool = True):
+                 latin_buffer_chars: int = LATIN_BUFFER_CHARS, low_accuracy: bool = True,
+                 min_score: float = 0.0, min_chars: int = 0):
         if isinstance(targets, str):
             targets = tuple(t.strip() for t in targets.split(",") if t.strip())
         targets = tuple(sorted({t.lower() for t in targets}))
@@ -248,6 +261,8 @@ class LanguageDetector:
         self.uzushio_buffer_chars = uzushio_buffer_chars
         self.latin_buffer_chars = latin_buffer_chars
         self.low_accuracy = low_accuracy
+        self.min_score = min_score
+        self.min_chars = min_chars
         self.scripts = set(range(N_SCRIPTS)) if self.all else {LANG_SCRIPT[t] for t in targets}
         if "ja" in targets:
             self.scripts.add(KANA)
@@ -280,11 +295,21 @@ class LanguageDetector:
     def from_config(cls, cfg) -> "LanguageDetector":
         """The detector an extraction with this ExtractConfig uses."""
         return cls(cfg.langs, window_chars=cfg.lang_window_chars,
-                   uzushio_buffer_chars=cfg.uzushio_buffer_chars, latin_buffer_chars=cfg.latin_buffer_chars)
+                   uzushio_buffer_chars=cfg.uzushio_buffer_chars, latin_buffer_chars=cfg.latin_buffer_chars,
+                   min_score=cfg.min_lang_score, min_chars=cfg.min_chars)
 
-    def _result(self, lang: str | None, score: float, via: str) -> LangResult:
-        ok = lang is not None and (self.all or lang in self.targets)
-        return LangResult(lang, float(score), ok, via)
+    def _result(self, lang: str | None, score: float, via: str, chars: int | None = None) -> LangResult:
+        if lang is None:
+            # No letter to judge: with "all" the page is kept with no language; a named
+            # target cannot be confirmed.
+            return LangResult(None, 0.0, self.all and not self.min_chars and not self.min_score, "no-letters")
+        if lang not in self.targets and not self.all:
+            return LangResult(lang, float(score), False, via)
+        if chars is not None and chars < self.min_chars:
+            return LangResult(lang, float(score), False, "too-short")
+        if score < self.min_score:
+            return LangResult(lang, float(score), False, "low-score")
+        return LangResult(lang, float(score), True, via)
 
     def detect(self, text: str, paragraphs_text: str | None = None) -> LangResult:
         """Language of a decoded page. ``paragraphs_text`` (the extractor's text, if the caller
@@ -297,7 +322,7 @@ class LanguageDetector:
         counts[HAN] += counts[KANA]  # one group: the kana share decides ja or zh below
         counts[KANA] = counts[OTHER] = counts[LATIN] = 0  # Latin is judged on its own buffer
         best = int(np.argmax(counts))
-        n = int(counts[best])
+        n = script_chars = int(counts[best])
         latin = None
         if MIN_SCRIPT_CHARS <= n < FEW_SCRIPT_CHARS:
             # A little non-Latin text on a page (a language menu, a quoted title) decides only
@@ -309,20 +334,33 @@ class LanguageDetector:
             share = n / max(1, int(counts.sum()))
             if best == HAN:
                 if kana >= MIN_SCRIPT_CHARS and kana >= KANA_SHARE * (kana + han):
-                    return self._result("ja", share, "kana")
-                return self._result("zh", share, "script")
+                    return self._result("ja", share, "kana", n)
+                return self._result("zh", share, "script", n)
             if best in EXACT_SCRIPT_LANG:
-                return self._result(EXACT_SCRIPT_LANG[best], share, "script")
+                return self._result(EXACT_SCRIPT_LANG[best], share, "script", n)
             if best not in self.scripts:
                 return LangResult(None, share, False, "no-target-script")
-            return self._lingua(buf, LINGUA_SCRIPT_LANGS[best], False)
+            return self._lingua(buf, LINGUA_SCRIPT_LANGS[best], False, n)
         if not self._has_latin:
             return LangResult(None, 0.0, False, "no-target-script")
         if latin is None:
             latin = self._latin_text(text, paragraphs_text)
-        if len(_LATIN_LETTER.findall(latin)) < MIN_LATIN_LETTERS:
-            return LangResult(None, 0.0, False, "too-short")
-        return self._lingua(latin, LATIN_LANGS, self.low_accuracy)
+        letters = len(_LATIN_LETTER.findall(latin))
+        if letters == 0:
+            if script_chars and self.all:
+                # A few characters of another script and no Latin letter: they are all there is.
+                return self._decide_script(best, buf, script_chars, kana, han)
+            return self._result(None, 0.0, "no-letters")
+        return self._lingua(latin, LATIN_LANGS, self.low_accuracy, letters)
+
+    def _decide_script(self, best: int, buf: str, n: int, kana: int, han: int) -> LangResult:
+        if best == HAN:
+            return self._result("ja" if kana else "zh", 1.0, "kana" if kana else "script", n)
+        if best in EXACT_SCRIPT_LANG:
+            return self._result(EXACT_SCRIPT_LANG[best], 1.0, "script", n)
+        if best in LINGUA_SCRIPT_LANGS:
+            return self._lingua(buf, LINGUA_SCRIPT_LANGS[best], False, n)
+        return self._result(None, 0.0, "no-letters")
 
     def _latin_text(self, text: str, paragraphs_text: str | None) -> str:
         if paragraphs_text:
@@ -331,7 +369,7 @@ class LanguageDetector:
                 return para
         return latin_buffer(text, self.latin_buffer_chars, self.window_chars)
 
-    def _lingua(self, text: str, langs: tuple[str, ...], low: bool) -> LangResult:
+    def _lingua(self, text: str, langs: tuple[str, ...], low: bool, chars: int) -> LangResult:
         # lingua's cost grows with text length times languages: a short first look settles
         # most pages; only unsure ones get the long text (same accuracy on the Latin pages of
         # the evaluation, 2.5x less time than always reading 1,000 characters).
@@ -340,9 +378,9 @@ class LanguageDetector:
         if (not values or values[0].value < SURE) and len(text) > FIRST_LOOK_CHARS:
             values = det.compute_language_confidence_values(text)
         if not values or values[0].value <= 0:
-            return LangResult(None, 0.0, False, "lingua")
+            return self._result(None, 0.0, "no-letters")
         top = values[0]
-        return self._result(top.language.iso_code_639_1.name.lower(), top.value, "lingua")
+        return self._result(top.language.iso_code_639_1.name.lower(), top.value, "lingua", chars)
 
 
 FIRST_LOOK_CHARS = 200

@@ -15,7 +15,9 @@ class Outcome(str, Enum):
     OVERSIZE = "oversize"              # payload above the configured limit
     HTTP_PARSE_ERROR = "http_parse_error"  # HTTP head or payload could not be read
     CHARSET_FAILED = "charset_failed"  # no candidate encoding decoded the window strictly
-    LANG_REJECTED = "lang_rejected"    # language not among the targets (or undetectable)
+    LANG_REJECTED = "lang_rejected"    # language found, not among the targets (or no target's script)
+    LANG_UNDETERMINED = "lang_undetermined"  # too little evidence: no letters (named targets),
+                                       # or below min_chars / min_lang_score
     HTML_PARSE_ERROR = "html_parse_error"  # the HTML parser or paragraph walk failed
     EMPTY = "empty"                    # no paragraph with text
     METADATA = "metadata"              # WAT metadata record: parsed, carries no text

@@ -257,3 +257,55 @@ def test_archived_responses_decode_with_their_declared_charset():
     assert res["records"] >= 40
     assert res["correct"] == res["records"], [r for r in res["rows"] if r[2] != r[3]]
     assert {r[3] for r in res["rows"]} >= {"utf-8", "gbk", "windows-1251", "euc-jp"}
+
+
+# --- Latin code pages without a declaration, or under a wrong one -------------------------
+CZECH = ("Příliš žluťoučký kůň úpěl ďábelské ódy. Šťastný Čech řekl, že v Třeboni "
+         "už nikdo neuvidí lišku. Žena šla přes most k řece.")
+POLISH = "Zażółć gęślą jaźń. Pchnąć w tę łódź jeża lub ośm skrzyń fig. Kraków leży nad Wisłą."
+LATVIAN = "Glāžšķūņa rūķīši dzērumā čiepj Baha koncertflīģeļu vākus. Rīga ir Latvijas galvaspilsēta."
+
+
+def _page(text: str) -> str:
+    return f"<html><head><title>t</title></head><body><p>{text}</p></body></html>"
+
+
+@pytest.mark.parametrize("text,charset", [
+    (CZECH, "iso-8859-2"), (CZECH, "windows-1250"), (POLISH, "iso-8859-2"), (POLISH, "windows-1250"),
+    (LATVIAN, "windows-1257"), (LATVIAN, "iso-8859-13")])
+def test_undeclared_central_european_and_baltic_pages_decode_exactly(text, charset):
+    body = _page(text).encode(charset)
+    res = decode_body(body, "text/html")
+    assert res.text == _page(text)
+
+
+def test_a_wrong_western_header_gives_way_to_the_page_s_letters():
+    body = _page(CZECH).encode("iso-8859-2")
+    res = decode_body(body, "text/html; charset=iso-8859-1")
+    assert res.text == _page(CZECH) and res.source == "detector"
+    french = _page("Le cœur déçu mais l'âme plutôt naïve, Louÿs rêva de crapaüter.")
+    assert decode_body(french.encode("windows-1252"), "text/html; charset=iso-8859-1").text == french
+
+
+@pytest.mark.shared_data("encodings", "chardet")
+def test_generated_set_is_deterministic_and_split_by_source():
+    from warclake.tasks.tooling.evaluation.charset_pages import cases
+
+    root = Path(shared_data())
+    held = [c for c in cases(root, "heldout", ("none",))]
+    assert held and [c.id for c in held] == [c.id for c in cases(root, "heldout", ("none",))]
+    tuning_sources = {c.source for c in cases(root, "tuning", ("none",))}
+    assert not tuning_sources & {c.source for c in held}
+    from warclake.tasks.tooling.evaluation.charset_pages import TARGETS
+    assert all(c.body.decode(TARGETS[c.charset][0]) == c.text for c in held)
+
+
+@pytest.mark.shared_data("encodings", "chardet")
+def test_no_generated_page_is_left_undecoded():
+    """A browser decodes every page; charset-normalizer alone gives up on some Japanese and
+    Korean ones, which the strictly valid CJK encodings then decode."""
+    from warclake.tasks.tooling.evaluation.charset_pages import cases
+
+    for case in cases(Path(shared_data()), "all", ("none",)):
+        if case.family.startswith("cjk"):
+            assert decode_body(case.body, case.content_type) is not None, case.id

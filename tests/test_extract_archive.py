@@ -86,7 +86,7 @@ def test_every_record_is_accounted_for_once_and_documents_follow_the_contract(tm
     assert by_url == {
         "http://ja.example/1": "kept", "http://en.example/2": "kept", "http://x.example/3": "http_status",
         "http://x.example/4": "not_text", "http://x.example/5": "warc_truncated",
-        "http://ru.example/6": "lang_rejected", "http://x.example/7": "empty", "http://x.example/8": "lang_rejected",
+        "http://ru.example/6": "lang_rejected", "http://x.example/7": "empty", "http://x.example/8": "lang_undetermined",
         "http://x.example/9": "empty",
     }
     assert summary["outcomes"]["not_response"] == 9
@@ -122,6 +122,22 @@ def test_language_settings_of_the_config_reach_the_detector(tmp_path):
     assert narrow["outcomes"]["lang_rejected"] == 1  # the Japanese starts past 500 characters
     assert narrow["config"]["lang_window_chars"] == 500
     assert narrow["config_fingerprint"] != wide["config_fingerprint"]
+
+
+def test_all_keeps_short_pages_and_pages_without_letters(tmp_path):
+    path = tmp_path / "short.warc.gz"
+    write_warc(path, [
+        ("http://en.example/short", 200, "text/html; charset=utf-8",
+         b'<html><body><p>Read the <a href="/guide">installation guide</a> before you start.</p></body></html>', {}),
+        ("http://x.example/digits", 200, "text/html", b"<html><body><p>2024-05-20 12:30</p></body></html>", {}),
+    ])
+    summary = extract_archive(str(path), "D", str(tmp_path / "all"), ExtractConfig.from_langs("all"))
+    docs, _, _ = read_lake(str(tmp_path / "all"), "D", "short.warc.gz")
+    assert summary["outcomes"]["kept"] == 2
+    assert {d["url"]: d["lang"] for d in docs} == {"http://en.example/short": "en", "http://x.example/digits": None}
+    strict = extract_archive(str(path), "D", str(tmp_path / "strict"),
+                             ExtractConfig.from_langs("all", min_lang_score=1.01))
+    assert strict["outcomes"]["lang_undetermined"] == 2 and strict["outcomes"]["kept"] == 0
 
 
 def test_oversize_records_count_their_whole_payload(tmp_path):
@@ -324,3 +340,18 @@ def ledger_types(path):
 
     with open(path, "rb") as fh:
         return [r.rec_type for r in ArchiveIterator(fh)]
+
+
+def test_ja_extraction_never_loads_lingua_even_on_undeclared_latin_pages(tmp_path):
+    from warclake.tasks.language import built_detectors
+
+    path = tmp_path / "mixed.warc.gz"
+    czech = "<html><body><p>Příliš žluťoučký kůň úpěl ďábelské ódy u řeky.</p></body></html>"
+    write_warc(path, [
+        ("http://cz.example/1", 200, "text/html", czech.encode("iso-8859-2"), {}),
+        ("http://ja.example/2", 200, "text/html; charset=utf-8", b"<html><body>" + JA + b"</body></html>", {}),
+    ])
+    before = set(built_detectors())
+    summary = extract_archive(str(path), "D", str(tmp_path / "lake"), ExtractConfig.from_langs("ja"))
+    assert summary["outcomes"]["kept"] == 1 and summary["outcomes"]["lang_rejected"] == 1
+    assert set(built_detectors()) == before

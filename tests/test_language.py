@@ -156,9 +156,34 @@ def test_latin_page_not_in_the_targets_is_rejected_with_its_language():
     assert det.detect(page(SAMPLES["en"])).accepted
 
 
-def test_short_latin_text_is_not_guessed():
-    res = detect_language("<html><body><h1>404 Not Found</h1></body></html>", ("all",))
-    assert (res.lang, res.accepted, res.via) == (None, False, "too-short")
+def test_short_text_gets_linguas_judgement_and_all_keeps_it():
+    short = page("The weather was fine today, so we walked to the harbour.")
+    res = detect_language(short, ("all",))
+    assert (res.lang, res.accepted, res.via) == ("en", True, "lingua") and 0 < res.score <= 1
+    assert detect_language(short, ("en",)).accepted  # no rejection for length with a named target
+    res = detect_language(page("Das Wetter war heute schön."), ("en",))
+    assert (res.lang, res.accepted, res.undetermined) == ("de", False, False)
+
+
+def test_a_page_without_letters_is_kept_with_no_language_under_all():
+    digits = "<html><body><p>2024-05-20 12:30 | 1,234 € | +81 3 1234 5678</p></body></html>"
+    res = detect_language(digits, ("all",))
+    assert (res.lang, res.accepted, res.via) == (None, True, "no-letters")
+    res = detect_language(digits, ("en",))
+    assert (res.lang, res.accepted, res.undetermined) == (None, False, True)
+
+
+def test_minimums_are_asked_for_and_reject_as_undetermined():
+    short = page("The weather was fine today, so we walked to the harbour.")
+    res = LanguageDetector(("all",), min_chars=100).detect(short)
+    assert (res.lang, res.accepted, res.via, res.undetermined) == ("en", False, "too-short", True)
+    res = LanguageDetector(("all",), min_score=1.01).detect(short)
+    assert (res.lang, res.accepted, res.via, res.undetermined) == ("en", False, "low-score", True)
+    assert LanguageDetector(("all",), min_chars=10, min_score=0.1).detect(short).accepted
+    assert not LanguageDetector(("all",), min_chars=1).detect("<p>12 34</p>").accepted
+    cfg = ExtractConfig.from_langs("all", min_lang_score=0.5, min_chars=20)
+    det = LanguageDetector.from_config(cfg)
+    assert (det.min_score, det.min_chars) == (0.5, 20)
 
 
 def test_paragraph_text_is_used_when_given():
@@ -199,8 +224,8 @@ def test_each_buffer_size_is_a_real_limit():
     assert LanguageDetector(uzushio_buffer_chars=3).detect(ja).lang is None  # under 4 characters
     en = page(SAMPLES["en"])
     assert LanguageDetector(("en",)).detect(en, SAMPLES["en"]).accepted
-    short = LanguageDetector(("en",), latin_buffer_chars=50)
-    assert short.detect(en, SAMPLES["en"]).via == "too-short"  # 50 characters hold < 100 letters
+    short = LanguageDetector(("en",), latin_buffer_chars=50, min_chars=60)
+    assert short.detect(en, SAMPLES["en"]).via == "too-short"  # 50 characters hold < 60 letters
 
 
 def test_one_lingua_detector_per_language_set_even_from_many_threads(monkeypatch):

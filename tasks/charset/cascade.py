@@ -14,6 +14,8 @@ decoded with replacement characters:
                 cheaper than a statistical guess), else charset-normalizer's best guess (only
                 Latin code pages are asked about when the bytes look Latin, see below; equal
                 guesses are ordered by web prevalence, so plain English is windows-1252).
+                Among the Latin code pages the decoded letters then decide (latin.py);
+                when it has no guess, the strictly valid CJK encodings are ranked (cjk.py).
 5. ``fallback`` UTF-8 with replacement characters: damaged UTF-8 (a few invalid sequences
                 among many valid multibyte ones; checked before charset-normalizer, which would
                 turn it into mojibake), or a last resort. The text then contains U+FFFD.
@@ -24,6 +26,7 @@ A declared charset is also skipped when the bytes contradict it, since strict de
   legacy files of the chardet corpus are), while "iso-8859-1" on UTF-8 pages is a common
   server default;
 - a Latin single-byte label on bytes whose non-ASCII bytes come in runs (Cyrillic, CJK...);
+- a Latin single-byte HTTP header when another Latin code page reads clearly better (latin.py);
 - any ASCII-compatible label on UTF-16/32 (NULs) or ISO-2022 (escape sequences) bytes.
 
 ``None`` means no candidate worked (the caller records ``charset_failed``).
@@ -39,6 +42,9 @@ from dataclasses import dataclass
 from .detect import (ascii_compatible_plausible, damaged_utf8, detect_charset, latin_plausible,
                      utf8_window_valid)
 from .eucjp import ERROR_HANDLERS
+from .cjk import CANDIDATES as _CJK_CANDIDATES, score_text as _cjk_score
+from .latin import CANDIDATES as _LATIN_CANDIDATES, rank_latin, sample, score_and_best_possible
+from .latin import decode as decode_latin
 from .labels import CODEC
 from .prescan import header_charset, sniff_bom, sniff_meta, sniff_xml_declaration
 
@@ -107,6 +113,40 @@ def decode_strict_window(body: bytes, name: str, window: int) -> str | None:
     return _incremental(body, py, strict, lenient, window)
 
 
+# A server's Latin charset loses to another Latin code page only when that one reads clearly
+# better: every such header on the web is a default as often as a choice.
+_HEADER_MARGIN = 2.0
+
+
+def _contradicted(head: bytes, declared: str) -> bool:
+    # The usual case costs one scoring: every non-ASCII letter fits one alphabet, nothing can
+    # read better.
+    score, best_possible = score_and_best_possible(decode_latin(sample(head), declared))
+    if score >= best_possible:
+        return False
+    ranked = rank_latin(head)
+    return dict((n, s) for s, n in ranked)[declared] + _HEADER_MARGIN <= ranked[0][0]
+
+
+_CJK_MARGIN = 0.1
+
+
+def _rank_cjk(body: bytes, window: int, names: list[str]) -> list[str]:
+    """The CJK encodings that decode the window strictly, best first by character frequency
+    (cjk.py); charset-normalizer's first guess stays first when it scores as well."""
+    scored = []
+    for i, name in enumerate(_CJK_CANDIDATES):
+        text = decode_strict_window(body[:window], name, window)
+        if text is not None:
+            # Mojibake between these encodings often lands on common characters too (Hangul
+            # rows read as GBK are first-level hanzi), so only a clear difference overrules.
+            bonus = _CJK_MARGIN if names and name == names[0] else 0.0
+            scored.append((_cjk_score(text) + bonus, -i, name))
+    scored.sort(reverse=True)
+    best = [s[-1] for s in scored]
+    return best + [n for n in names if n not in best]
+
+
 # --- the cascade --------------------------------------------------------------------------
 def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
                 *, trust_declarations: bool = True, meta_limit: int | None = None) -> DecodeResult | None:
@@ -140,6 +180,8 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
                     return DecodeResult(decode_strict_window(body, "utf-8", window), "utf-8", "detector")
                 if name in _LATIN_SINGLE_BYTE and not latin_plausible(head):
                     continue
+                if source == "header" and name in _LATIN_CANDIDATES and _contradicted(head, name):
+                    continue
             text = decode_strict_window(body, name, window)
             if text is not None:
                 return DecodeResult(text, name, source)
@@ -149,7 +191,18 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
         return DecodeResult(decode_strict_window(body, "utf-8", window), "utf-8", "detector")
     if damaged_utf8(head):
         return DecodeResult(body.decode("utf-8", "replace"), "utf-8", "fallback")
-    for name in detect_charset(head)[:3]:
+    names = detect_charset(head)
+    if names and names[0] in _LATIN_CANDIDATES and not head.isascii():
+        # Among the Latin code pages the letters decide (latin.py); charset-normalizer's
+        # choice stays when it reads as well as the best.
+        ranked = rank_latin(head)
+        if dict((n, s) for s, n in ranked)[names[0]] < ranked[0][0]:
+            names = [ranked[0][1]] + [n for n in names if n != ranked[0][1]]
+    elif not names and not latin_plausible(head):
+        # charset-normalizer found nothing (it gives up on some Japanese and Korean pages
+        # that every browser reads): the strictly valid CJK encodings, by character frequency.
+        names = _rank_cjk(body, window, names)
+    for name in names[:3]:
         if name in tried:
             continue
         text = decode_strict_window(body, name, window)
