@@ -24,6 +24,12 @@ def add_extract_options(p) -> None:
                    help="target languages, ISO 639-1, comma-separated, or 'all' (default: ja)")
     p.add_argument("--boilerplate", default="none", choices=MODES,
                    help="paragraph labelling (default: none)")
+    p.add_argument("--min-lang-score", type=float, default=0.0, metavar="S",
+                   help="pages whose language confidence is below S (0-1) are recorded as "
+                        "lang_undetermined (default: 0, every page judged)")
+    p.add_argument("--min-chars", type=int, default=0, metavar="N",
+                   help="pages with fewer than N letters to judge are recorded as "
+                        "lang_undetermined (default: 0)")
     p.add_argument("--base-url", default=None,
                    help="base URL for relative entries of a warc.paths listing")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display on the terminal")
@@ -40,7 +46,9 @@ def dump_name(value: str) -> str:
 
 
 def config_from_args(args) -> ExtractConfig:
-    return ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate)
+    return ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate,
+                                    min_lang_score=getattr(args, "min_lang_score", 0.0),
+                                    min_chars=getattr(args, "min_chars", 0))
 
 
 def prepare(args) -> tuple[ExtractConfig, list[str]]:

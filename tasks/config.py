@@ -36,6 +36,10 @@ class ExtractConfig:
         if unknown:  # caught here, before any work, rather than in every worker
             raise ValueError(f"unknown target language(s) {unknown}: use ISO 639-1 codes "
                              f"({', '.join(sorted(KNOWN_LANGS))}) or 'all'")
+        if not 0.0 <= kw.get("min_lang_score", 0.0) <= 1.0:
+            raise ValueError(f"min_lang_score {kw['min_lang_score']} is not between 0 and 1")
+        if kw.get("min_chars", 0) < 0:
+            raise ValueError(f"min_chars {kw['min_chars']} is negative")
         return cls(langs=tuple(sorted(set(langs))), **kw)
 
     def as_dict(self) -> dict:

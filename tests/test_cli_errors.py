@@ -87,6 +87,33 @@ def test_bad_target_languages(tmp_path, capsys, archive, langs, words):
     one_error(err, *words)
 
 
+@pytest.mark.parametrize("option, value, words", [("--min-lang-score", "1.5", ["min_lang_score", "between 0 and 1"]),
+                                                   ("--min-chars", "-1", ["min_chars", "negative"])])
+def test_bad_language_minimums(tmp_path, capsys, archive, option, value, words):
+    rc, _, err = cli(capsys, "extract", "--dump", "D", "--lake", tmp_path / "lake", "--langs", "all",
+                     option, value, archive)
+    assert rc == 2
+    one_error(err, *words)
+
+
+def test_language_minimums_asked_for_on_the_command_line(tmp_path, capsys, archive):
+    """--langs all keeps every page; a minimum the user asks for turns pages below it into
+    lang_undetermined, counted apart from pages in another language."""
+    import duckdb
+    counts = {}
+    for name, extra in (("kept", []), ("strict", ["--min-chars", "1000000"])):
+        rc, _, _ = cli(capsys, "extract", "--dump", "D", "--lake", tmp_path / name, "--langs", "all",
+                       "-q", *extra, archive)
+        assert rc == 0
+        counts[name] = dict(duckdb.sql(
+            f"SELECT outcome, count(*) FROM read_parquet('{tmp_path / name}/ledger/*/*.parquet') "
+            "GROUP BY 1").fetchall())
+    assert counts["kept"].get("kept", 0) > 0
+    assert "lang_undetermined" not in counts["kept"] and "lang_rejected" not in counts["kept"]
+    assert counts["strict"].get("kept", 0) == 0
+    assert counts["strict"]["lang_undetermined"] == counts["kept"]["kept"]
+
+
 def test_a_lake_that_is_a_file_or_cannot_be_made_fails_once_before_any_work(tmp_path, capsys, archive):
     f = tmp_path / "lake-file"
     f.write_text("not a folder")
