@@ -136,7 +136,7 @@ def test_all_keeps_short_pages_and_pages_without_letters(tmp_path):
     assert summary["outcomes"]["kept"] == 2
     assert {d["url"]: d["lang"] for d in docs} == {"http://en.example/short": "en", "http://x.example/digits": None}
     strict = extract_archive(str(path), "D", str(tmp_path / "strict"),
-                             ExtractConfig.from_langs("all", min_lang_score=1.01))
+                             ExtractConfig.from_langs("all", min_chars=1000))
     assert strict["outcomes"]["lang_undetermined"] == 2 and strict["outcomes"]["kept"] == 0
 
 
