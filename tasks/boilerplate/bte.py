@@ -19,14 +19,15 @@ from warclake.tasks.paragraph import Paragraph
 from .text import word_units
 
 
-def best_span(paragraphs: list[Paragraph]) -> tuple[int, int] | None:
+def best_span(paragraphs: list[Paragraph], units: list[int] | None = None) -> tuple[int, int] | None:
     """(first, last) paragraph index of the maximum span, None when there are no words."""
     best = 0
     best_span_ = None
     cur = 0
     start = 0
-    for k, p in enumerate(paragraphs):
-        w = word_units(p.plain)
+    if units is None:
+        units = [word_units(p.plain) for p in paragraphs]
+    for k, (p, w) in enumerate(zip(paragraphs, units)):
         cur -= p.n_tags
         if cur <= 0:          # a span that starts here beats one carrying a deficit
             cur, start = 0, k
@@ -38,8 +39,9 @@ def best_span(paragraphs: list[Paragraph]) -> tuple[int, int] | None:
     return best_span_
 
 
-def classify(paragraphs: list[Paragraph], lang: str = "") -> list[str]:
-    span = best_span(paragraphs)
+def classify(paragraphs: list[Paragraph], lang: str = "", units: list[int] | None = None) -> list[str]:
+    """``units``: the paragraphs' word units (``text.word_units``), when the caller has them."""
+    span = best_span(paragraphs, units)
     if span is None:
         return ["bad"] * len(paragraphs)
     i, j = span

@@ -26,15 +26,17 @@ MARKUP_CHARS_PER_TAG = 30
 BASE_THRESHOLD = 0.5
 
 
-def density(p: Paragraph) -> float:
-    n_text = len(p.plain.strip())
+def density(p: Paragraph, plain: str | None = None) -> float:
+    n_text = len((p.plain if plain is None else plain).strip())
     n_markup = p.n_tags * MARKUP_CHARS_PER_TAG
     return (n_text + 1) / (n_text + n_markup + 1)
 
 
-def classify(paragraphs: list[Paragraph], lang: str = "") -> list[str]:
-    dens = [density(p) if len(p.plain.strip()) >= MIN_CHARS_IN_TEXT else None
-            for p in paragraphs]
+def classify(paragraphs: list[Paragraph], lang: str = "", plains: list[str] | None = None) -> list[str]:
+    """``plains``: the paragraphs' texts without link markers, when the caller has them."""
+    plains = plains or [p.plain for p in paragraphs]
+    dens = [density(p, t) if len(t.strip()) >= MIN_CHARS_IN_TEXT else None
+            for p, t in zip(paragraphs, plains)]
     kept = [d for d in dens if d is not None]
     sd = statistics.stdev(kept) if len(kept) > 1 else 0.0
     threshold = BASE_THRESHOLD - sd

@@ -18,7 +18,8 @@ import numpy as np
 from warclake.tasks.paragraph import Paragraph
 
 from . import bte, density, justext
-from .text import link_chars, stopword_density, word_units
+from .text import link_chars, stopword_density
+from .text_columns import text_columns
 
 # Semantic groups of class/id sub-words, from common web-template vocabulary.
 PATH_GROUPS: dict[str, tuple[str, ...]] = {
@@ -59,8 +60,8 @@ ANCESTOR_TAGS = ("nav", "header", "footer", "aside", "article", "main", "form", 
 OWN_TAGS = ("p", "div", "td", "li", "h", "dd", "dt", "th", "body", "pre", "blockquote",
             "span", "font", "b", "center", "a")
 
+_TAG_PART = re.compile(r"[^.#]*")
 _SPLIT_SUBWORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
-_SENT_END = re.compile(r"[.!?。！？](?:[\"'”’)\]]*)(?:\s|$)")
 
 BASE = [
     "log_len", "log_words", "link_density", "stop_density", "log_ntags", "markup_density",
@@ -88,16 +89,21 @@ NAMES = tuple(NAMES)
 _IDX = {n: i for i, n in enumerate(NAMES)}
 
 
-@lru_cache(maxsize=16384)
-def _element_parts(el: str) -> tuple[str, tuple[str, ...]]:
-    """(tag, sub-words of its classes and id) of one path element."""
-    m = re.match(r"[^.#]*", el)
+@lru_cache(maxsize=65536)
+def _element_parts(el: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """(tag, PATH_COLS positions of the groups its class/id sub-words name, as ``grp_any_``
+    and as ``grp_near_``) of one path element; cached, as templates repeat elements."""
+    m = _TAG_PART.match(el)
     tag, rest = m.group(0), el[m.end():]
-    subs = []
-    for name in re.split(r"[.#]", rest):
-        for w in _SPLIT_SUBWORDS.findall(name):
-            subs.append(w.lower())
-    return tag.lower(), tuple(subs)
+    if not rest:
+        return tag.lower(), (), ()
+    groups: dict[str, None] = {}
+    # "." and "#" are not letters, so the sub-words of the whole rest are those of each name
+    for w in _SPLIT_SUBWORDS.findall(rest):
+        for g in _WORD_TO_GROUP.get(w.lower(), ()):
+            groups[g] = None
+    return (tag.lower(), tuple(_PATH_POS["grp_any_" + g] for g in groups),
+            tuple(_PATH_POS["grp_near_" + g] for g in groups))
 
 
 PATH_COLS = (["depth", "is_heading", "path_has_class", "path_has_id"]
@@ -107,56 +113,49 @@ TEXT_COLS = ["log_len", "log_words", "punct_ratio", "digit_ratio", "upper_ratio"
              "titlecase_ratio", "sentence_ends", "ends_with_punct", "sep_ratio",
              "avg_word_len", "n_lines"]
 _PATH_POS = {c: k for k, c in enumerate(PATH_COLS)}
+_ANCESTOR_SET = frozenset(ANCESTOR_TAGS)
+_OWN_SET = frozenset(OWN_TAGS)
 
 
-@lru_cache(maxsize=16384)
-def _path_vector(path: str) -> np.ndarray:
-    """The path-only columns of a paragraph (cached: templates repeat paths)."""
-    v = np.zeros(len(PATH_COLS))
-    parts = [_element_parts(e) for e in path.split(">")]
-    tags = [t for t, _ in parts]
-    for k, (_, subs) in enumerate(parts):
-        for w in subs:
-            for g in _WORD_TO_GROUP.get(w, ()):
-                v[_PATH_POS["grp_any_" + g]] = 1.0
-                if k >= len(parts) - 2:
-                    v[_PATH_POS["grp_near_" + g]] = 1.0
-    v[_PATH_POS["depth"]] = len(tags)
-    v[_PATH_POS["is_heading"]] = float(any(re.fullmatch(r"h[1-6]", t) for t in tags))
-    v[_PATH_POS["path_has_class"]] = float("." in path)
-    v[_PATH_POS["path_has_id"]] = float("#" in path)
-    for a in set(tags[:-1]) & set(ANCESTOR_TAGS):
-        v[_PATH_POS["anc_" + a]] = 1.0
-    own = "h" if re.fullmatch(r"h[1-6]", tags[-1]) else tags[-1]
-    if own in OWN_TAGS:
-        v[_PATH_POS["tag_" + own]] = 1.0
-    return v
-
-
-def _count(text: str, table: dict) -> int:
-    return len(text) - len(text.translate(table))
-
-
-_PUNCT_T = dict.fromkeys(map(ord, ".,;:!?\"'()[]{}-–—…/|»«•·*#>、。，！？：；「」『』（）"), None)
-_DIGIT_T = dict.fromkeys(map(ord, "0123456789"), None)
-_UPPER_T = dict.fromkeys((c for c in range(0x500) if chr(c).isupper()), None)
-_SEP_T = dict.fromkeys(map(ord, "|»«•·>/:"), None)
-_TITLE_UP = re.compile(r"(?:^|(?<=\s))[A-ZÀ-ÖØ-ÞА-ЯЁ]")
+_HEADINGS = frozenset(f"h{i}" for i in range(1, 7))
 
 
 @lru_cache(maxsize=65536)
-def _text_row(t: str) -> tuple[float, ...]:
-    """The text-only columns (cached: navigation text repeats across a site's pages)."""
-    L = len(t)
-    n_tok = len(t.split())
-    if not L:
-        return (0.0,) * len(TEXT_COLS)
-    n_title = len(_TITLE_UP.findall(t))
-    return (math.log1p(L), math.log1p(word_units(t)), _count(t, _PUNCT_T) / L,
-            _count(t, _DIGIT_T) / L, _count(t, _UPPER_T) / L,
-            n_title / n_tok if n_tok else 0.0, math.log1p(len(_SENT_END.findall(t))),
-            float(t.rstrip()[-1:] in ".!?。！？:;\"”"), _count(t, _SEP_T) / L,
-            L / n_tok if n_tok else 0.0, math.log1p(t.count("\n")))
+def _path_state(path: str) -> tuple:
+    """What the path columns need of a path, built from its parent's (cached: siblings share
+    their parent, so a new path costs one element): (group columns of any element, tags of
+    all elements, depth, any heading, group columns of the last element as near, the same of
+    the element before it)."""
+    parent, sep, el = path.rpartition(">")
+    tag, any_cols, near_cols = _element_parts(el)
+    if not sep:
+        return frozenset(any_cols), frozenset((tag,)), 1, tag in _HEADINGS, near_cols, ()
+    p_any, p_tags, p_depth, p_heading, p_near, _ = _path_state(parent)
+    return (p_any.union(any_cols), p_tags | {tag}, p_depth + 1, p_heading or tag in _HEADINGS,
+            near_cols, p_near)
+
+
+@lru_cache(maxsize=32768)
+def _path_vector(path: str) -> np.ndarray:
+    """The path-only columns of a paragraph (cached: templates repeat paths)."""
+    parent = path.rpartition(">")[0]
+    any_cols, _, depth, heading, near_cols, prev_near = _path_state(path)
+    on = set(any_cols)
+    on.update(near_cols, prev_near)
+    if parent:  # the ancestors' tags: every element's but the paragraph's own
+        on.update(_PATH_POS["anc_" + a] for a in _path_state(parent)[1] & _ANCESTOR_SET)
+    tag = _element_parts(path.rpartition(">")[2])[0]
+    own = "h" if tag in _HEADINGS else tag
+    if own in _OWN_SET:
+        on.add(_PATH_POS["tag_" + own])
+    v = np.zeros(len(PATH_COLS))
+    if on:
+        v[list(on)] = 1.0
+    v[_PATH_POS["depth"]] = depth
+    v[_PATH_POS["is_heading"]] = float(heading)
+    v[_PATH_POS["path_has_class"]] = float("." in path)
+    v[_PATH_POS["path_has_id"]] = float("#" in path)
+    return v
 
 
 @lru_cache(maxsize=65536)
@@ -179,18 +178,21 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     lens = np.array([len(t) for t in plains], dtype=np.float64)
     total = lens.sum() or 1.0
     stops = [_stop_density(t, lang) for t in plains]
-    links = np.array([link_chars(p.text) for p in paragraphs], dtype=np.float64)
+    link_counts = [link_chars(p.text) for p in paragraphs]
+    links = np.array(link_counts, dtype=np.float64)
     links = np.divide(links, lens, out=np.zeros(n), where=lens > 0)
-    jt_cf, jt_final = justext.classify_detailed(paragraphs, lang, stop_densities=stops)
-    X[:, [col[c] for c in TEXT_COLS]] = np.array([_text_row(t) for t in plains])
+    jt_cf, jt_final = justext.classify_detailed(paragraphs, lang, stop_densities=stops,
+                                                plains=plains, link_counts=link_counts)
+    text_cols, units = text_columns(plains)
+    X[:, [col[c] for c in TEXT_COLS]] = text_cols
     X[:, [col[c] for c in PATH_COLS]] = np.array([_path_vector(q) for q in paths])
     X[:, col["link_density"]] = links
     X[:, col["stop_density"]] = stops
     ntags = np.array([p.n_tags for p in paragraphs], dtype=np.float64)
     X[:, col["log_ntags"]] = np.log1p(ntags)
     X[:, col["markup_density"]] = (lens + 1) / (lens + ntags * density.MARKUP_CHARS_PER_TAG + 1)
-    X[:, col["density_good"]] = [lab == "good" for lab in density.classify(paragraphs, lang)]
-    X[:, col["bte_good"]] = [lab == "good" for lab in bte.classify(paragraphs, lang)]
+    X[:, col["density_good"]] = [lab == "good" for lab in density.classify(paragraphs, lang, plains)]
+    X[:, col["bte_good"]] = [lab == "good" for lab in bte.classify(paragraphs, lang, units.tolist())]
     X[:, col["jt_final_good"]] = [lab == "good" for lab in jt_final]
     for i, c in enumerate(jt_cf):
         X[i, col[_CF_COL[c]]] = 1.0
@@ -251,32 +253,45 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     return X
 
 
+@lru_cache(maxsize=32768)
+def _prefixes(path: str) -> tuple[str, ...]:
+    """Every ancestor path of a paragraph below body, outermost first, itself included."""
+    els = path.split(">")
+    out = []
+    pre = els[0]
+    for e in els[1:]:
+        pre = pre + ">" + e
+        out.append(pre)
+    return tuple(out)
+
+
 def _main_container(X: np.ndarray, paths: list[str], lens: np.ndarray, cf: list[str]) -> None:
     """Readability's idea on paths: the ancestor under which prose (jusText good / near-good
     text) most outweighs boilerplate (jusText bad text) is the main container."""
-    score: defaultdict = defaultdict(float)
-    anc_of = []
+    # Weights are summed per distinct path first: templates repeat paths, and sums of whole
+    # character counts are exact in any order.
+    weight: dict[str, float] = {}
+    prose = 0.0
     for q, L, c in zip(paths, lens, cf):
-        w = L if c in ("good", "near-good") else (-L if c == "bad" else 0.0)
-        els = q.split(">")
-        prefixes = []
-        pre = els[0]
-        for e in els[1:]:
-            pre = pre + ">" + e
-            prefixes.append(pre)
-        for pre in prefixes:
-            score[pre] += w
-        anc_of.append(prefixes)
-    prose = sum(L for L, c in zip(lens, cf) if c in ("good", "near-good"))
+        if c == "good" or c == "near-good":
+            w = L
+            prose += L
+        else:
+            w = -L if c == "bad" else 0.0
+        weight[q] = weight.get(q, 0.0) + w
+    score: dict[str, float] = {}
+    for q, w in weight.items():
+        for pre in _prefixes(q):
+            score[pre] = score.get(pre, 0.0) + w
     if not score or prose <= 0:
         return
     # best container: highest score; the deeper one on ties (it excludes more)
     best = max(score, key=lambda k: (score[k], k.count(">")))
     col = _IDX
     X[:, col["main_share"]] = score[best] / prose
-    for i, prefixes in enumerate(anc_of):
-        X[i, col["in_main"]] = float(best in prefixes)
-        X[i, col["best_ancestor"]] = max((score[p] for p in prefixes), default=0.0) / prose
+    per_path = {q: (float(best in _prefixes(q)),
+                    max((score[p] for p in _prefixes(q)), default=0.0) / prose) for q in weight}
+    X[:, [col["in_main"], col["best_ancestor"]]] = [per_path[q] for q in paths]
 
 
 def _add_context(X: np.ndarray) -> None:

@@ -83,12 +83,12 @@ def params_for(lang: str, base: Params | None = None) -> Params:
 _TAG_OF = re.compile(r"(?:^|>)([^.#>]*)")
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)
 def path_tags(path: str) -> tuple[str, ...]:
     return tuple(t.lower() for t in _TAG_OF.findall(path))
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=65536)
 def _path_flags(path: str) -> tuple[bool, bool]:
     tags = path_tags(path)
     return any(_HEADING.match(t) for t in tags), "select" in tags
@@ -103,13 +103,16 @@ def in_select(p: Paragraph) -> bool:
 
 
 def context_free(p: Paragraph, lang: str, prm: Params, has_stoplist: bool,
-                 stop_density: float | None = None) -> str:
-    """One paragraph's context-free class; ``stop_density`` may be passed in precomputed."""
-    text = p.plain
+                 stop_density: float | None = None, plain: str | None = None,
+                 n_link: int | None = None) -> str:
+    """One paragraph's context-free class; ``stop_density``, its ``plain`` text and its
+    link characters may be passed in precomputed."""
+    text = p.plain if plain is None else plain
     length = len(text.strip())
     if "©" in text or in_select(p):
         return "bad"
-    n_link = link_chars(p.text)
+    if n_link is None:
+        n_link = link_chars(p.text)
     link_density = n_link / length if length else 0.0
     if link_density > prm.max_link_density:
         return "bad"
@@ -170,13 +173,19 @@ def context_sensitive(classes: list[str]) -> list[str]:
 
 
 def classify_detailed(paragraphs: list[Paragraph], lang: str, prm: Params | None = None,
-                      stop_densities: list[float] | None = None) -> tuple[list[str], list[str]]:
-    """(context-free classes, final labels) — the model uses both as features."""
+                      stop_densities: list[float] | None = None, plains: list[str] | None = None,
+                      link_counts: list[int] | None = None) -> tuple[list[str], list[str]]:
+    """(context-free classes, final labels) — the model uses both as features. The
+    paragraphs' stop-word densities, plain texts and link characters may come precomputed."""
     prm = params_for(lang, prm)
     has_stops = bool(stoplist(lang))
-    sds = stop_densities or [None] * len(paragraphs)
-    cf = [context_free(p, lang, prm, has_stops, sd) for p, sd in zip(paragraphs, sds)]
-    lengths = [len(p.plain) for p in paragraphs]
+    n = len(paragraphs)
+    sds = stop_densities or [None] * n
+    plains = plains or [p.plain for p in paragraphs]
+    links = link_counts or [None] * n
+    cf = [context_free(p, lang, prm, has_stops, sd, t, k)
+          for p, sd, t, k in zip(paragraphs, sds, plains, links)]
+    lengths = [len(t) for t in plains]
     heads = [False] * len(paragraphs) if prm.no_headings else [is_heading(p) for p in paragraphs]
     pre = list(cf)
     for i, c in enumerate(cf):

@@ -1,0 +1,80 @@
+"""The fast paths give exactly what the plain definitions give: the same feature matrix,
+bit for bit, and the same labels, on generated pages of tricky markup and on real pages."""
+import glob
+import os
+
+import numpy as np
+import pytest
+
+from conftest import shared_data
+from reference_features import text_row, use_reference
+from tricky_pages import page, text
+from warclake.tasks import boilerplate
+from warclake.tasks.boilerplate import features
+from warclake.tasks.boilerplate.text_columns import text_columns
+from warclake.tasks.boilerplate.text import word_units
+from warclake.tasks.html_paragraphs import extract_paragraphs
+
+
+def _clear_caches():
+    for name in dir(features):
+        fn = getattr(features, name)
+        if hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+
+
+def _matrices_and_labels(docs, monkeypatch=None):
+    _clear_caches()
+    if monkeypatch is not None:
+        use_reference(monkeypatch)
+    out = [(features.matrix(d, lang), boilerplate.classify("sieve", d, lang)) for d, lang in docs]
+    if monkeypatch is not None:
+        monkeypatch.undo()
+    _clear_caches()
+    return out
+
+
+def _same(docs, monkeypatch):
+    fast = _matrices_and_labels(docs)
+    plain = _matrices_and_labels(docs, monkeypatch)
+    for (d, lang), (X, lab), (R, ref_lab) in zip(docs, fast, plain):
+        assert X.shape == R.shape
+        diff = np.flatnonzero((X != R).any(axis=0))
+        assert diff.size == 0, [features.NAMES[c] for c in diff]
+        assert lab == ref_lab
+
+
+def test_text_columns_equal_the_per_paragraph_definition():
+    texts = [text(seed) for seed in range(3000)]
+    for start in range(0, len(texts), 50):  # pages of 50 paragraphs
+        chunk = texts[start:start + 50]
+        cols, units = text_columns(chunk)
+        ref = np.array([text_row(t) for t in chunk])
+        bad = np.flatnonzero((cols != ref).any(axis=1))
+        assert bad.size == 0, [(chunk[i], cols[i], ref[i]) for i in bad[:3]]
+        assert units.tolist() == [word_units(t) for t in chunk]
+    assert text_columns([])[0].shape == (0, len(features.TEXT_COLS))
+
+
+def test_features_and_labels_equal_the_plain_path_on_tricky_pages(monkeypatch):
+    docs = []
+    for seed in range(400):
+        paras = extract_paragraphs(page(seed))
+        if paras:
+            docs.append((paras, ["en", "ja", "de", ""][seed % 4]))
+    assert len(docs) > 300
+    _same(docs, monkeypatch)
+
+
+@pytest.mark.shared_data("gold", "cleaneval")
+def test_features_and_labels_equal_the_plain_path_on_real_pages(monkeypatch):
+    files = sorted(glob.glob(os.path.join(shared_data("gold", "cleaneval"), "**", "*.htm*"),
+                             recursive=True))[:120]
+    assert files
+    docs = []
+    for f in files:
+        with open(f, "rb") as fh:
+            paras = extract_paragraphs(fh.read())
+        if paras:
+            docs.append((paras, boilerplate.resolve_lang(paras, None)))
+    _same(docs, monkeypatch)
