@@ -9,13 +9,20 @@ Two formats:
   several folders joined by commas. Page ids are ``<set>/<id>``, so dev and final ids cannot
   collide. Inputs without a gold file are skipped.
 * ``folder`` — ``<id>.html`` (raw bytes) next to ``<id>.txt`` (expected main text, UTF-8).
+* ``wceb`` — the Modern Content Extractor Benchmark's release layout:
+  ``benchmark/ground-truth/<id>.json`` (``ground_truth.main_content``, paragraphs split by
+  blank lines) paired with ``release/html/<id>.html.gz``. PATH is the folder holding both.
+  Its truth was drafted by a language model and verified by people. Page ids are
+  ``wceb/<id>``.
 * ``readability`` — Mozilla Readability's test pages, ``<case>/source.html`` with
   ``<case>/expected.html``; the gold is the block text of expected.html. That is one tool's
   accepted output, not independent annotation: for smoke checks (e.g. CJK), not scores.
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import html as htmlmod
 import re
 from dataclasses import dataclass
@@ -168,7 +175,26 @@ def read_readability(path: str | Path, split: str = "all") -> list[GoldPage]:
     return pages
 
 
-READERS = {"cleaneval": read_cleaneval, "folder": read_folder, "readability": read_readability}
+def read_wceb(path: str | Path, split: str = "all") -> list[GoldPage]:
+    root = Path(path)
+    truth_dir, html_dir = root / "benchmark" / "ground-truth", root / "release" / "html"
+    if not truth_dir.is_dir() or not html_dir.is_dir():
+        raise FileNotFoundError(f"no benchmark/ground-truth/ and release/html/ under {root}")
+    pages = []
+    for truth in sorted(truth_dir.glob("*.json")):
+        page_id = f"wceb/{truth.stem}"
+        html_file = html_dir / f"{truth.stem}.html.gz"
+        if not html_file.exists() or not in_split(page_id, split):
+            continue
+        record = json.loads(truth.read_text("utf-8"))
+        gold = (record.get("ground_truth") or {}).get("main_content") or ""
+        pages.append(GoldPage(page_id, gzip.decompress(html_file.read_bytes()),
+                              normalise_gold(gold), record.get("url", "")))
+    return pages
+
+
+READERS = {"cleaneval": read_cleaneval, "folder": read_folder, "readability": read_readability,
+           "wceb": read_wceb}
 
 
 def read_gold(spec: str, split: str = "all") -> list[GoldPage]:
