@@ -131,10 +131,22 @@ def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
         res.outcome = Outcome.HTML_PARSE_ERROR
         return res
     if not early:
-        score = _detect(text, ctx, res, "\n".join(p.plain for p in paragraphs))
+        score = _detect(text, ctx, res, _leading_text(paragraphs, ctx.config.latin_buffer_chars))
         if score is None:
             return res
     return _finish(raw, ctx, res, paragraphs, score)
+
+
+def _leading_text(paragraphs: list[Paragraph], chars: int) -> str:
+    """The paragraphs' plain text, one per line, as far as the language buffer reads it."""
+    parts, size = [], 0
+    for p in paragraphs:
+        if size > chars:  # the joined text is already longer than the buffer reads
+            break
+        t = p.plain
+        parts.append(t)
+        size += len(t) + 1
+    return "\n".join(parts)
 
 
 def _process_text(raw: RawRecord, ctx: Context) -> Result:

@@ -78,3 +78,34 @@ def test_features_and_labels_equal_the_plain_path_on_real_pages(monkeypatch):
         if paras:
             docs.append((paras, boilerplate.resolve_lang(paras, None)))
     _same(docs, monkeypatch)
+
+
+def _lake_documents(path, lake):
+    from test_extract_archive import read_lake
+    from warclake.tasks.config import ExtractConfig
+    from warclake.tasks.extract_archive import extract_archive
+
+    extract_archive(str(path), "D", str(lake), ExtractConfig.from_langs("all", boilerplate="sieve"))
+    docs, ledger, _ = read_lake(str(lake), "D", path.name)
+    return ([(d["url"], d["text"], d["lang"], d["lang_score"], d["paragraph_labels"]) for d in docs],
+            [(r["warc_offset"], r["outcome"]) for r in ledger])
+
+
+def test_extraction_equals_the_plain_path_document_for_document(tmp_path, monkeypatch):
+    """Whole archives of tricky pages through extract_archive: the same documents, texts,
+    languages, scores and labels with every fast path as with the plain definitions."""
+    from test_extract_archive import write_warc
+    from warclake.tasks import extract_record
+
+    path = tmp_path / "tricky.warc.gz"
+    write_warc(path, [(f"http://site{seed % 7}.example/{seed}", 200, "text/html; charset=utf-8",
+                       page(seed).encode("utf-8", "surrogatepass"), {}) for seed in range(150)])
+    fast = _lake_documents(path, tmp_path / "fast")
+    _clear_caches()
+    use_reference(monkeypatch)
+    monkeypatch.setattr(extract_record, "_leading_text",
+                        lambda paragraphs, chars: "\n".join(p.plain for p in paragraphs))
+    plain = _lake_documents(path, tmp_path / "plain")
+    _clear_caches()
+    assert len(fast[0]) > 100
+    assert fast == plain
