@@ -1,4 +1,8 @@
 """``warclake bench --modes``: one table, a row per mode, numbers a user can compare."""
+import re
+
+import pytest
+
 from warclake.cli.main import main
 from warclake.tasks.tooling.sample_dump import make_dump
 
@@ -17,3 +21,16 @@ def test_modes_give_one_row_each_with_the_read_ceiling(tmp_path, capsys):
     assert all(n > 0 for n in records.values())
     assert float(rows["all+sieve"][2].replace(",", "")) > 0          # documents per second
     assert "| boilerplate |" in text and "| language (lingua) |" in text
+
+
+@pytest.mark.slow
+def test_flow_workers_report_fixed_cost_orchestrator_cpu_and_speed_up(tmp_path, capsys):
+    paths = make_dump(str(tmp_path / "dump"), files=3, pages_per_file=10, dump="B", truncate_last=False)
+    assert main(["bench", "--flow-workers", "1,2", *paths]) == 0
+    out = capsys.readouterr().out
+    fixed = re.search(r"fixed cost of a run .*: ([\d.]+)s", out)
+    assert fixed and float(fixed.group(1)) > 0
+    per_archive = re.findall(r"workers=(\d): wall ([\d.]+)s, orchestrating process (\d+) ms CPU per archive "
+                             r"\(Completed\)", out)
+    assert [w for w, _, _ in per_archive] == ["1", "2"]
+    assert re.search(r"speed-up with 2 worker processes vs 1: [\d.]+x; without the fixed cost: ([\d.]+x|n/a)", out)
