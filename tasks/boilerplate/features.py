@@ -253,16 +253,14 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     return X
 
 
-@lru_cache(maxsize=32768)
+@lru_cache(maxsize=65536)
 def _prefixes(path: str) -> tuple[str, ...]:
-    """Every ancestor path of a paragraph below body, outermost first, itself included."""
-    els = path.split(">")
-    out = []
-    pre = els[0]
-    for e in els[1:]:
-        pre = pre + ">" + e
-        out.append(pre)
-    return tuple(out)
+    """Every ancestor path of a paragraph below body, outermost first, itself included
+    (built from the parent's, which siblings share)."""
+    parent, sep, _ = path.rpartition(">")
+    if not sep:
+        return ()
+    return _prefixes(parent) + (path,)
 
 
 def _main_container(X: np.ndarray, paths: list[str], lens: np.ndarray, cf: list[str]) -> None:

@@ -85,13 +85,15 @@ _TAG_OF = re.compile(r"(?:^|>)([^.#>]*)")
 
 @lru_cache(maxsize=65536)
 def path_tags(path: str) -> tuple[str, ...]:
-    return tuple(t.lower() for t in _TAG_OF.findall(path))
+    # lower() maps character by character and never makes ".", "#" or ">", so lowering
+    # the whole path first gives each tag lowered
+    return tuple(_TAG_OF.findall(path.lower()))
 
 
 @lru_cache(maxsize=65536)
 def _path_flags(path: str) -> tuple[bool, bool]:
     tags = path_tags(path)
-    return any(_HEADING.match(t) for t in tags), "select" in tags
+    return any(map(_HEADING.match, tags)), "select" in tags
 
 
 def is_heading(p: Paragraph) -> bool:
