@@ -61,6 +61,11 @@ OWN_TAGS = ("p", "div", "td", "li", "h", "dd", "dt", "th", "body", "pre", "block
             "span", "font", "b", "center", "a")
 
 _TAG_PART = re.compile(r"[^.#]*")
+# Cache sizes: a page has a few hundred distinct paths and pages of one archive seldom share
+# a site's templates, so larger caches hold memory (~0.3 KB a path) without many more hits.
+PATH_CACHE = 8192
+TEXT_CACHE = 16384
+
 _SPLIT_SUBWORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 
 BASE = [
@@ -89,7 +94,7 @@ NAMES = tuple(NAMES)
 _IDX = {n: i for i, n in enumerate(NAMES)}
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=PATH_CACHE)
 def _element_parts(el: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     """(tag, PATH_COLS positions of the groups its class/id sub-words name, as ``grp_any_``
     and as ``grp_near_``) of one path element; cached, as templates repeat elements."""
@@ -120,7 +125,7 @@ _OWN_SET = frozenset(OWN_TAGS)
 _HEADINGS = frozenset(f"h{i}" for i in range(1, 7))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=PATH_CACHE)
 def _path_state(path: str) -> tuple:
     """What the path columns need of a path, built from its parent's (cached: siblings share
     their parent, so a new path costs one element): (group columns of any element, tags of
@@ -135,7 +140,7 @@ def _path_state(path: str) -> tuple:
             near_cols, p_near)
 
 
-@lru_cache(maxsize=32768)
+@lru_cache(maxsize=PATH_CACHE)
 def _path_vector(path: str) -> np.ndarray:
     """The path-only columns of a paragraph (cached: templates repeat paths)."""
     parent = path.rpartition(">")[0]
@@ -158,7 +163,7 @@ def _path_vector(path: str) -> np.ndarray:
     return v
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=TEXT_CACHE)
 def _stop_density(t: str, lang: str) -> float:
     return stopword_density(t, lang)
 
@@ -253,7 +258,7 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     return X
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=PATH_CACHE)
 def _prefixes(path: str) -> tuple[str, ...]:
     """Every ancestor path of a paragraph below body, outermost first, itself included
     (built from the parent's, which siblings share)."""

@@ -83,14 +83,14 @@ def params_for(lang: str, base: Params | None = None) -> Params:
 _TAG_OF = re.compile(r"(?:^|>)([^.#>]*)")
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def path_tags(path: str) -> tuple[str, ...]:
     # lower() maps character by character and never makes ".", "#" or ">", so lowering
     # the whole path first gives each tag lowered
     return tuple(_TAG_OF.findall(path.lower()))
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=8192)
 def _path_flags(path: str) -> tuple[bool, bool]:
     tags = path_tags(path)
     return any(map(_HEADING.match, tags)), "select" in tags
