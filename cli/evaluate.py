@@ -31,7 +31,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gold", action="append", required=True, metavar="FORMAT:PATH[@SPLIT]",
-                   help="gold set; FORMAT is cleaneval, folder or readability (repeatable)")
+                   help="gold set; FORMAT is cleaneval, folder, readability or wceb (repeatable)")
     p.add_argument("--only", metavar="ID,...",
                    help="score only these page ids (e.g. the CJK readability cases)")
     p.add_argument("--extractor", action="append", metavar="NAME",
