@@ -175,3 +175,34 @@ def test_eval_command_rejects_unknown_extractor_and_bad_gold(tmp_path, capsys):
     assert "nope" in capsys.readouterr().err
     assert main(["--gold", f"cleaneval:{tmp_path / 'missing'}"]) == 2
     assert main(["--gold", "nonsense"]) == 2
+
+
+def test_read_wceb_format(tmp_path):
+    import gzip
+    import json
+
+    truth, html = tmp_path / "benchmark" / "ground-truth", tmp_path / "release" / "html"
+    truth.mkdir(parents=True)
+    html.mkdir(parents=True)
+    for fid in ("0001", "0002", "0003"):
+        (truth / f"{fid}.json").write_text(json.dumps({
+            "url": f"https://x.example/{fid}", "file_id": fid,
+            "ground_truth": {"title": "T", "main_content": "First  paragraph &amp; more.\n\nSecond one."}}))
+    for fid in ("0001", "0002"):  # 0003 has no page: skipped
+        (html / f"{fid}.html.gz").write_bytes(gzip.compress(f"<p>page {fid}</p>".encode()))
+    pages = read_gold(f"wceb:{tmp_path}")
+    assert [p.id for p in pages] == ["wceb/0001", "wceb/0002"]
+    assert pages[0].html == b"<p>page 0001</p>" and pages[0].url == "https://x.example/0001"
+    assert pages[0].gold == "First paragraph & more.\nSecond one."
+    split = {p.id: split_of(p.id) for p in pages}
+    assert [p.id for p in read_gold(f"wceb:{tmp_path}", "heldout")] == [i for i, s in split.items() if s == "heldout"]
+    with pytest.raises(FileNotFoundError):
+        read_gold(f"wceb:{tmp_path / 'nope'}")
+
+
+@pytest.mark.shared_data("gold", "wceb_modern_1000")
+def test_wceb_split_of_the_real_data_is_about_one_in_five():
+    pages = read_gold(f"wceb:{DATA.parent / 'wceb_modern_1000'}")
+    held = [p for p in pages if split_of(p.id) == "heldout"]
+    assert len(pages) >= 999 and all(p.gold for p in pages)
+    assert 0.15 < len(held) / len(pages) < 0.25
