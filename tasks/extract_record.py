@@ -16,6 +16,7 @@ from .doc_id import doc_id
 from .language import LanguageDetector
 from .outcomes import Outcome
 from .paragraph import Paragraph, join_paragraphs
+from .html_limits import too_deep
 from .html_paragraphs import extract_paragraphs
 from .warc_reader import RawRecord
 
@@ -125,6 +126,9 @@ def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
     score = _detect(text, ctx, res) if early else 0.0
     if score is None:
         return res
+    if too_deep(text, ctx.config.max_depth):  # would cost the parser quadratic time
+        res.outcome = Outcome.TOO_COMPLEX
+        return res
     try:
         paragraphs = extract_paragraphs(text)
     except Exception:  # the parser must not take the archive down with it
@@ -173,12 +177,16 @@ def _finish(raw: RawRecord, ctx: Context, res: Result, paragraphs: list[Paragrap
     if not paragraphs:
         res.outcome = Outcome.EMPTY
         return res
+    text = join_paragraphs(paragraphs)
+    if len(paragraphs) > ctx.config.max_paragraphs or len(text) > ctx.config.max_text_chars:
+        res.outcome = Outcome.TOO_COMPLEX
+        return res
     labels = None
     if ctx.config.boilerplate != "none":
         labels = classify_paragraphs(ctx.config.boilerplate, paragraphs, res.lang)
     hdrs = raw.http_headers or {}
     res.document = {
-        "text": join_paragraphs(paragraphs),
+        "text": text,
         "docId": doc_id(raw.record_id, ctx.warc_name, raw.offset),
         "url": raw.url,
         "charset": res.charset,

@@ -19,6 +19,7 @@ class Outcome(str, Enum):
     LANG_UNDETERMINED = "lang_undetermined"  # too little evidence: no letters (named targets),
                                        # or below min_chars / min_lang_score
     HTML_PARSE_ERROR = "html_parse_error"  # the HTML parser or paragraph walk failed
+    TOO_COMPLEX = "too_complex"        # past max_depth / max_paragraphs / max_text_chars
     EMPTY = "empty"                    # no paragraph with text
     METADATA = "metadata"              # WAT metadata record: parsed, carries no text
     RECORD_BROKEN = "record_broken"    # the archive broke inside this record (salvaged file)
