@@ -26,8 +26,10 @@ class ExtractConfig:
     min_chars: int = 0                        # letters (or characters of the deciding script) judged
     max_payload: int = 8 * 1024 * 1024        # larger payloads are recorded as oversize
     # Bounds on one page's work, far above the development pages (deepest nesting 56, most
-    # paragraphs 3,158, longest text 1.9 M characters); pages past them are too_complex.
+    # tags 28,400, most paragraphs 3,158, longest text 1.9 M characters); pages past them
+    # are too_complex.
     max_depth: int = 20_000                   # element nesting (lexbor's parse is quadratic in it)
+    max_tags: int = 500_000                   # "<" characters: the parser's time and memory
     max_paragraphs: int = 50_000
     max_text_chars: int = 20_000_000
 

@@ -16,8 +16,8 @@ from .doc_id import doc_id
 from .language import LanguageDetector
 from .outcomes import Outcome
 from .paragraph import Paragraph, join_paragraphs
-from .html_limits import too_deep
-from .html_paragraphs import extract_paragraphs
+from .html_limits import too_complex
+from .html_paragraphs import TooManyParagraphs, extract_paragraphs
 from .warc_reader import RawRecord
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xhtml", "text/xhtml",
@@ -126,11 +126,15 @@ def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
     score = _detect(text, ctx, res) if early else 0.0
     if score is None:
         return res
-    if too_deep(text, ctx.config.max_depth):  # would cost the parser quadratic time
+    cfg = ctx.config
+    if too_complex(text, cfg.max_depth, cfg.max_tags):  # checked before the parser pays for it
         res.outcome = Outcome.TOO_COMPLEX
         return res
     try:
-        paragraphs = extract_paragraphs(text)
+        paragraphs = extract_paragraphs(text, cfg.max_paragraphs)
+    except TooManyParagraphs:
+        res.outcome = Outcome.TOO_COMPLEX
+        return res
     except Exception:  # the parser must not take the archive down with it
         res.outcome = Outcome.HTML_PARSE_ERROR
         return res

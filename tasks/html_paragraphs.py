@@ -203,8 +203,13 @@ def _path_of(i: int, stack: list, kinds: list[int], paths: list[str]) -> str:
     return paths[_PATH_HEAD - 1] + ">...>" + tail
 
 
-def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
-    """Paragraphs of an HTML document, in document order (see the module docstring)."""
+class TooManyParagraphs(ValueError):
+    """The page has more paragraphs than the caller's limit (the walk stops there)."""
+
+
+def extract_paragraphs(html: str | bytes, max_paragraphs: int | None = None) -> list[Paragraph]:
+    """Paragraphs of an HTML document, in document order (see the module docstring).
+    Raises TooManyParagraphs once more than ``max_paragraphs`` were found."""
     if isinstance(html, (bytes, bytearray, memoryview)):
         html = bytes(html).decode("utf-8", "replace")
     if html[:1] == "\ufeff":  # a BOM left by a plain utf-8 decode would be body text
@@ -235,6 +240,8 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
     # cell variables, which costs ~7 % of the walk.
     # hot constants as locals: LOAD_FAST beats LOAD_GLOBAL (~4 % of the walk)
     text_id, comment_id, codes_get = _TEXT_ID, _COMMENT_ID, _CODES.get
+    # checked where a block starts (every paragraph but the last ends at one)
+    limit = max_paragraphs if max_paragraphs is not None else float("inf")
     inline, block, link, cached = _INLINE, _BLOCK, _LINK, _CACHED
     node = body.first_child
     while True:
@@ -281,6 +288,8 @@ def extract_paragraphs(html: str | bytes) -> list[Paragraph]:
         if code is None:
             kind = inline
         elif code == _C_BLOCK or code == _C_PRE:
+            if len(out) > limit:
+                raise TooManyParagraphs(f"more than {max_paragraphs} paragraphs")
             if buf:  # before counting: this start tag belongs to the next paragraph
                 text = _take(buf, in_link)
                 buf = [LINK_START] if in_link else []

@@ -7,21 +7,35 @@ from conftest import shared_data
 from test_extract_archive import read_lake, write_warc
 from warclake.tasks.config import ExtractConfig
 from warclake.tasks.extract_archive import extract_archive
-from warclake.tasks.html_limits import nesting_depth, too_deep
+from warclake.tasks.html_limits import nesting_depth, too_complex
 
-LIMIT = ExtractConfig().max_depth
+LIMIT, TAGS = ExtractConfig().max_depth, ExtractConfig().max_tags
 
 
 @pytest.mark.parametrize("unit", ["<div>x", "<div>x</x>", "<ul><li>x", "<table><tr><td>x", "<section><p>x",
                                   "<svg><path d='M0'/>"])
 def test_deep_nesting_is_too_deep(unit):
-    assert too_deep("<html><body>" + unit * (LIMIT + 10) + "</body></html>", LIMIT)
+    assert too_complex("<html><body>" + unit * (LIMIT + 10) + "</body></html>", LIMIT, TAGS)
 
 
 @pytest.mark.parametrize("unit", ["<p>x", "<li>x", "<br>x", "<div>x</div>", "<img src=a>", "<i>x</i>",
                                   "<option>x", "<svg><path d='M0'/></svg>", "<tr><td>x"])
 def test_long_flat_pages_are_not(unit):
-    assert not too_deep("<html><body><table>" + unit * (LIMIT + 10) + "</table></body></html>", LIMIT)
+    assert not too_complex("<html><body><table>" + unit * (LIMIT + 10) + "</table></body></html>", LIMIT, TAGS)
+
+
+def test_more_tags_than_the_limit_is_too_complex_however_flat():
+    assert too_complex("<br>" * (TAGS + 1), LIMIT, TAGS)
+    assert not too_complex("<br>" * 1000, LIMIT, TAGS)
+
+
+def test_the_walk_stops_past_the_paragraph_limit():
+    from warclake.tasks.html_paragraphs import TooManyParagraphs, extract_paragraphs
+
+    html = "<body>" + "<p>a" * 200 + "</body>"
+    assert len(extract_paragraphs(html, 200)) == 200
+    with pytest.raises(TooManyParagraphs):
+        extract_paragraphs(html, 150)
 
 
 def test_depth_estimate_follows_the_markup():
@@ -38,6 +52,7 @@ def test_hostile_records_are_too_complex_and_the_archive_goes_on(tmp_path):
         ("http://a.example/ok", 200, "text/html", ok, {}),
         ("http://a.example/deep", 200, "text/html", b"<html><body>" + b"<div>a " * 60_000 + b"</body></html>", {}),
         ("http://a.example/many", 200, "text/html", b"<html><body>" + b"<p>a" * 60_000 + b"</body></html>", {}),
+        ("http://a.example/tags", 200, "text/html", b"<html><body>" + b"<br>" * 600_000 + b"</body></html>", {}),
         ("http://a.example/after", 200, "text/html", ok, {}),
     ])
     cfg = ExtractConfig.from_langs("all", boilerplate="sieve")
@@ -48,7 +63,8 @@ def test_hostile_records_are_too_complex_and_the_archive_goes_on(tmp_path):
     outcome = {r["url"]: r["outcome"] for r in ledger if r["record_type"] == "response"}
     assert outcome["http://a.example/deep"] == "too_complex"
     assert outcome["http://a.example/many"] == "too_complex"
-    assert summary["outcomes"]["too_complex"] == 2
+    assert outcome["http://a.example/tags"] == "too_complex"
+    assert summary["outcomes"]["too_complex"] == 3
 
 
 @pytest.mark.shared_data("gold", "wceb_modern_1000")

@@ -87,12 +87,12 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     f = _classes(codes)
     ends = np.cumsum(lens)
     starts = ends - lens
-    para = np.repeat(np.arange(n), lens)          # paragraph of each code point
+    para = np.repeat(np.arange(n, dtype=np.int32), lens)  # paragraph of each code point
     first = np.zeros(total, dtype=bool)
     first[starts[lens > 0]] = True
 
     def per_para(mask: np.ndarray) -> np.ndarray:
-        cs = np.concatenate(([0], np.cumsum(mask, dtype=np.int64)))
+        cs = np.concatenate(([0], np.cumsum(mask, dtype=np.int32)))
         return cs[ends] - cs[starts]
 
     space = (f & SPACE) != 0
@@ -104,7 +104,7 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     cjk = (f & CJK) != 0
     gap = space | cjk
     run_start = ~gap & (np.concatenate(([True], gap[:-1])) | first)
-    run_id = np.cumsum(run_start)
+    run_id = np.cumsum(run_start, dtype=np.int32)
     alnum_at = np.flatnonzero(((f & ALNUM) != 0) & ~gap)
     ids = run_id[alnum_at]
     first_alnum = alnum_at[np.concatenate(([True], ids[1:] != ids[:-1]))] if ids.size else alnum_at
