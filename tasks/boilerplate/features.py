@@ -120,8 +120,6 @@ TEXT_COLS = ["log_len", "log_words", "punct_ratio", "digit_ratio", "upper_ratio"
 _PATH_POS = {c: k for k, c in enumerate(PATH_COLS)}
 _ANCESTOR_SET = frozenset(ANCESTOR_TAGS)
 _OWN_SET = frozenset(OWN_TAGS)
-
-
 _HEADINGS = frozenset(f"h{i}" for i in range(1, 7))
 
 
@@ -143,13 +141,13 @@ def _path_state(path: str) -> tuple:
 @lru_cache(maxsize=PATH_CACHE)
 def _path_vector(path: str) -> np.ndarray:
     """The path-only columns of a paragraph (cached: templates repeat paths)."""
-    parent = path.rpartition(">")[0]
+    parent, _, last = path.rpartition(">")
     any_cols, _, depth, heading, near_cols, prev_near = _path_state(path)
     on = set(any_cols)
     on.update(near_cols, prev_near)
     if parent:  # the ancestors' tags: every element's but the paragraph's own
         on.update(_PATH_POS["anc_" + a] for a in _path_state(parent)[1] & _ANCESTOR_SET)
-    tag = _element_parts(path.rpartition(">")[2])[0]
+    tag = _element_parts(last)[0]
     own = "h" if tag in _HEADINGS else tag
     if own in _OWN_SET:
         on.add(_PATH_POS["tag_" + own])
