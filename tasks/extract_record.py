@@ -139,7 +139,7 @@ def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
         res.outcome = Outcome.HTML_PARSE_ERROR
         return res
     if not early:
-        score = _detect(text, ctx, res, _leading_text(paragraphs, ctx.config.latin_buffer_chars))
+        score = _detect(text, ctx, res, _leading_text(paragraphs, cfg.latin_buffer_chars))
         if score is None:
             return res
     return _finish(raw, ctx, res, paragraphs, score)
