@@ -20,10 +20,11 @@ Usage: python -m warclake.tasks.tooling.eval_language [DATA_ROOT] [--english N] 
 
 Measured with ``--memory`` (767 pages: en 360, ru 106, ja 91, zh 49, ko 36, bg 29, he 23,
 hu 22, el 13, 38 more in 12 languages; CPU time per page on a shared 2-core machine):
-- targets ja: 767/767 accepted or rejected correctly, 0.04 ms/page, no lingua model (28 MiB).
-- targets ja,en,ru,hu: 0.990, 1.7 ms/page, 302 MiB (Cyrillic + Latin models).
-- all: language right on 0.993 (Latin text from the page) or 0.996 (from <p> text), 1.3-1.5
-  ms/page, 363 MiB; lingua's high-accuracy Latin models: 0.992, 1203 MiB, 14 s to load.
+- targets ja: 767/767 accepted or rejected correctly, 0.04 ms/page, no lingua model (31 MiB).
+- targets ja,en,ru,hu: 0.991, 1.1 ms/page, 97 MiB (Cyrillic + Latin trigram models).
+- all: language right on 0.993 (Latin text from the page) or 0.996 (from <p> text), 0.9-1.1
+  ms/page, 101 MiB, 0.6 s to load (trigram models for every script; the full Cyrillic,
+  Arabic and Devanagari models gave the same answers on these items and took 363 MiB).
   With the 711 single sentences: 0.990 on them, 0.993 on pages and sentences together.
 - Uzushio's rule (buffer > 256 characters, one detector for all languages): 0.997 for ja,
   0.443 for all, since Latin-script pages never pass.
