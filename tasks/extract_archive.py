@@ -72,8 +72,9 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     """Extract one archive into the lake; returns the summary that was written.
 
     Raises :class:`TransientInputError` (or OSError) when the input cannot be opened or
-    read -- worth retrying. Corrupt or truncated archives do not raise: their records up
-    to the break are kept and the summary says ``salvaged`` with the offset and error.
+    read -- worth retrying. Corrupt or truncated archives do not raise: every record outside
+    the damage is kept and the summary says ``salvaged``, with the first damage as
+    ``error``/``error_offset`` and every damaged byte range in ``skipped``.
     ``progress``, if given, is called with the input bytes read so far, about every 256 KiB.
     """
     config = config or ExtractConfig()
@@ -126,7 +127,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         status = "failed"
         error = error or ("empty input (0 bytes)" if reader.bytes_read == 0 else "no archive record in the input")
     else:
-        status = "salvaged" if broken else "complete"
+        # complete only when the whole input was read to its end without damage
+        status = "complete" if reader.clean else "salvaged"
     documents_bytes = lake.publish_file(doc_tmp, "documents", dump, name)
     ledger_bytes = lake.publish_file(led_tmp, "ledger", dump, name)
     finished = time.time()
@@ -146,8 +148,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         "status": status,
         "error": error,
         "error_offset": broken.offset if broken else None,
-        # byte ranges skipped after corruption, reading resumed at the next intact record
-        "skipped": [{"from": a, "to": b} for a, b in reader.resumed],
+        # damaged byte ranges (records lost or broken there); reading resumed after each
+        "skipped": [{"offset": s.offset, "length": s.length, "reason": s.reason} for s in reader.skipped],
         "extractor_version": EXTRACTOR_VERSION,
         "schema_version": SCHEMA_VERSION,
         "config_fingerprint": config.fingerprint(),

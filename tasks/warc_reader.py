@@ -1,42 +1,47 @@
 """Streaming reader for WARC / WET / WAT (and ARC) archives, plain or per-record gzip.
 
-Wraps warcio so that:
-- every record comes out with its byte offset (compressed offset for .gz),
-- a truncated or corrupted archive ends the iteration with a recorded break
-  (offset + error) instead of an exception, keeping every record before it; in a
-  seekable per-record gzip archive, reading resumes at the next intact member,
+Wraps warcio's record parser so that:
+- every record comes out with its byte offset (compressed offset of its member for .gz),
+- damage never ends the reading early: a gzip member that does not inflate or fails its
+  CRC/length check, a record cut inside its header or block, a Content-Length that does
+  not match the bytes, garbage between records -- each is one entry of ``skipped``
+  (offset, length, reason), and reading resumes at the next gzip member, or the next line,
+  that starts a record. Only forward reads are used, so this holds on HTTP streams too,
+- ``clean`` is True only when the whole input was read to its end without damage,
 - an error raised by the *underlying stream* (network, storage) is re-raised as
   :class:`TransientInputError`, because retrying those can help while retrying
   corrupt bytes cannot.
 
-Memory stays flat: payloads are read only for candidate records and capped.
+Memory stays flat: payloads are read only for candidate records and capped; what is kept
+for resynchronising is bounded (see ``archive_lines`` and ``gzip_members``).
 """
 from __future__ import annotations
 
 import logging
-import threading
+import re
 import zlib
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from isal import isal_zlib
-from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import BufferedReader
+from warcio.recordloader import ArcWarcRecordLoader
+
+from .archive_lines import LineReader, is_record_line, is_warc_line, starts_record
+from .gzip_members import MemberReader, has_member
 
 log = logging.getLogger(__name__)
 
-
-_members = threading.local()  # the gzip decompressor of the member being read, per thread
+READ_SIZE = 64 << 10     # plain archives: bytes per read
+HEADER_CAP = 1 << 20     # a WARC header longer than this is damage, not a header
+LINE_CAP = 1 << 16       # what is read looking for the blank lines after a block
+PROBE = 256 << 10        # how far an input that starts with neither gzip nor a record is probed for members
+_CONTENT_LENGTH = re.compile(r"\s*\d+\s*", re.ASCII)
 
 
 def _gzip_decompressor():
-    """Inflate with ISA-L (about twice zlib's speed on WARC.gz) and remember the member's
-    decompressor: warcio ends silently at a truncated last member, and its ``eof`` flag is
-    how we notice."""
-    d = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
-    if not getattr(_members, "in_payload", False):  # not an HTTP Content-Encoding: gzip body
-        _members.last = d
-    return d
+    """HTTP bodies with Content-Encoding: gzip inflate with ISA-L (about twice zlib's speed)."""
+    return isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
 
 
 BufferedReader.DECOMPRESSORS["gzip"] = _gzip_decompressor
@@ -47,19 +52,32 @@ class TransientInputError(IOError):
 
 
 class _GuardedStream:
-    """Passes reads through; tags exceptions of the underlying stream as transient."""
+    """Passes reads through; tags exceptions of the underlying stream as transient, and
+    keeps raising once one happened (a caller may have swallowed the first)."""
 
     def __init__(self, raw: BinaryIO):
         self._raw = raw
         self.bytes_read = 0
-        self.head = self._read(4096)  # peeked: tells gzip from plain, and an archive from anything else
-        self._pending = self.head
+        self._pending = b""
+        self._failed: TransientInputError | None = None
 
     def _read(self, size: int) -> bytes:
+        if self._failed is not None:
+            raise self._failed
         try:
             return self._raw.read(size)
         except Exception as exc:  # anything the stream raises is an I/O problem, not bad bytes
-            raise TransientInputError(f"reading input failed after {self.bytes_read} bytes: {exc!r}") from exc
+            self._failed = TransientInputError(f"reading input failed after {self.bytes_read} bytes: {exc!r}")
+            raise self._failed from exc
+
+    def peek(self, size: int) -> bytes:
+        """The first ``size`` bytes still to read (fewer at the end), without consuming them."""
+        while len(self._pending) < size:
+            chunk = self._read(size - len(self._pending))
+            if not chunk:
+                break
+            self._pending += chunk
+        return self._pending[:size]
 
     def read(self, size: int = -1) -> bytes:
         if self._pending:
@@ -92,6 +110,7 @@ class RawRecord:
     http_error: str | None = None   # HTTP head could not be parsed
     _record: object = field(default=None, repr=False)
     _max_payload: int = 0
+    _settle: Callable[[], bool] | None = field(default=None, repr=False)
     _complete: bool | None = None
 
     def read_payload(self) -> tuple[bytes, int | None]:
@@ -100,19 +119,13 @@ class RawRecord:
 
         Raises on decoding errors within the first max_payload bytes.
         """
-        _members.in_payload = True
-        try:
-            return _read_capped(self._record.content_stream(), self._max_payload)
-        finally:
-            _members.in_payload = False
+        return _read_capped(self._record.content_stream(), self._max_payload)
 
     def complete(self) -> bool:
-        """Drain what is left of the record; False when the archive ended inside it."""
+        """Drain what is left of the record; False when it is damaged: cut short, not
+        ending where its Content-Length says, or in a gzip member that fails its checks."""
         if self._complete is None:
-            rest = self._record.raw_stream
-            while rest.read(1 << 16):
-                pass
-            self._complete = not getattr(rest, "limit", 0)
+            self._complete = self._settle() if self._settle is not None else True
         return self._complete
 
     def read_raw(self) -> tuple[bytes, int | None]:
@@ -135,127 +148,242 @@ def _read_capped(stream, cap: int) -> tuple[bytes, int | None]:
             size += len(chunk)
     except TransientInputError:
         raise
-    except Exception:  # bad chunking or encoding, or a corrupt member, past the cap
+    except Exception:  # bad chunking or encoding past the cap
         return data[:cap], None
     return data[:cap], size
 
 
 @dataclass
 class ArchiveBreak:
-    """Where and why an archive stopped being readable."""
+    """Where and why an archive first stopped being readable."""
     offset: int
     error: str
 
 
-class ArchiveReader:
-    """Iterate the records of one archive; after iteration, ``broken`` tells if it ended early.
+@dataclass
+class Skip:
+    """A byte range of the input whose records were lost, and why."""
+    offset: int
+    length: int
+    reason: str
 
-    A record whose block is shorter than its Content-Length (the archive was cut inside
-    it) is still yielded, with ``complete`` False on the reader for that last record, so
-    the caller can account for it as ``record_broken``.
+
+class ArchiveReader:
+    """Iterate the records of one archive; afterwards ``skipped`` lists the damaged ranges,
+    ``broken`` the first of them, and ``clean`` tells whether there were none.
+
+    A damaged record whose header is intact (cut inside its block, a wrong Content-Length,
+    a member failing its CRC) is still yielded, with ``complete()`` False, so the caller
+    can account for it as ``record_broken``.
     """
 
     def __init__(self, raw: BinaryIO, max_payload: int = 8 << 20):
-        self._raw = raw
         self._stream = _GuardedStream(raw)
         self._max_payload = max_payload
-        self.broken: ArchiveBreak | None = None  # the first break
-        self.resumed: list[tuple[int, int]] = []  # (broken at, reading resumed at) per skipped region
+        self._loader = ArcWarcRecordLoader(verify_http=False, arc2warc=True)
+        self.broken: ArchiveBreak | None = None
+        self.skipped: list[Skip] = []
         self.records = 0
-        self._bytes_before = 0  # read by earlier segments (before a resync)
-        self._arc = False
+        self._arc: bool | None = None  # plain input: ARC (True) or WARC records seen so far
 
     @property
     def bytes_read(self) -> int:
-        return self._bytes_before + self._stream.bytes_read
+        return self._stream.bytes_read
+
+    @property
+    def clean(self) -> bool:
+        return not self.skipped
 
     def __iter__(self) -> Iterator[RawRecord]:
-        problem = not_an_archive(self._stream.head)
-        # warcio gives converted ARC records a random WARC-Record-ID: left out, so the
-        # document id is derived from the archive and offset and stays the same per run
-        self._arc = is_arc(self._stream.head)
-        if problem:
-            self.broken = ArchiveBreak(0, problem)
-            return
-        base = 0
-        while True:
-            resume = yield from self._segment(base)
-            if resume is None:
+        head = self._stream.peek(4096)
+        if not head:
+            return  # empty input: no records, nothing wrong
+        if head[:2] == b"\x1f\x8b" or (not starts_record(head) and has_member(self._stream.peek(PROBE))):
+            yield from self._gzip()
+        else:
+            yield from self._plain()
+        if self.records == 0 and self.skipped:  # nothing in it is an archive: say what it is
+            self.broken = ArchiveBreak(0, not_an_archive(head) or self.skipped[0].reason)
+
+    def _skip(self, offset: int, length: int, reason: str) -> None:
+        self.skipped.append(Skip(offset, max(length, 0), reason))
+        if self.broken is None:
+            self.broken = ArchiveBreak(offset, reason)
+        log.warning("archive damaged at %d (%d bytes): %s", offset, length, reason)
+
+    # ---- per-record gzip
+
+    def _gzip(self):
+        members = MemberReader(self._stream.read)
+        pos = 0
+        while not members.at_end(pos):
+            if not members.begin(pos):
+                nxt = members.find_member(pos + 1)
+                self._skip(pos, (members.size if nxt is None else nxt) - pos,
+                           "bytes that are not a gzip member" if nxt is not None or pos == 0
+                           else "trailing bytes after the last gzip member")
+                if nxt is None:
+                    return
+                pos = nxt
+                continue
+            problem = yield from self._member(members)
+            members.drain()
+            problem = problem or members.damage
+            # a damaged member's true end is unknown: look for the next one right after its start
+            nxt = members.end if members.damage is None else members.find_member(members.start + 1)
+            if problem:
+                self._skip(members.start, (members.size if nxt is None else nxt) - members.start, problem)
+            if nxt is None:
                 return
-            self._bytes_before += self._stream.bytes_read
-            self._raw.seek(resume)
-            self._stream = _GuardedStream(self._raw)
-            base = resume
+            pos = nxt
 
-    def _segment(self, base: int):
-        """Read records from the current stream position (archive offset ``base``).
+    def _member(self, members: MemberReader):
+        """The record of the current member; returns why the member is damaged, if it is."""
+        lines = LineReader(members.read)
+        head, problem = self._header(lines, "gzip member")
+        if problem or not head:
+            return problem
+        lines.unread(b"".join(head))
+        rec, problem = self._parse(lines)
+        if problem:
+            return problem
+        state: dict = {}
+        raw = self._wrap(rec, members.start, head[0])
+        raw._settle = lambda: self._settle_member(rec, lines, members, state)
+        self.records += 1
+        yield raw
+        raw.complete()
+        return state.get("problem")
 
-        Returns where to resume after corruption in a gzip archive (the next gzip member
-        that starts a WARC record), or None when the archive is done or cannot resume.
-        """
-        _members.last = None  # before the iterator: it creates the first member's decompressor
-        it = ArchiveIterator(self._stream, arc2warc=True, check_digests=False)
-        offset = base
+    def _settle_member(self, rec, lines: LineReader, members: MemberReader, state: dict) -> bool:
+        missing = _drain(rec)
+        if missing:
+            members.drain()
+            state["problem"] = members.damage or "record runs past the end of its gzip member"
+            return False
+        line = lines.readline(LINE_CAP)
+        while line in (b"\r\n", b"\n"):
+            line = lines.readline(LINE_CAP)
+        ok = True
+        if line and is_record_line(line):
+            state["problem"] = "gzip member holds more than one record (the rest of it is not read)"
+        elif line:
+            state["problem"] = "record is shorter than its gzip member (wrong Content-Length)"
+            ok = False
+        members.drain()
+        if members.damage:
+            state["problem"] = members.damage
+            ok = False
+        return ok
+
+    # ---- plain
+
+    def _plain(self):
+        lines = LineReader(lambda: self._stream.read(READ_SIZE))
+        while True:
+            start = lines.pos
+            head, problem = self._header(lines, "archive")
+            if not head:
+                return
+            if not problem:
+                lines.unread(b"".join(head))
+                lines.mark()  # a wrong Content-Length sends us back here
+                rec, problem = self._parse(lines)
+            if problem:
+                if self._resync(lines, start, problem, rewind=False) is None:
+                    return
+                continue
+            if self._arc is None:
+                self._arc = not is_warc_line(head[0])
+            state: dict = {}
+            raw = self._wrap(rec, start, head[0])
+            raw._settle = lambda: self._settle_plain(rec, lines, head[0], state)
+            self.records += 1
+            yield raw
+            raw.complete()
+            if "problem" in state:
+                if self._resync(lines, start, state["problem"], rewind=True) is None:
+                    return
+            elif "separator" in state:
+                self._skip(*state["separator"])
+            lines.unmark()
+
+    def _resync(self, lines: LineReader, start: int, problem: str, rewind: bool) -> int | None:
+        """Skip from the damaged record at ``start`` to the next line that starts a record
+        (looking from just past the record's first line when it can be read again); its
+        offset, or None at the end of the input."""
+        if rewind and lines.rewind():
+            lines.readline()
+        nxt = lines.scan(self._arc)
+        self._skip(start, lines.pos - start, problem)
+        return nxt
+
+    def _settle_plain(self, rec, lines: LineReader, first: bytes, state: dict) -> bool:
+        if _drain(rec):
+            state["problem"] = "archive ends inside this record (or its Content-Length is too large)"
+            return False
+        # a WARC block is followed by two blank lines with the line end of the record's first
+        # line; ARC writers differ (one newline, or none, counted in the length)
+        want, eol = (2, b"\r\n" if first.endswith(b"\r\n") else b"\n") if is_warc_line(first) else (0, b"\n")
+        sep_start = lines.pos
+        blank = same = 0
+        line = lines.readline(LINE_CAP)
+        while line in (b"\r\n", b"\n"):
+            blank += 1
+            same += line == eol
+            line = lines.readline(LINE_CAP)
+        lines.unread(line)
+        if line and not is_record_line(line):
+            state["problem"] = "record does not end where its Content-Length says"
+            return False
+        if blank < want or same < blank:  # the record is all there; the blank lines after it are not
+            state["separator"] = (sep_start, lines.pos - sep_start,
+                                  "damaged blank lines after a record" if line
+                                  else "archive ends inside the blank lines after its last record")
+        return True
+
+    # ---- both
+
+    def _header(self, lines: LineReader, where: str) -> tuple[list[bytes], str | None]:
+        """The lines of the record header at the current position, leading blank lines
+        skipped; ([], None) at the end. A problem when no record starts here or the
+        header is cut short."""
+        first = lines.readline(LINE_CAP)
+        while first in (b"\r\n", b"\n"):
+            first = lines.readline(LINE_CAP)
+        if not first:
+            return [], None
+        if not is_record_line(first):
+            return [first], "no WARC/ARC record starts here"
+        head, size = [first], len(first)
+        if is_warc_line(first):  # an ARC header is its one line
+            while True:
+                line = lines.readline(HEADER_CAP)
+                if not line:
+                    return head, f"{where} ends inside a record header"
+                head.append(line)
+                size += len(line)
+                if line in (b"\r\n", b"\n"):
+                    break
+                if size > HEADER_CAP:
+                    return head, "record header too long"
+        return head, None
+
+    def _parse(self, lines: LineReader):
+        """warcio's record for the header just put back; (None, problem) when it is unusable."""
         try:
-            for rec in it:
-                offset = base + it.offset  # record start (get_record_offset() would read it to the end)
-                self.records += 1
-                raw = self._wrap(rec, offset)
-                yield raw
-                if not raw.complete():
-                    self._break(offset, "archive ends inside this record")
-                    return None
-            last = getattr(_members, "last", None)
-            gzipped = self._stream.head[:2] == b"\x1f\x8b"
-            if gzipped and last is not None and not last.eof:
-                self._break(offset, "archive ends inside a gzip member (truncated file)")
-            return None
+            rec = self._loader.parse_record_stream(lines, None, None, False, False, False)
         except TransientInputError:
             raise
-        except Exception as exc:  # warcio's ArchiveLoadFailed, zlib errors, bad headers...
-            at = max(base + _safe_offset(it, 0), offset)
-            self._break(at, _describe(exc))
-            log.warning("archive broken at %s: %s", at, _describe(exc))
-            resume = self._next_member(at)
-            if resume is not None:
-                self.resumed.append((at, resume))
-            return resume
+        except Exception as exc:  # headers warcio cannot parse
+            return None, _describe(exc)
+        length = rec.rec_headers.get_header("Content-Length")
+        # warcio reads a bad Content-Length as 0 and a missing one as "to the end"
+        if length is None or not _CONTENT_LENGTH.fullmatch(length):
+            return None, _describe(ValueError(f"bad Content-Length: {length!r}"))
+        return rec, None
 
-    def _break(self, offset: int, error: str) -> None:
-        if self.broken is None:
-            self.broken = ArchiveBreak(offset, error)
-
-    def _next_member(self, after: int) -> int | None:
-        """Offset of the next gzip member after ``after`` that inflates to a WARC record.
-
-        Common Crawl writes one gzip member per record, so after a corrupt member the
-        following records are still readable; this needs a seekable input.
-        """
-        if self._stream.head[:2] != b"\x1f\x8b" or not _seekable(self._raw):
-            return None
-        try:
-            self._raw.seek(after + 1)
-            pos, carry = after + 1, b""
-            while True:
-                chunk = self._raw.read(1 << 20)
-                if not chunk:
-                    return None
-                data = carry + chunk
-                i = data.find(b"\x1f\x8b\x08")
-                while i != -1:
-                    try:
-                        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[i:i + 65536], 8)
-                    except zlib.error:
-                        head = b""
-                    if head.startswith(b"WARC/"):
-                        return pos - len(carry) + i
-                    i = data.find(b"\x1f\x8b\x08", i + 1)
-                carry = data[-65536:]  # a member header may straddle chunks
-                pos += len(chunk)
-        except Exception as exc:  # stream errors: a retry of the whole archive may help
-            raise TransientInputError(f"resync after a corrupt member failed: {exc!r}") from exc
-
-    def _wrap(self, rec, offset: int) -> RawRecord:
+    def _wrap(self, rec, offset: int, first: bytes) -> RawRecord:
         h: dict[str, str] = {}
         for k, v in rec.rec_headers.headers:  # one pass; get_header() rescans the list per call
             h.setdefault(k.lower(), v)
@@ -263,7 +391,9 @@ class ArchiveReader:
             offset=offset,
             rec_type=rec.rec_type or "",
             url=h.get("warc-target-uri"),
-            record_id=None if self._arc else h.get("warc-record-id"),
+            # warcio gives converted ARC records a random WARC-Record-ID: left out, so the
+            # document id is derived from the archive and offset and stays the same per run
+            record_id=h.get("warc-record-id") if is_warc_line(first) else None,
             warc_date=h.get("warc-date"),
             truncated=h.get("warc-truncated"),
             content_type=h.get("content-type"),
@@ -281,6 +411,14 @@ class ArchiveReader:
                 hdrs.setdefault(k.lower(), v)
             raw.http_headers = hdrs
         return raw
+
+
+def _drain(rec) -> int:
+    """Read what is left of the record's block; the bytes missing from it (0: all there)."""
+    rest = rec.raw_stream
+    while rest.read(1 << 16):
+        pass
+    return rest.limit
 
 
 def _describe(exc: Exception) -> str:
@@ -333,23 +471,8 @@ def not_an_archive(head: bytes) -> str | None:
     return f"not a WARC/ARC archive: starts with {shown!r}"
 
 
-def _seekable(raw) -> bool:
-    try:
-        return bool(raw.seekable())
-    except Exception:
-        return False
-
-
 def _int(value: str | None) -> int:
     try:
         return int(value) if value else 0
     except ValueError:
         return 0
-
-
-def _safe_offset(it, fallback: int) -> int:
-    """Where reading stopped: warcio's next-record offset, never before the last record read."""
-    try:
-        return max(int(it.offset), fallback)
-    except Exception:
-        return fallback
