@@ -23,6 +23,9 @@ _WARC_AT_LINE = re.compile(rb"^" + _WARC, re.M)
 _ARC_AT_LINE = re.compile(rb"^" + _ARC, re.M)
 _ANY_AT_LINE = re.compile(rb"^(?:" + _WARC + rb"|" + _ARC + rb")", re.M)
 
+_BLANKS = re.compile(rb"(?:\r?\n)*")
+_HEADER_END = re.compile(rb"\n\r?\n")
+
 HISTORY_CAP = 64 << 20  # bytes kept for a rewind; a longer record can only be resynced past
 SCAN_STEP = 1 << 20
 
@@ -113,10 +116,10 @@ class LineReader:
     def readline(self, size: int | None = -1) -> bytes:
         limit = size if size is not None and size >= 0 else -1
         end = self._buf.find(b"\n", self._i)
-        if end != -1 and (limit < 0 or end + 1 - self._i <= limit):
+        if end != -1 and (limit < 0 or end + 1 - self._i <= limit):  # the common case, kept lean
             data = self._buf[self._i:end + 1]
             self._i = end + 1
-            return self._take(data)
+            return data if self._history is None else self._take(data)
         start = self.pos
         parts = [self._buf[self._i:]]
         got = len(parts[0])
@@ -133,6 +136,36 @@ class LineReader:
             cut = min(cut, limit)
         self._set(data[cut:], start + cut)
         return self._take(data[:cut])
+
+    def _extend(self) -> bool:
+        """Append the next piece of input to what is buffered; False at the end."""
+        chunk = self._more()
+        if chunk:
+            self._set(self._buf[self._i:] + chunk, self.pos)
+        return bool(chunk)
+
+    def peek_header(self, cap: int) -> tuple[bytes, bool]:
+        """Skip blank lines, then return (without consuming) the bytes up to and including
+        the next blank line, and whether that blank line was found within ``cap`` bytes
+        (if not: what there is, up to the end of the input or past ``cap``)."""
+        while True:
+            j = _BLANKS.match(self._buf, self._i).end()
+            if j < len(self._buf) or not self._extend():
+                break
+        if j > self._i:
+            self._take(self._buf[self._i:j])
+            self._i = j
+        if self._i >= len(self._buf):
+            return b"", False
+        frm = self._i
+        while True:
+            m = _HEADER_END.search(self._buf, frm)
+            if m is not None:
+                return self._buf[self._i:m.end()], True
+            seen = len(self._buf) - self._i
+            if seen > cap or not self._extend():
+                return self._buf[self._i:], False
+            frm = max(seen - 2, 0)
 
     def unread(self, data: bytes) -> None:
         """Put back the bytes just read (the last ones returned)."""

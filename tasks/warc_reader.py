@@ -240,15 +240,14 @@ class ArchiveReader:
     def _member(self, members: MemberReader):
         """The record of the current member; returns why the member is damaged, if it is."""
         lines = LineReader(members.read)
-        head, problem = self._header(lines, "gzip member")
-        if problem or not head:
+        first, _, problem = self._header(lines, "gzip member")
+        if problem or not first:
             return problem
-        lines.unread(b"".join(head))
         rec, problem = self._parse(lines)
         if problem:
             return problem
         state: dict = {}
-        raw = self._wrap(rec, members.start, head[0])
+        raw = self._wrap(rec, members.start, first)
         raw._settle = lambda: self._settle_member(rec, lines, members, state)
         self.records += 1
         yield raw
@@ -281,12 +280,10 @@ class ArchiveReader:
     def _plain(self):
         lines = LineReader(lambda: self._stream.read(READ_SIZE))
         while True:
-            start = lines.pos
-            head, problem = self._header(lines, "archive")
-            if not head:
+            first, start, problem = self._header(lines, "archive")
+            if not first:
                 return
             if not problem:
-                lines.unread(b"".join(head))
                 lines.mark()  # a wrong Content-Length sends us back here
                 rec, problem = self._parse(lines)
             if problem:
@@ -294,10 +291,10 @@ class ArchiveReader:
                     return
                 continue
             if self._arc is None:
-                self._arc = not is_warc_line(head[0])
+                self._arc = not is_warc_line(first)
             state: dict = {}
-            raw = self._wrap(rec, start, head[0])
-            raw._settle = lambda: self._settle_plain(rec, lines, head[0], state)
+            raw = self._wrap(rec, start, first)
+            raw._settle = lambda: self._settle_plain(rec, lines, first, state)
             self.records += 1
             yield raw
             raw.complete()
@@ -344,30 +341,23 @@ class ArchiveReader:
 
     # ---- both
 
-    def _header(self, lines: LineReader, where: str) -> tuple[list[bytes], str | None]:
-        """The lines of the record header at the current position, leading blank lines
-        skipped; ([], None) at the end. A problem when no record starts here or the
-        header is cut short."""
-        first = lines.readline(LINE_CAP)
-        while first in (b"\r\n", b"\n"):
-            first = lines.readline(LINE_CAP)
-        if not first:
-            return [], None
+    def _header(self, lines: LineReader, where: str) -> tuple[bytes, int, str | None]:
+        """The first line of the record at the current position and its offset (blank
+        lines before it skipped, nothing else consumed); b"" at the end. A problem (the
+        offending bytes consumed) when no record starts here or its header is cut short."""
+        text, whole = lines.peek_header(HEADER_CAP)
+        start = lines.pos
+        if not text:
+            return b"", start, None
+        first = text[:text.find(b"\n") + 1] or text
         if not is_record_line(first):
-            return [first], "no WARC/ARC record starts here"
-        head, size = [first], len(first)
-        if is_warc_line(first):  # an ARC header is its one line
-            while True:
-                line = lines.readline(HEADER_CAP)
-                if not line:
-                    return head, f"{where} ends inside a record header"
-                head.append(line)
-                size += len(line)
-                if line in (b"\r\n", b"\n"):
-                    break
-                if size > HEADER_CAP:
-                    return head, "record header too long"
-        return head, None
+            lines.readline(LINE_CAP)
+            return first, start, "no WARC/ARC record starts here"
+        if not whole and is_warc_line(first):  # an ARC header is its one line
+            lines.read(len(text))
+            return first, start, (f"{where} ends inside a record header" if len(text) <= HEADER_CAP
+                                  else "record header too long")
+        return first, start, None
 
     def _parse(self, lines: LineReader):
         """warcio's record for the header just put back; (None, problem) when it is unusable."""
