@@ -184,6 +184,10 @@ class LineReader:
     def mark(self) -> None:
         self._history, self._kept = [], 0
 
+    def since_mark(self) -> bytes | None:
+        """What was read since the mark (None when it was too long to keep)."""
+        return None if self._history is None else b"".join(self._history)
+
     def rewind(self) -> bool:
         """Back to the mark, if all of what was read since is still kept."""
         if self._history is None:

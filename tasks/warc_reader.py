@@ -27,6 +27,7 @@ from isal import isal_zlib
 from warcio.bufferedreaders import BufferedReader
 from warcio.recordloader import ArcWarcRecordLoader
 
+from .block_digest import block_digest_ok
 from .archive_lines import LineReader, is_record_line, is_warc_line, starts_record
 from .gzip_members import MemberReader, has_member
 
@@ -294,15 +295,15 @@ class ArchiveReader:
                 self._arc = not is_warc_line(first)
             state: dict = {}
             raw = self._wrap(rec, start, first)
-            raw._settle = lambda: self._settle_plain(rec, lines, first, state)
+            raw._settle = lambda: self._settle_plain(rec, lines, first, start, state)
             self.records += 1
             yield raw
             raw.complete()
             if "problem" in state:
                 if self._resync(lines, start, state["problem"], rewind=True) is None:
                     return
-            elif "separator" in state:
-                self._skip(*state["separator"])
+            elif "damaged" in state:
+                self._skip(*state["damaged"])
             lines.unmark()
 
     def _resync(self, lines: LineReader, start: int, problem: str, rewind: bool) -> int | None:
@@ -315,10 +316,11 @@ class ArchiveReader:
         self._skip(start, lines.pos - start, problem)
         return nxt
 
-    def _settle_plain(self, rec, lines: LineReader, first: bytes, state: dict) -> bool:
+    def _settle_plain(self, rec, lines: LineReader, first: bytes, start: int, state: dict) -> bool:
         if _drain(rec):
             state["problem"] = "archive ends inside this record (or its Content-Length is too large)"
             return False
+        intact = self._block_intact(rec, lines, first)
         # a WARC block is followed by two blank lines with the line end of the record's first
         # line; ARC writers differ (one newline, or none, counted in the length)
         want, eol = (2, b"\r\n" if first.endswith(b"\r\n") else b"\n") if is_warc_line(first) else (0, b"\n")
@@ -333,11 +335,23 @@ class ArchiveReader:
         if line and not is_record_line(line):
             state["problem"] = "record does not end where its Content-Length says"
             return False
-        if blank < want or same < blank:  # the record is all there; the blank lines after it are not
-            state["separator"] = (sep_start, lines.pos - sep_start,
-                                  "damaged blank lines after a record" if line
-                                  else "archive ends inside the blank lines after its last record")
-        return True
+        if not intact:
+            state["damaged"] = (start, sep_start - start, "record fails its WARC-Block-Digest")
+        elif blank < want or same < blank:  # the record is all there; the blank lines after it are not
+            state["damaged"] = (sep_start, lines.pos - sep_start,
+                                "damaged blank lines after a record" if line
+                                else "archive ends inside the blank lines after its last record")
+        return intact
+
+    @staticmethod
+    def _block_intact(rec, lines: LineReader, first: bytes) -> bool:
+        """False when the block just read contradicts the record's WARC-Block-Digest."""
+        declared = rec.rec_headers.get_header("WARC-Block-Digest") if is_warc_line(first) else None
+        kept = lines.since_mark() if declared else None  # the record's header and block
+        if kept is None:
+            return True
+        block = kept[len(kept) - int(rec.rec_headers.get_header("Content-Length")):]
+        return block_digest_ok(declared, block) is not False
 
     # ---- both
 
