@@ -18,10 +18,11 @@ _WARC = rb"WARC/(?:1\.[01]|0\.1[78])\r?\n"
 _ARC = rb"[^\s][^\r\n]* [^ \r\n]+ \d{12,14} [^ \r\n]* \d+\r?\n"
 _WARC_LINE = re.compile(_WARC)
 _ARC_LINE = re.compile(_ARC)
-# The same at any line start, for resynchronising inside garbage.
-_WARC_AT_LINE = re.compile(rb"^" + _WARC, re.M)
+# The same for resynchronising inside garbage: a WARC version line anywhere (a record cut
+# short leaves the next one's first line glued to its last), an ARC line at a line start.
+_WARC_AT_LINE = re.compile(_WARC)
 _ARC_AT_LINE = re.compile(rb"^" + _ARC, re.M)
-_ANY_AT_LINE = re.compile(rb"^(?:" + _WARC + rb"|" + _ARC + rb")", re.M)
+_ANY_AT_LINE = re.compile(rb"(?:" + _WARC + rb"|^" + _ARC + rb")", re.M)
 
 _BLANKS = re.compile(rb"(?:\r?\n)*")
 _HEADER_END = re.compile(rb"\n\r?\n")
@@ -201,9 +202,9 @@ class LineReader:
         self._history = None
 
     def scan(self, arc: bool | None) -> int | None:
-        """Consume up to the next line start that begins a record (WARC, ARC when ``arc``,
-        either when None) and return its position, or None when the input ends first (all
-        of it consumed). The current position must be a line start."""
+        """Consume up to the next record start (WARC, ARC when ``arc``, either when None)
+        and return its position, or None when the input ends first (all of it consumed).
+        The current position must be a line start."""
         pattern = _ANY_AT_LINE if arc is None else _ARC_AT_LINE if arc else _WARC_AT_LINE
         self.unmark()
         mid_line = False  # the buffer starts inside a line longer than a scan step

@@ -119,16 +119,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                     os.unlink(p)
         raise
 
+    status, error = archive_status(reader)
     broken = reader.broken
-    error = broken.error if broken else None
-    if reader.records == 0:
-        # Not an archive at all (garbage, HTML, wrong format) or an empty file (a broken
-        # download): failed, so it is never taken for done.
-        status = "failed"
-        error = error or ("empty input (0 bytes)" if reader.bytes_read == 0 else "no archive record in the input")
-    else:
-        # complete only when the whole input was read to its end without damage
-        status = "complete" if reader.clean else "salvaged"
     documents_bytes = lake.publish_file(doc_tmp, "documents", dump, name)
     ledger_bytes = lake.publish_file(led_tmp, "ledger", dump, name)
     finished = time.time()
@@ -165,6 +157,18 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     return summary
 
 
+def archive_status(reader: ArchiveReader) -> tuple[str, str | None]:
+    """(status, error) of an archive once read: ``complete`` only when the whole input was
+    read to its end without damage; ``failed`` when nothing in it is an archive (garbage,
+    HTML, wrong format) or it is empty (a broken download), so it is never taken for done;
+    ``salvaged`` otherwise, with the first damage as the error."""
+    error = reader.broken.error if reader.broken else None
+    if reader.records == 0:
+        return "failed", error or ("empty input (0 bytes)" if reader.bytes_read == 0
+                                   else "no archive record in the input")
+    return ("complete", None) if reader.clean else ("salvaged", error)
+
+
 def record_failure(input_path: str, dump: str, lake: str | Lake, config: ExtractConfig, error: str) -> dict:
     """Write the summary of an archive that could not be extracted (it vanished, storage kept
     failing after the retries...): status ``failed`` with the error, so reports count it and
@@ -185,4 +189,4 @@ def record_failure(input_path: str, dump: str, lake: str | Lake, config: Extract
     return summary
 
 
-__all__ = ["extract_archive", "record_failure", "TransientInputError"]
+__all__ = ["extract_archive", "archive_status", "record_failure", "TransientInputError"]

@@ -38,6 +38,8 @@ HEADER_CAP = 1 << 20     # a WARC header longer than this is damage, not a heade
 LINE_CAP = 1 << 16       # what is read looking for the blank lines after a block
 PROBE = 256 << 10        # how far an input that starts with neither gzip nor a record is probed for members
 _CONTENT_LENGTH = re.compile(r"\s*\d+\s*", re.ASCII)
+_SINGLE_FIELDS = frozenset({"content-length", "content-type", "warc-type", "warc-record-id", "warc-date"})
+_BAD_FIELD = re.compile(rb"\n[^:\s][^:\n]*\n")  # a header line that is neither "name: value" nor a continuation
 
 
 def _gzip_decompressor():
@@ -73,22 +75,25 @@ class _GuardedStream:
 
     def peek(self, size: int) -> bytes:
         """The first ``size`` bytes still to read (fewer at the end), without consuming them."""
-        while len(self._pending) < size:
-            chunk = self._read(size - len(self._pending))
-            if not chunk:
-                break
-            self._pending += chunk
-        return self._pending[:size]
+        if len(self._pending) < size:
+            parts = [self._pending]
+            have = len(self._pending)
+            while have < size:
+                chunk = self._read(size - have)
+                if not chunk:
+                    break
+                parts.append(chunk)
+                have += len(chunk)
+            self._pending = b"".join(parts)
+        return self._pending[:size] if len(self._pending) > size else self._pending
 
     def read(self, size: int = -1) -> bytes:
-        if self._pending:
-            if size is None or size < 0:
-                data = self._pending + self._read(-1)
-                self._pending = b""
-            else:
-                data, self._pending = self._pending[:size], self._pending[size:]
+        """``size`` bytes, fewer only at the end: a stream that gives a few bytes per read
+        (a slow HTTP body) still comes in whole pieces."""
+        if size is None or size < 0:
+            data, self._pending = self._pending + self._read(-1), b""
         else:
-            data = self._read(size)
+            data, self._pending = self.peek(size), self._pending[size:]
         self.bytes_read += len(data)
         return data
 
@@ -249,26 +254,33 @@ class ArchiveReader:
             return problem
         state: dict = {}
         raw = self._wrap(rec, members.start, first)
-        raw._settle = lambda: self._settle_member(rec, lines, members, state)
+        raw._settle = lambda: self._settle_member(rec, lines, members, first, state)
         self.records += 1
         yield raw
         raw.complete()
         return state.get("problem")
 
-    def _settle_member(self, rec, lines: LineReader, members: MemberReader, state: dict) -> bool:
+    def _settle_member(self, rec, lines: LineReader, members: MemberReader, first: bytes, state: dict) -> bool:
         missing = _drain(rec)
         if missing:
             members.drain()
             state["problem"] = members.damage or "record runs past the end of its gzip member"
             return False
+        # in a member, the block is followed by two blank lines (WARC) or one newline (ARC)
+        want, eol = _after_block(first, in_member=True)
+        same = 0
         line = lines.readline(LINE_CAP)
         while line in (b"\r\n", b"\n"):
+            same += line == eol
             line = lines.readline(LINE_CAP)
         ok = True
         if line and is_record_line(line):
             state["problem"] = "gzip member holds more than one record (the rest of it is not read)"
         elif line:
             state["problem"] = "record is shorter than its gzip member (wrong Content-Length)"
+            ok = False
+        elif same < want:  # the block ran into the blank lines after it
+            state["problem"] = "record runs into the blank lines after it (wrong Content-Length)"
             ok = False
         members.drain()
         if members.damage:
@@ -302,8 +314,14 @@ class ArchiveReader:
             if "problem" in state:
                 if self._resync(lines, start, state["problem"], rewind=True) is None:
                     return
-            elif "damaged" in state:
-                self._skip(*state["damaged"])
+            else:
+                if "damaged" in state:
+                    self._skip(*state["damaged"])
+                if "garbage" in state:
+                    nxt = lines.scan(self._arc)
+                    self._skip(state["garbage"], lines.pos - state["garbage"], "bytes between records that are no record")
+                    if nxt is None:
+                        return
             lines.unmark()
 
     def _resync(self, lines: LineReader, start: int, problem: str, rewind: bool) -> int | None:
@@ -321,9 +339,7 @@ class ArchiveReader:
             state["problem"] = "archive ends inside this record (or its Content-Length is too large)"
             return False
         intact = self._block_intact(rec, lines, first)
-        # a WARC block is followed by two blank lines with the line end of the record's first
-        # line; ARC writers differ (one newline, or none, counted in the length)
-        want, eol = (2, b"\r\n" if first.endswith(b"\r\n") else b"\n") if is_warc_line(first) else (0, b"\n")
+        want, eol = _after_block(first, in_member=False)
         sep_start = lines.pos
         blank = same = 0
         line = lines.readline(LINE_CAP)
@@ -333,11 +349,17 @@ class ArchiveReader:
             line = lines.readline(LINE_CAP)
         lines.unread(line)
         if line and not is_record_line(line):
-            state["problem"] = "record does not end where its Content-Length says"
+            if not (want <= same and blank):
+                state["problem"] = "record does not end where its Content-Length says"
+                return False
+            state["garbage"] = lines.pos  # the record ended as it should; what follows is no record
+        if same < want:  # the block ran into the blank lines after it, or they were cut
+            state["damaged"] = (start, lines.pos - start, "record runs into the blank lines after it"
+                                if line else "archive ends inside the blank lines after its last record")
             return False
         if not intact:
             state["damaged"] = (start, sep_start - start, "record fails its WARC-Block-Digest")
-        elif blank < want or same < blank:  # the record is all there; the blank lines after it are not
+        elif same < blank:  # a writer's quirk or a changed byte: the record itself is all there
             state["damaged"] = (sep_start, lines.pos - sep_start,
                                 "damaged blank lines after a record" if line
                                 else "archive ends inside the blank lines after its last record")
@@ -367,10 +389,14 @@ class ArchiveReader:
         if not is_record_line(first):
             lines.readline(LINE_CAP)
             return first, start, "no WARC/ARC record starts here"
-        if not whole and is_warc_line(first):  # an ARC header is its one line
-            lines.read(len(text))
-            return first, start, (f"{where} ends inside a record header" if len(text) <= HEADER_CAP
-                                  else "record header too long")
+        if is_warc_line(first):  # an ARC header is its one line
+            if not whole:
+                lines.read(len(text))
+                return first, start, (f"{where} ends inside a record header" if len(text) <= HEADER_CAP
+                                      else "record header too long")
+            if _BAD_FIELD.search(text, len(first)):  # e.g. the header ran into an HTTP head
+                lines.read(len(text))
+                return first, start, "malformed WARC header line (no name: value)"
         return first, start, None
 
     def _parse(self, lines: LineReader):
@@ -381,6 +407,11 @@ class ArchiveReader:
             raise
         except Exception as exc:  # headers warcio cannot parse
             return None, _describe(exc)
+        if rec.format == "warc":  # a header that ran into the HTTP head repeats its fields
+            names = [k.lower() for k, _ in rec.rec_headers.headers]
+            twice = {n for n in _SINGLE_FIELDS.intersection(names) if names.count(n) > 1}
+            if twice:
+                return None, f"malformed WARC header (repeated {', '.join(sorted(twice))})"
         length = rec.rec_headers.get_header("Content-Length")
         # warcio reads a bad Content-Length as 0 and a missing one as "to the end"
         if length is None or not _CONTENT_LENGTH.fullmatch(length):
@@ -415,6 +446,15 @@ class ArchiveReader:
                 hdrs.setdefault(k.lower(), v)
             raw.http_headers = hdrs
         return raw
+
+
+def _after_block(first: bytes, in_member: bool) -> tuple[int, bytes]:
+    """How many blank lines follow a record's block, and their line end: two for WARC, with
+    the line end of the record's first line; one newline for ARC in a gzip member, none
+    required in a plain ARC file (writers differ; some count it in the length)."""
+    if is_warc_line(first):
+        return 2, b"\r\n" if first.endswith(b"\r\n") else b"\n"
+    return (1 if in_member else 0), b"\n"
 
 
 def _drain(rec) -> int:
