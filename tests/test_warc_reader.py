@@ -149,3 +149,18 @@ def test_arc_records_get_the_same_document_ids_on_every_run(tmp_path):
         path = tmp_path / f"lake{run}" / "documents" / "dump=D" / "example.arc.gz.parquet"
         ids.append(pq.read_table(path, columns=["docId"]).column("docId").to_pylist())
     assert ids[0] == ids[1]
+
+
+def test_a_stream_error_swallowed_by_the_caller_is_raised_again(archive):
+    """The extractor turns payload errors into an outcome; a dropped connection must still
+    end the archive as transient, not as a damaged record."""
+    data = open(archive, "rb").read()
+    reader = ArchiveReader(FlakyStream(data, len(data) // 2))
+    with pytest.raises(TransientInputError):
+        for rec in reader:
+            try:
+                rec.read_payload()
+            except Exception:
+                pass
+            rec.complete()
+    assert reader.skipped == []
