@@ -27,7 +27,7 @@ _ANY_AT_LINE = re.compile(rb"(?:" + _WARC + rb"|^" + _ARC + rb")", re.M)
 _BLANKS = re.compile(rb"(?:\r?\n)*")
 _HEADER_END = re.compile(rb"\n\r?\n")
 
-HISTORY_CAP = 64 << 20  # bytes kept for a rewind; a longer record can only be resynced past
+HISTORY_CAP = 16 << 20  # bytes kept for a rewind; past this a record can only be resynced past
 SCAN_STEP = 1 << 20
 
 
@@ -148,16 +148,24 @@ class LineReader:
     def peek_header(self, cap: int) -> tuple[bytes, bool]:
         """Skip blank lines, then return (without consuming) the bytes up to and including
         the next blank line, and whether that blank line was found within ``cap`` bytes
-        (if not: what there is, up to the end of the input or past ``cap``)."""
+        (if not: what there is, up to the end of the input or past ``cap``). Anything but
+        a WARC header is its first line (an ARC header, or no header at all)."""
         while True:
             j = _BLANKS.match(self._buf, self._i).end()
-            if j < len(self._buf) or not self._extend():
+            more = j >= len(self._buf) - 1 and self._buf[j:] in (b"", b"\r")  # a CR LF may straddle reads
+            if not more or not self._extend():
                 break
         if j > self._i:
             self._take(self._buf[self._i:j])
             self._i = j
         if self._i >= len(self._buf):
             return b"", False
+        while not self._buf.startswith(b"WARC/"[:len(self._buf) - self._i], self._i):
+            nl = self._buf.find(b"\n", self._i, self._i + cap)
+            if nl != -1:
+                return self._buf[self._i:nl + 1], True
+            if len(self._buf) - self._i > cap or not self._extend():
+                return self._buf[self._i:self._i + cap + 1], False
         frm = self._i
         while True:
             m = _HEADER_END.search(self._buf, frm)

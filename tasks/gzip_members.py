@@ -19,7 +19,7 @@ from .archive_lines import starts_record
 
 MAGIC = b"\x1f\x8b\x08"    # gzip id and the deflate method: how every member starts
 READ_SIZE = 32 << 10       # compressed bytes per read: the inflated output stays small
-KEEP_CAP = 64 << 20        # compressed bytes of one member kept for a rescan
+KEEP_CAP = 16 << 20        # compressed bytes of one member kept for a rescan (records are far smaller)
 PEEK = 4096                # compressed bytes inflated to judge a candidate member
 SCAN_STEP = 1 << 20
 

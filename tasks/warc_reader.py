@@ -249,11 +249,11 @@ class ArchiveReader:
         first, _, problem = self._header(lines, "gzip member")
         if problem or not first:
             return problem
-        rec, problem = self._parse(lines)
+        rec, h, problem = self._parse(lines)
         if problem:
             return problem
         state: dict = {}
-        raw = self._wrap(rec, members.start, first)
+        raw = self._wrap(rec, h, members.start, first)
         raw._settle = lambda: self._settle_member(rec, lines, members, first, state)
         self.records += 1
         yield raw
@@ -298,7 +298,7 @@ class ArchiveReader:
                 return
             if not problem:
                 lines.mark()  # a wrong Content-Length sends us back here
-                rec, problem = self._parse(lines)
+                rec, h, problem = self._parse(lines)
             if problem:
                 if self._resync(lines, start, problem, rewind=False) is None:
                     return
@@ -306,7 +306,7 @@ class ArchiveReader:
             if self._arc is None:
                 self._arc = not is_warc_line(first)
             state: dict = {}
-            raw = self._wrap(rec, start, first)
+            raw = self._wrap(rec, h, start, first)
             raw._settle = lambda: self._settle_plain(rec, lines, first, start, state)
             self.records += 1
             yield raw
@@ -400,28 +400,31 @@ class ArchiveReader:
         return first, start, None
 
     def _parse(self, lines: LineReader):
-        """warcio's record for the header just put back; (None, problem) when it is unusable."""
+        """warcio's record at the current position and its header fields (lower-cased names,
+        first value wins); (None, None, problem) when it is unusable."""
         try:
             rec = self._loader.parse_record_stream(lines, None, None, False, False, False)
         except TransientInputError:
             raise
         except Exception as exc:  # headers warcio cannot parse
-            return None, _describe(exc)
-        if rec.format == "warc":  # a header that ran into the HTTP head repeats its fields
-            names = [k.lower() for k, _ in rec.rec_headers.headers]
-            twice = {n for n in _SINGLE_FIELDS.intersection(names) if names.count(n) > 1}
-            if twice:
-                return None, f"malformed WARC header (repeated {', '.join(sorted(twice))})"
-        length = rec.rec_headers.get_header("Content-Length")
+            return None, None, _describe(exc)
+        h: dict[str, str] = {}
+        twice = set()
+        for k, v in rec.rec_headers.headers:  # one pass; get_header() rescans the list per call
+            k = k.lower()
+            if k not in h:
+                h[k] = v
+            elif k in _SINGLE_FIELDS:  # a header that ran into the HTTP head repeats its fields
+                twice.add(k)
+        if twice:
+            return None, None, f"malformed WARC header (repeated {', '.join(sorted(twice))})"
+        length = h.get("content-length")
         # warcio reads a bad Content-Length as 0 and a missing one as "to the end"
         if length is None or not _CONTENT_LENGTH.fullmatch(length):
-            return None, _describe(ValueError(f"bad Content-Length: {length!r}"))
-        return rec, None
+            return None, None, _describe(ValueError(f"bad Content-Length: {length!r}"))
+        return rec, h, None
 
-    def _wrap(self, rec, offset: int, first: bytes) -> RawRecord:
-        h: dict[str, str] = {}
-        for k, v in rec.rec_headers.headers:  # one pass; get_header() rescans the list per call
-            h.setdefault(k.lower(), v)
+    def _wrap(self, rec, h: dict[str, str], offset: int, first: bytes) -> RawRecord:
         raw = RawRecord(
             offset=offset,
             rec_type=rec.rec_type or "",
@@ -487,14 +490,6 @@ def _leading_text(head: bytes) -> bytes:
     empty when a gzip member is too long to peek into."""
     text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 64) if head[:2] == b"\x1f\x8b" else head
     return text.lstrip(b"\r\n")
-
-
-def is_arc(head: bytes) -> bool:
-    """An ARC file (its first record is the ``filedesc://`` header)."""
-    try:
-        return _leading_text(head).startswith(b"filedesc://")
-    except zlib.error:
-        return False
 
 
 def not_an_archive(head: bytes) -> str | None:
