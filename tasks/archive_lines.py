@@ -152,7 +152,8 @@ class LineReader:
         a WARC header is its first line (an ARC header, or no header at all)."""
         while True:
             j = _BLANKS.match(self._buf, self._i).end()
-            more = j >= len(self._buf) - 1 and self._buf[j:] in (b"", b"\r")  # a CR LF may straddle reads
+            n = len(self._buf)
+            more = j == n or (j == n - 1 and self._buf[j] == 13)  # a CR LF may straddle reads
             if not more or not self._extend():
                 break
         if j > self._i:

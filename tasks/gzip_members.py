@@ -103,7 +103,9 @@ class MemberReader:
         """Start the member at ``pos``; False when no gzip member starts there."""
         self._drop_before(pos)
         self.start, self.end, self.damage = pos, None, None
-        if self._bytes(pos, pos + 3) != MAGIC:
+        head = self._chunks[0] if self._chunks else b""
+        at = pos - self._base
+        if not (head.startswith(MAGIC, at) if at + 3 <= len(head) else self._bytes(pos, pos + 3) == MAGIC):
             return False
         self._d = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
         self._fed = pos

@@ -246,7 +246,7 @@ class ArchiveReader:
     def _member(self, members: MemberReader):
         """The record of the current member; returns why the member is damaged, if it is."""
         lines = LineReader(members.read)
-        first, _, problem = self._header(lines, "gzip member")
+        first, _, problem = self._header(lines, "gzip member", checked=False)  # the CRC covers it
         if problem or not first:
             return problem
         rec, h, problem = self._parse(lines)
@@ -293,7 +293,7 @@ class ArchiveReader:
     def _plain(self):
         lines = LineReader(lambda: self._stream.read(READ_SIZE))
         while True:
-            first, start, problem = self._header(lines, "archive")
+            first, start, problem = self._header(lines, "archive", checked=True)
             if not first:
                 return
             if not problem:
@@ -304,7 +304,7 @@ class ArchiveReader:
                     return
                 continue
             if self._arc is None:
-                self._arc = not is_warc_line(first)
+                self._arc = not first.startswith(b"WARC/")
             state: dict = {}
             raw = self._wrap(rec, h, start, first)
             raw._settle = lambda: self._settle_plain(rec, lines, first, start, state)
@@ -368,7 +368,7 @@ class ArchiveReader:
     @staticmethod
     def _block_intact(rec, lines: LineReader, first: bytes) -> bool:
         """False when the block just read contradicts the record's WARC-Block-Digest."""
-        declared = rec.rec_headers.get_header("WARC-Block-Digest") if is_warc_line(first) else None
+        declared = rec.rec_headers.get_header("WARC-Block-Digest") if first.startswith(b"WARC/") else None
         kept = lines.since_mark() if declared else None  # the record's header and block
         if kept is None:
             return True
@@ -377,7 +377,7 @@ class ArchiveReader:
 
     # ---- both
 
-    def _header(self, lines: LineReader, where: str) -> tuple[bytes, int, str | None]:
+    def _header(self, lines: LineReader, where: str, checked: bool) -> tuple[bytes, int, str | None]:
         """The first line of the record at the current position and its offset (blank
         lines before it skipped, nothing else consumed); b"" at the end. A problem (the
         offending bytes consumed) when no record starts here or its header is cut short."""
@@ -394,7 +394,8 @@ class ArchiveReader:
                 lines.read(len(text))
                 return first, start, (f"{where} ends inside a record header" if len(text) <= HEADER_CAP
                                       else "record header too long")
-            if _BAD_FIELD.search(text, len(first)):  # e.g. the header ran into an HTTP head
+            # no checksum covers a plain header: one that ran into the HTTP head is damage
+            if checked and _BAD_FIELD.search(text, len(first)):
                 lines.read(len(text))
                 return first, start, "malformed WARC header line (no name: value)"
         return first, start, None
@@ -431,7 +432,7 @@ class ArchiveReader:
             url=h.get("warc-target-uri"),
             # warcio gives converted ARC records a random WARC-Record-ID: left out, so the
             # document id is derived from the archive and offset and stays the same per run
-            record_id=h.get("warc-record-id") if is_warc_line(first) else None,
+            record_id=h.get("warc-record-id") if first.startswith(b"WARC/") else None,
             warc_date=h.get("warc-date"),
             truncated=h.get("warc-truncated"),
             content_type=h.get("content-type"),
@@ -455,7 +456,7 @@ def _after_block(first: bytes, in_member: bool) -> tuple[int, bytes]:
     """How many blank lines follow a record's block, and their line end: two for WARC, with
     the line end of the record's first line; one newline for ARC in a gzip member, none
     required in a plain ARC file (writers differ; some count it in the length)."""
-    if is_warc_line(first):
+    if first.startswith(b"WARC/"):
         return 2, b"\r\n" if first.endswith(b"\r\n") else b"\n"
     return (1 if in_member else 0), b"\n"
 
