@@ -217,3 +217,20 @@ def test_fuzzer_slice_finds_nothing():
     totals = run(300, seed=7, timeout=20, root=shared_data("warc"), out=out)
     assert totals["cases"] == 300
     assert {c: totals.get(c, 0) for c in COUNTS} == {c: 0 for c in COUNTS}, out.getvalue()
+
+
+def test_a_damaged_archive_over_http_reads_as_the_local_file(cc_gz, tmp_path):
+    """Resynchronising never seeks: an archive streamed over HTTP loses no more."""
+    from http_server import LocalHTTPServer
+
+    spans = members(cc_gz)
+    a = spans[33][0]
+    served = tmp_path / "www"
+    served.mkdir()
+    (served / "bad.warc.gz").write_bytes(cc_gz[:a + 50] + b"\0" * 100 + cc_gz[a + 150:])
+    local = extract_archive(str(served / "bad.warc.gz"), "D", str(tmp_path / "local"), CFG)
+    with LocalHTTPServer(str(served)) as srv:
+        remote = extract_archive(f"{srv.url}/bad.warc.gz", "D", str(tmp_path / "remote"), CFG)
+    assert remote["status"] == local["status"] == "salvaged"
+    assert remote["skipped"] == local["skipped"] and remote["records"] == local["records"] == 49
+    assert docs_of(tmp_path / "remote", "bad.warc.gz") == docs_of(tmp_path / "local", "bad.warc.gz")
