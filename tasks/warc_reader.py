@@ -27,8 +27,8 @@ from isal import isal_zlib
 from warcio.bufferedreaders import BufferedReader
 from warcio.recordloader import ArcWarcRecordLoader
 
-from .block_digest import block_digest_ok
 from .archive_lines import LineReader, is_record_line, is_warc_line, starts_record
+from .block_digest import block_digest_ok
 from .gzip_members import MemberReader, has_member
 
 log = logging.getLogger(__name__)
@@ -178,9 +178,9 @@ class ArchiveReader:
     """Iterate the records of one archive; afterwards ``skipped`` lists the damaged ranges,
     ``broken`` the first of them, and ``clean`` tells whether there were none.
 
-    A damaged record whose header is intact (cut inside its block, a wrong Content-Length,
-    a member failing its CRC) is still yielded, with ``complete()`` False, so the caller
-    can account for it as ``record_broken``.
+    A damaged record whose header could be read (cut inside its block, a wrong
+    Content-Length, in a member found damaged after its header) is still yielded, with
+    ``complete()`` False, so the caller can account for it as ``record_broken``.
     """
 
     def __init__(self, raw: BinaryIO, max_payload: int = 8 << 20):

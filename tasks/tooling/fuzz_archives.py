@@ -37,7 +37,6 @@ import signal
 import sys
 import time
 import traceback
-import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
