@@ -419,6 +419,8 @@ class ArchiveReader:
                 twice.add(k)
         if twice:
             return None, None, f"malformed WARC header (repeated {', '.join(sorted(twice))})"
+        if not h.get("warc-type"):  # mandatory: without it the record would be one of type ''
+            return None, None, "WARC header without WARC-Type"
         length = h.get("content-length")
         # warcio reads a bad Content-Length as 0 and a missing one as "to the end"
         if length is None or not _CONTENT_LENGTH.fullmatch(length):

@@ -179,6 +179,13 @@ def test_plain_warc_resumes_after_a_damaged_record(tmp_path):
     shift = len(bad) - (len(data) - starts[15])
     assert s["status"] == "salvaged" and s["records"] == 50
     assert_only_lost(good, docs, {starts[15]}, shift_from=starts[16], shift=shift)
+    # a malformed Content-Length: that record is skipped, up to the next one exactly
+    bad = re.sub(rb"Content-Length: \d+", b"Content-Length: abc", data[starts[20]:], 1)
+    s, docs = extract(tmp_path, data[:starts[20]] + bad, "abc.warc")
+    shift = len(bad) - (len(data) - starts[20])
+    assert s["status"] == "salvaged" and s["records"] == 49 and s["error_offset"] == starts[20]
+    assert [(k["offset"], k["length"]) for k in s["skipped"]] == [(starts[20], starts[21] + shift - starts[20])]
+    assert_only_lost(good, docs, {starts[20]}, shift_from=starts[21], shift=shift)
     # a changed byte inside a page is caught by the record's WARC-Block-Digest
     k = next(k for k in range(25, 49) if b"WARC-Type: response" in data[starts[k]:starts[k] + 100])
     at = starts[k + 1] - 200
