@@ -134,13 +134,14 @@ def test_a_malformed_header_is_skipped_exactly(cc_gz, whole, tmp_path):
     assert_only_lost(whole, docs, {a}, shift_from=b, shift=end - b)
 
 
-@pytest.mark.parametrize("how", ["crc", "deletion"])
+@pytest.mark.parametrize("how", ["crc", "length", "deletion"])
 def test_damage_in_a_late_member_is_never_complete(cc_gz, whole, tmp_path, how):
     """Problem 5: a CRC flip or an 80-byte deletion in a late member was `complete` with a
-    record missing."""
+    record missing (the member trailer: CRC32, then the inflated length)."""
     spans = members(cc_gz)
     a, b = spans[45]
-    bad = (cc_gz[:b - 6] + bytes([cc_gz[b - 6] ^ 1]) + cc_gz[b - 5:] if how == "crc"
+    at = {"crc": b - 6, "length": b - 2}.get(how)
+    bad = (cc_gz[:at] + bytes([cc_gz[at] ^ 1]) + cc_gz[at + 1:] if at
            else cc_gz[:a + 100] + cc_gz[a + 180:])
     s, docs = extract(tmp_path, bad)
     assert s["status"] == "salvaged" and s["records"] == 49
