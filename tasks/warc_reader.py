@@ -27,7 +27,7 @@ from isal import isal_zlib
 from warcio.bufferedreaders import BufferedReader
 from warcio.recordloader import ArcWarcRecordLoader
 
-from .archive_lines import LineReader, is_record_line, is_warc_line, starts_record
+from .archive_lines import LineReader, is_arc_line, is_record_line, is_warc_line, starts_record
 from .block_digest import block_digest_ok
 from .gzip_members import MemberReader, has_member
 
@@ -386,10 +386,11 @@ class ArchiveReader:
         if not text:
             return b"", start, None
         first = text[:text.find(b"\n") + 1] or text
-        if not is_record_line(first):
+        warc = is_warc_line(first)
+        if not warc and not is_arc_line(first):
             lines.readline(LINE_CAP)
             return first, start, "no WARC/ARC record starts here"
-        if is_warc_line(first):  # an ARC header is its one line
+        if warc:  # an ARC header is its one line
             if not whole:
                 lines.read(len(text))
                 return first, start, (f"{where} ends inside a record header" if len(text) <= HEADER_CAP
