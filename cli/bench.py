@@ -4,7 +4,8 @@ Runs the per-archive extraction (no Prefect) into a throw-away lake and reports 
 MB/s of compressed input per core (CPU time), peak RSS and, with --profile, the share of
 time per stage (grouped by module). ``--modes`` measures several configurations in one
 run, each in a fresh process (its own peak RSS, no warm caches), beside ``read``: a bare
-warcio read of every record, the ceiling of the reader.
+warcio read of every record, the ceiling of the reader, and ``reader``: the same read
+through the project's reader (every gzip member checked, damage resynced).
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ from warclake.tasks.language import LanguageDetector
 STAGES = [
     ("warcio", "warc read + inflate"), ("isal", "warc read + inflate"), ("zlib", "warc read + inflate"),
     ("'read' of '_io", "warc read + inflate"),
-    ("warc_reader", "warc read + inflate"),
+    ("warc_reader", "warc read + inflate"), ("archive_lines", "warc read + inflate"),
+    ("gzip_members", "warc read + inflate"),
     ("charset_normalizer", "charset (detector)"), ("tasks/charset", "charset (sniff + decode)"),
     ("lingua", "language (lingua)"), ("tasks/language", "language (buffer + routing)"),
     ("selectolax", "html parse"), ("lexbor", "html parse"), ("re.Pattern", "regular expressions"),
@@ -43,8 +45,9 @@ def add_parser(sub) -> None:
                    help="also time the Prefect flow with these worker counts (e.g. 0,1,2): speed-up of "
                         "N worker processes over 1, and (0) Prefect's overhead per archive over the plain loop")
     p.add_argument("--modes", default=None, metavar="MODE,...",
-                   help="compare modes in one run: 'read' (bare warcio) and LANGS[+BOILERPLATE], e.g. "
-                        "read,ja,all,all+sieve (LANGS joined by '/' for several: ja/en+sieve)")
+                   help="compare modes in one run: 'read' (bare warcio), 'reader' (the same through "
+                        "warclake's reader) and LANGS[+BOILERPLATE], e.g. "
+                        "read,reader,ja,all,all+sieve (LANGS joined by '/' for several: ja/en+sieve)")
     p.add_argument("--markdown", default=None, metavar="FILE", help="with --modes: write the table to FILE")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.set_defaults(handler=run)
@@ -184,6 +187,17 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
                     rec.content_stream().read()
                     records += 1
         cpu = time.process_time() - cpu0
+    elif mode == "reader":
+        from warclake.tasks.warc_reader import ArchiveReader
+
+        cpu0 = time.process_time()
+        for path in inputs:
+            with open(path, "rb") as fh:
+                for rec in ArchiveReader(fh):
+                    rec._record.content_stream().read()
+                    rec.complete()
+                    records += 1
+        cpu = time.process_time() - cpu0
     else:
         langs, boilerplate = parse_mode(mode)
         config = ExtractConfig.from_langs(langs, boilerplate=boilerplate)
@@ -210,14 +224,14 @@ def run_modes(args) -> int:
     inputs = [p for p in resolve_inputs(args.inputs) if "://" not in p]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     for m in modes:  # a typo fails before minutes of measuring
-        if m != "read":
+        if m not in ("read", "reader"):
             ExtractConfig.from_langs(parse_mode(m)[0], boilerplate=parse_mode(m)[1])
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per mode
     results = []
     for m in modes:
         with ctx.Pool(1) as pool:
             results.append(pool.apply(measure_mode, (m, inputs, False)))
-            if args.profile and m != "read":
+            if args.profile and m not in ("read", "reader"):
                 results[-1]["stages"] = pool.apply(measure_mode, (m, inputs, True))["stages"]
         r = results[-1]
         print(f"{m}: {r['in_bytes'] / 1e6 / r['cpu']:.1f} MB/s per core", file=sys.stderr, flush=True)

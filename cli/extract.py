@@ -87,8 +87,10 @@ def run(args) -> int:
                 continue
             bar.archive_done(s["input_bytes"])
             kept = s["outcomes"].get("kept", 0)
-            where = f"broke at {s['error_offset']}: " if s["error_offset"] is not None else ""
-            note = f" ({where}{s['error']})" if s["error"] else ""
+            where = f"damaged at {s['error_offset']}: " if s["error_offset"] is not None else ""
+            more = len(s["skipped"]) - 1
+            note = (f" ({where}{s['error']}" + (f"; {more} more damaged ranges" if more > 0 else "") + ")"
+                    if s["error"] else "")
             bar.print(f"{s['warc_file']}: {s['status']}, {s['records']} records, {kept} documents{note}")
             if s["status"] == "failed":
                 failed += 1

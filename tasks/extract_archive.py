@@ -72,8 +72,9 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     """Extract one archive into the lake; returns the summary that was written.
 
     Raises :class:`TransientInputError` (or OSError) when the input cannot be opened or
-    read -- worth retrying. Corrupt or truncated archives do not raise: their records up
-    to the break are kept and the summary says ``salvaged`` with the offset and error.
+    read -- worth retrying. Corrupt or truncated archives do not raise: every record outside
+    the damage is kept and the summary says ``salvaged``, with the first damage as
+    ``error``/``error_offset`` and every damaged byte range in ``skipped``.
     ``progress``, if given, is called with the input bytes read so far, about every 256 KiB.
     """
     config = config or ExtractConfig()
@@ -118,15 +119,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                     os.unlink(p)
         raise
 
+    status, error = archive_status(reader)
     broken = reader.broken
-    error = broken.error if broken else None
-    if reader.records == 0:
-        # Not an archive at all (garbage, HTML, wrong format) or an empty file (a broken
-        # download): failed, so it is never taken for done.
-        status = "failed"
-        error = error or ("empty input (0 bytes)" if reader.bytes_read == 0 else "no archive record in the input")
-    else:
-        status = "salvaged" if broken else "complete"
     documents_bytes = lake.publish_file(doc_tmp, "documents", dump, name)
     ledger_bytes = lake.publish_file(led_tmp, "ledger", dump, name)
     finished = time.time()
@@ -146,8 +140,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         "status": status,
         "error": error,
         "error_offset": broken.offset if broken else None,
-        # byte ranges skipped after corruption, reading resumed at the next intact record
-        "skipped": [{"from": a, "to": b} for a, b in reader.resumed],
+        # damaged byte ranges (records lost or broken there); reading resumed after each
+        "skipped": [{"offset": s.offset, "length": s.length, "reason": s.reason} for s in reader.skipped],
         "extractor_version": EXTRACTOR_VERSION,
         "schema_version": SCHEMA_VERSION,
         "config_fingerprint": config.fingerprint(),
@@ -161,6 +155,18 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     log.info("%s: %s, %d records, %d documents, %.1fs", name, status, reader.records, docs.count,
              finished - started)
     return summary
+
+
+def archive_status(reader: ArchiveReader) -> tuple[str, str | None]:
+    """(status, error) of an archive once read: ``complete`` only when the whole input was
+    read to its end without damage; ``failed`` when nothing in it is an archive (garbage,
+    HTML, wrong format) or it is empty (a broken download), so it is never taken for done;
+    ``salvaged`` otherwise, with the first damage as the error."""
+    error = reader.broken.error if reader.broken else None
+    if reader.records == 0:
+        return "failed", error or ("empty input (0 bytes)" if reader.bytes_read == 0
+                                   else "no archive record in the input")
+    return ("complete", None) if reader.clean else ("salvaged", error)
 
 
 def record_failure(input_path: str, dump: str, lake: str | Lake, config: ExtractConfig, error: str) -> dict:
@@ -183,4 +189,4 @@ def record_failure(input_path: str, dump: str, lake: str | Lake, config: Extract
     return summary
 
 
-__all__ = ["extract_archive", "record_failure", "TransientInputError"]
+__all__ = ["extract_archive", "archive_status", "record_failure", "TransientInputError"]

@@ -1,42 +1,50 @@
 """Streaming reader for WARC / WET / WAT (and ARC) archives, plain or per-record gzip.
 
-Wraps warcio so that:
-- every record comes out with its byte offset (compressed offset for .gz),
-- a truncated or corrupted archive ends the iteration with a recorded break
-  (offset + error) instead of an exception, keeping every record before it; in a
-  seekable per-record gzip archive, reading resumes at the next intact member,
+Wraps warcio's record parser so that:
+- every record comes out with its byte offset (compressed offset of its member for .gz),
+- damage never ends the reading early: a gzip member that does not inflate or fails its
+  CRC/length check, a record cut inside its header or block, a Content-Length that does
+  not match the bytes, garbage between records -- each is one entry of ``skipped``
+  (offset, length, reason), and reading resumes at the next gzip member, or the next line,
+  that starts a record. Only forward reads are used, so this holds on HTTP streams too,
+- ``clean`` is True only when the whole input was read to its end without damage,
 - an error raised by the *underlying stream* (network, storage) is re-raised as
   :class:`TransientInputError`, because retrying those can help while retrying
   corrupt bytes cannot.
 
-Memory stays flat: payloads are read only for candidate records and capped.
+Memory stays flat: payloads are read only for candidate records and capped; what is kept
+for resynchronising is bounded (see ``archive_lines`` and ``gzip_members``).
 """
 from __future__ import annotations
 
 import logging
-import threading
+import re
 import zlib
 from dataclasses import dataclass, field
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Callable, Iterator
 
 from isal import isal_zlib
-from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import BufferedReader
+from warcio.recordloader import ArcWarcRecordLoader
+
+from .archive_lines import LineReader, is_arc_line, is_record_line, is_warc_line, starts_record
+from .block_digest import block_digest_ok
+from .gzip_members import MemberReader, has_member
 
 log = logging.getLogger(__name__)
 
-
-_members = threading.local()  # the gzip decompressor of the member being read, per thread
+READ_SIZE = 64 << 10     # plain archives: bytes per read
+HEADER_CAP = 1 << 20     # a WARC header longer than this is damage, not a header
+LINE_CAP = 1 << 16       # what is read looking for the blank lines after a block
+PROBE = 256 << 10        # how far an input that starts with neither gzip nor a record is probed for members
+_CONTENT_LENGTH = re.compile(r"\s*\d+\s*", re.ASCII)
+_SINGLE_FIELDS = frozenset({"content-length", "content-type", "warc-type", "warc-record-id", "warc-date"})
+_BAD_FIELD = re.compile(rb"\n[^:\s][^:\n]*\n")  # a header line that is neither "name: value" nor a continuation
 
 
 def _gzip_decompressor():
-    """Inflate with ISA-L (about twice zlib's speed on WARC.gz) and remember the member's
-    decompressor: warcio ends silently at a truncated last member, and its ``eof`` flag is
-    how we notice."""
-    d = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
-    if not getattr(_members, "in_payload", False):  # not an HTTP Content-Encoding: gzip body
-        _members.last = d
-    return d
+    """HTTP bodies with Content-Encoding: gzip inflate with ISA-L (about twice zlib's speed)."""
+    return isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
 
 
 BufferedReader.DECOMPRESSORS["gzip"] = _gzip_decompressor
@@ -47,29 +55,45 @@ class TransientInputError(IOError):
 
 
 class _GuardedStream:
-    """Passes reads through; tags exceptions of the underlying stream as transient."""
+    """Passes reads through; tags exceptions of the underlying stream as transient, and
+    keeps raising once one happened (a caller may have swallowed the first)."""
 
     def __init__(self, raw: BinaryIO):
         self._raw = raw
         self.bytes_read = 0
-        self.head = self._read(4096)  # peeked: tells gzip from plain, and an archive from anything else
-        self._pending = self.head
+        self._pending = b""
+        self._failed: TransientInputError | None = None
 
     def _read(self, size: int) -> bytes:
+        if self._failed is not None:
+            raise self._failed
         try:
             return self._raw.read(size)
         except Exception as exc:  # anything the stream raises is an I/O problem, not bad bytes
-            raise TransientInputError(f"reading input failed after {self.bytes_read} bytes: {exc!r}") from exc
+            self._failed = TransientInputError(f"reading input failed after {self.bytes_read} bytes: {exc!r}")
+            raise self._failed from exc
+
+    def peek(self, size: int) -> bytes:
+        """The first ``size`` bytes still to read (fewer at the end), without consuming them."""
+        if len(self._pending) < size:
+            parts = [self._pending]
+            have = len(self._pending)
+            while have < size:
+                chunk = self._read(size - have)
+                if not chunk:
+                    break
+                parts.append(chunk)
+                have += len(chunk)
+            self._pending = b"".join(parts)
+        return self._pending[:size] if len(self._pending) > size else self._pending
 
     def read(self, size: int = -1) -> bytes:
-        if self._pending:
-            if size is None or size < 0:
-                data = self._pending + self._read(-1)
-                self._pending = b""
-            else:
-                data, self._pending = self._pending[:size], self._pending[size:]
+        """``size`` bytes, fewer only at the end: a stream that gives a few bytes per read
+        (a slow HTTP body) still comes in whole pieces."""
+        if size is None or size < 0:
+            data, self._pending = self._pending + self._read(-1), b""
         else:
-            data = self._read(size)
+            data, self._pending = self.peek(size), self._pending[size:]
         self.bytes_read += len(data)
         return data
 
@@ -92,6 +116,7 @@ class RawRecord:
     http_error: str | None = None   # HTTP head could not be parsed
     _record: object = field(default=None, repr=False)
     _max_payload: int = 0
+    _settle: Callable[[], bool] | None = field(default=None, repr=False)
     _complete: bool | None = None
 
     def read_payload(self) -> tuple[bytes, int | None]:
@@ -100,19 +125,13 @@ class RawRecord:
 
         Raises on decoding errors within the first max_payload bytes.
         """
-        _members.in_payload = True
-        try:
-            return _read_capped(self._record.content_stream(), self._max_payload)
-        finally:
-            _members.in_payload = False
+        return _read_capped(self._record.content_stream(), self._max_payload)
 
     def complete(self) -> bool:
-        """Drain what is left of the record; False when the archive ended inside it."""
+        """Drain what is left of the record; False when it is damaged: cut short, not
+        ending where its Content-Length says, or in a gzip member that fails its checks."""
         if self._complete is None:
-            rest = self._record.raw_stream
-            while rest.read(1 << 16):
-                pass
-            self._complete = not getattr(rest, "limit", 0)
+            self._complete = self._settle() if self._settle is not None else True
         return self._complete
 
     def read_raw(self) -> tuple[bytes, int | None]:
@@ -135,135 +154,288 @@ def _read_capped(stream, cap: int) -> tuple[bytes, int | None]:
             size += len(chunk)
     except TransientInputError:
         raise
-    except Exception:  # bad chunking or encoding, or a corrupt member, past the cap
+    except Exception:  # bad chunking or encoding past the cap
         return data[:cap], None
     return data[:cap], size
 
 
 @dataclass
 class ArchiveBreak:
-    """Where and why an archive stopped being readable."""
+    """Where and why an archive first stopped being readable."""
     offset: int
     error: str
 
 
-class ArchiveReader:
-    """Iterate the records of one archive; after iteration, ``broken`` tells if it ended early.
+@dataclass
+class Skip:
+    """A byte range of the input whose records were lost, and why."""
+    offset: int
+    length: int
+    reason: str
 
-    A record whose block is shorter than its Content-Length (the archive was cut inside
-    it) is still yielded, with ``complete`` False on the reader for that last record, so
-    the caller can account for it as ``record_broken``.
+
+class ArchiveReader:
+    """Iterate the records of one archive; afterwards ``skipped`` lists the damaged ranges,
+    ``broken`` the first of them, and ``clean`` tells whether there were none.
+
+    A damaged record whose header could be read (cut inside its block, a wrong
+    Content-Length, in a member found damaged after its header) is still yielded, with
+    ``complete()`` False, so the caller can account for it as ``record_broken``.
     """
 
     def __init__(self, raw: BinaryIO, max_payload: int = 8 << 20):
-        self._raw = raw
         self._stream = _GuardedStream(raw)
         self._max_payload = max_payload
-        self.broken: ArchiveBreak | None = None  # the first break
-        self.resumed: list[tuple[int, int]] = []  # (broken at, reading resumed at) per skipped region
+        self._loader = ArcWarcRecordLoader(verify_http=False, arc2warc=True)
+        self.broken: ArchiveBreak | None = None
+        self.skipped: list[Skip] = []
         self.records = 0
-        self._bytes_before = 0  # read by earlier segments (before a resync)
-        self._arc = False
+        self._arc: bool | None = None  # plain input: ARC (True) or WARC records seen so far
 
     @property
     def bytes_read(self) -> int:
-        return self._bytes_before + self._stream.bytes_read
+        return self._stream.bytes_read
+
+    @property
+    def clean(self) -> bool:
+        return not self.skipped
 
     def __iter__(self) -> Iterator[RawRecord]:
-        problem = not_an_archive(self._stream.head)
-        # warcio gives converted ARC records a random WARC-Record-ID: left out, so the
-        # document id is derived from the archive and offset and stays the same per run
-        self._arc = is_arc(self._stream.head)
-        if problem:
-            self.broken = ArchiveBreak(0, problem)
-            return
-        base = 0
-        while True:
-            resume = yield from self._segment(base)
-            if resume is None:
+        head = self._stream.peek(4096)
+        if not head:
+            return  # empty input: no records, nothing wrong
+        if head[:2] == b"\x1f\x8b" or (not starts_record(head) and has_member(self._stream.peek(PROBE))):
+            yield from self._gzip()
+        else:
+            yield from self._plain()
+        if self.records == 0 and self.skipped:  # nothing in it is an archive: say what it is
+            self.broken = ArchiveBreak(0, not_an_archive(head) or self.skipped[0].reason)
+
+    def _skip(self, offset: int, length: int, reason: str) -> None:
+        self.skipped.append(Skip(offset, max(length, 0), reason))
+        if self.broken is None:
+            self.broken = ArchiveBreak(offset, reason)
+        log.warning("archive damaged at %d (%d bytes): %s", offset, length, reason)
+
+    # ---- per-record gzip
+
+    def _gzip(self):
+        members = MemberReader(self._stream.read)
+        pos = 0
+        while not members.at_end(pos):
+            if not members.begin(pos):
+                nxt = members.find_member(pos + 1)
+                self._skip(pos, (members.size if nxt is None else nxt) - pos,
+                           "bytes that are not a gzip member" if nxt is not None or pos == 0
+                           else "trailing bytes after the last gzip member")
+                if nxt is None:
+                    return
+                pos = nxt
+                continue
+            problem = yield from self._member(members)
+            members.drain()
+            problem = problem or members.damage
+            # a damaged member's true end is unknown: look for the next one right after its start
+            nxt = members.end if members.damage is None else members.find_member(members.start + 1)
+            if problem:
+                self._skip(members.start, (members.size if nxt is None else nxt) - members.start, problem)
+            if nxt is None:
                 return
-            self._bytes_before += self._stream.bytes_read
-            self._raw.seek(resume)
-            self._stream = _GuardedStream(self._raw)
-            base = resume
+            pos = nxt
 
-    def _segment(self, base: int):
-        """Read records from the current stream position (archive offset ``base``).
+    def _member(self, members: MemberReader):
+        """The record of the current member; returns why the member is damaged, if it is."""
+        lines = LineReader(members.read)
+        first, _, problem = self._header(lines, "gzip member", checked=False)  # the CRC covers it
+        if problem or not first:
+            return problem
+        rec, h, problem = self._parse(lines)
+        if problem:
+            return problem
+        state: dict = {}
+        raw = self._wrap(rec, h, members.start, first)
+        raw._settle = lambda: self._settle_member(rec, lines, members, first, state)
+        self.records += 1
+        yield raw
+        raw.complete()
+        return state.get("problem")
 
-        Returns where to resume after corruption in a gzip archive (the next gzip member
-        that starts a WARC record), or None when the archive is done or cannot resume.
-        """
-        _members.last = None  # before the iterator: it creates the first member's decompressor
-        it = ArchiveIterator(self._stream, arc2warc=True, check_digests=False)
-        offset = base
+    def _settle_member(self, rec, lines: LineReader, members: MemberReader, first: bytes, state: dict) -> bool:
+        missing = _drain(rec)
+        if missing:
+            members.drain()
+            state["problem"] = members.damage or "record runs past the end of its gzip member"
+            return False
+        # in a member, the block is followed by two blank lines (WARC) or one newline (ARC)
+        want, eol = _after_block(first, in_member=True)
+        same = 0
+        line = lines.readline(LINE_CAP)
+        while line in (b"\r\n", b"\n"):
+            same += line == eol
+            line = lines.readline(LINE_CAP)
+        ok = True
+        if line and is_record_line(line):
+            state["problem"] = "gzip member holds more than one record (the rest of it is not read)"
+        elif line:
+            state["problem"] = "record is shorter than its gzip member (wrong Content-Length)"
+            ok = False
+        elif same < want:  # the block ran into the blank lines after it
+            state["problem"] = "record runs into the blank lines after it (wrong Content-Length)"
+            ok = False
+        members.drain()
+        if members.damage:
+            state["problem"] = members.damage
+            ok = False
+        return ok
+
+    # ---- plain
+
+    def _plain(self):
+        lines = LineReader(lambda: self._stream.read(READ_SIZE))
+        while True:
+            first, start, problem = self._header(lines, "archive", checked=True)
+            if not first:
+                return
+            if not problem:
+                lines.mark()  # a wrong Content-Length sends us back here
+                rec, h, problem = self._parse(lines)
+            if problem:
+                if self._resync(lines, start, problem, rewind=False) is None:
+                    return
+                continue
+            if self._arc is None:
+                self._arc = not first.startswith(b"WARC/")
+            state: dict = {}
+            raw = self._wrap(rec, h, start, first)
+            raw._settle = lambda: self._settle_plain(rec, lines, first, start, state)
+            self.records += 1
+            yield raw
+            raw.complete()
+            if "problem" in state:
+                if self._resync(lines, start, state["problem"], rewind=True) is None:
+                    return
+            else:
+                if "damaged" in state:
+                    self._skip(*state["damaged"])
+                if "garbage" in state:
+                    nxt = lines.scan(self._arc)
+                    self._skip(state["garbage"], lines.pos - state["garbage"], "bytes between records that are no record")
+                    if nxt is None:
+                        return
+            lines.unmark()
+
+    def _resync(self, lines: LineReader, start: int, problem: str, rewind: bool) -> int | None:
+        """Skip from the damaged record at ``start`` to the next line that starts a record
+        (looking from just past the record's first line when it can be read again); its
+        offset, or None at the end of the input."""
+        if rewind and lines.rewind():
+            lines.readline()
+        nxt = lines.scan(self._arc)
+        self._skip(start, lines.pos - start, problem)
+        return nxt
+
+    def _settle_plain(self, rec, lines: LineReader, first: bytes, start: int, state: dict) -> bool:
+        if _drain(rec):
+            state["problem"] = "archive ends inside this record (or its Content-Length is too large)"
+            return False
+        intact = self._block_intact(rec, lines, first)
+        want, eol = _after_block(first, in_member=False)
+        sep_start = lines.pos
+        blank = same = 0
+        line = lines.readline(LINE_CAP)
+        while line in (b"\r\n", b"\n"):
+            blank += 1
+            same += line == eol
+            line = lines.readline(LINE_CAP)
+        lines.unread(line)
+        if line and not is_record_line(line):
+            if not (want <= same and blank):
+                state["problem"] = "record does not end where its Content-Length says"
+                return False
+            state["garbage"] = lines.pos  # the record ended as it should; what follows is no record
+        if same < want:  # the block ran into the blank lines after it, or they were cut
+            state["damaged"] = (start, lines.pos - start, "record runs into the blank lines after it"
+                                if line else "archive ends inside the blank lines after its last record")
+            return False
+        if not intact:
+            state["damaged"] = (start, sep_start - start, "record fails its WARC-Block-Digest")
+        elif same < blank:  # a writer's quirk or a changed byte: the record itself is all there
+            state["damaged"] = (sep_start, lines.pos - sep_start,
+                                "damaged blank lines after a record" if line
+                                else "archive ends inside the blank lines after its last record")
+        return intact
+
+    @staticmethod
+    def _block_intact(rec, lines: LineReader, first: bytes) -> bool:
+        """False when the block just read contradicts the record's WARC-Block-Digest."""
+        declared = rec.rec_headers.get_header("WARC-Block-Digest") if first.startswith(b"WARC/") else None
+        kept = lines.since_mark() if declared else None  # the record's header and block
+        if kept is None:
+            return True
+        block = kept[len(kept) - int(rec.rec_headers.get_header("Content-Length")):]
+        return block_digest_ok(declared, block) is not False
+
+    # ---- both
+
+    def _header(self, lines: LineReader, where: str, checked: bool) -> tuple[bytes, int, str | None]:
+        """The first line of the record at the current position and its offset (blank
+        lines before it skipped, nothing else consumed); b"" at the end. A problem (the
+        offending bytes consumed) when no record starts here or its header is cut short."""
+        text, whole = lines.peek_header(HEADER_CAP)
+        start = lines.pos
+        if not text:
+            return b"", start, None
+        first = text[:text.find(b"\n") + 1] or text
+        warc = is_warc_line(first)
+        if not warc and not is_arc_line(first):
+            lines.readline(LINE_CAP)
+            return first, start, "no WARC/ARC record starts here"
+        if warc:  # an ARC header is its one line
+            if not whole:
+                lines.read(len(text))
+                return first, start, (f"{where} ends inside a record header" if len(text) <= HEADER_CAP
+                                      else "record header too long")
+            # no checksum covers a plain header: one that ran into the HTTP head is damage
+            if checked and _BAD_FIELD.search(text, len(first)):
+                lines.read(len(text))
+                return first, start, "malformed WARC header line (no name: value)"
+        return first, start, None
+
+    def _parse(self, lines: LineReader):
+        """warcio's record at the current position and its header fields (lower-cased names,
+        first value wins); (None, None, problem) when it is unusable."""
         try:
-            for rec in it:
-                offset = base + it.offset  # record start (get_record_offset() would read it to the end)
-                self.records += 1
-                raw = self._wrap(rec, offset)
-                yield raw
-                if not raw.complete():
-                    self._break(offset, "archive ends inside this record")
-                    return None
-            last = getattr(_members, "last", None)
-            gzipped = self._stream.head[:2] == b"\x1f\x8b"
-            if gzipped and last is not None and not last.eof:
-                self._break(offset, "archive ends inside a gzip member (truncated file)")
-            return None
+            rec = self._loader.parse_record_stream(lines, None, None, False, False, False)
         except TransientInputError:
             raise
-        except Exception as exc:  # warcio's ArchiveLoadFailed, zlib errors, bad headers...
-            at = max(base + _safe_offset(it, 0), offset)
-            self._break(at, _describe(exc))
-            log.warning("archive broken at %s: %s", at, _describe(exc))
-            resume = self._next_member(at)
-            if resume is not None:
-                self.resumed.append((at, resume))
-            return resume
-
-    def _break(self, offset: int, error: str) -> None:
-        if self.broken is None:
-            self.broken = ArchiveBreak(offset, error)
-
-    def _next_member(self, after: int) -> int | None:
-        """Offset of the next gzip member after ``after`` that inflates to a WARC record.
-
-        Common Crawl writes one gzip member per record, so after a corrupt member the
-        following records are still readable; this needs a seekable input.
-        """
-        if self._stream.head[:2] != b"\x1f\x8b" or not _seekable(self._raw):
-            return None
-        try:
-            self._raw.seek(after + 1)
-            pos, carry = after + 1, b""
-            while True:
-                chunk = self._raw.read(1 << 20)
-                if not chunk:
-                    return None
-                data = carry + chunk
-                i = data.find(b"\x1f\x8b\x08")
-                while i != -1:
-                    try:
-                        head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data[i:i + 65536], 8)
-                    except zlib.error:
-                        head = b""
-                    if head.startswith(b"WARC/"):
-                        return pos - len(carry) + i
-                    i = data.find(b"\x1f\x8b\x08", i + 1)
-                carry = data[-65536:]  # a member header may straddle chunks
-                pos += len(chunk)
-        except Exception as exc:  # stream errors: a retry of the whole archive may help
-            raise TransientInputError(f"resync after a corrupt member failed: {exc!r}") from exc
-
-    def _wrap(self, rec, offset: int) -> RawRecord:
+        except Exception as exc:  # headers warcio cannot parse
+            return None, None, _describe(exc)
         h: dict[str, str] = {}
+        twice = set()
         for k, v in rec.rec_headers.headers:  # one pass; get_header() rescans the list per call
-            h.setdefault(k.lower(), v)
+            k = k.lower()
+            if k not in h:
+                h[k] = v
+            elif k in _SINGLE_FIELDS:  # a header that ran into the HTTP head repeats its fields
+                twice.add(k)
+        if twice:
+            return None, None, f"malformed WARC header (repeated {', '.join(sorted(twice))})"
+        if not h.get("warc-type"):  # mandatory: without it the record would be one of type ''
+            return None, None, "WARC header without WARC-Type"
+        length = h.get("content-length")
+        # warcio reads a bad Content-Length as 0 and a missing one as "to the end"
+        if length is None or not _CONTENT_LENGTH.fullmatch(length):
+            return None, None, _describe(ValueError(f"bad Content-Length: {length!r}"))
+        return rec, h, None
+
+    def _wrap(self, rec, h: dict[str, str], offset: int, first: bytes) -> RawRecord:
         raw = RawRecord(
             offset=offset,
             rec_type=rec.rec_type or "",
             url=h.get("warc-target-uri"),
-            record_id=None if self._arc else h.get("warc-record-id"),
+            # warcio gives converted ARC records a random WARC-Record-ID: left out, so the
+            # document id is derived from the archive and offset and stays the same per run
+            record_id=h.get("warc-record-id") if first.startswith(b"WARC/") else None,
             warc_date=h.get("warc-date"),
             truncated=h.get("warc-truncated"),
             content_type=h.get("content-type"),
@@ -281,6 +453,23 @@ class ArchiveReader:
                 hdrs.setdefault(k.lower(), v)
             raw.http_headers = hdrs
         return raw
+
+
+def _after_block(first: bytes, in_member: bool) -> tuple[int, bytes]:
+    """How many blank lines follow a record's block, and their line end: two for WARC, with
+    the line end of the record's first line; one newline for ARC in a gzip member, none
+    required in a plain ARC file (writers differ; some count it in the length)."""
+    if first.startswith(b"WARC/"):
+        return 2, b"\r\n" if first.endswith(b"\r\n") else b"\n"
+    return (1 if in_member else 0), b"\n"
+
+
+def _drain(rec) -> int:
+    """Read what is left of the record's block; the bytes missing from it (0: all there)."""
+    rest = rec.raw_stream
+    while rest.read(1 << 16):
+        pass
+    return rest.limit
 
 
 def _describe(exc: Exception) -> str:
@@ -307,14 +496,6 @@ def _leading_text(head: bytes) -> bytes:
     return text.lstrip(b"\r\n")
 
 
-def is_arc(head: bytes) -> bool:
-    """An ARC file (its first record is the ``filedesc://`` header)."""
-    try:
-        return _leading_text(head).startswith(b"filedesc://")
-    except zlib.error:
-        return False
-
-
 def not_an_archive(head: bytes) -> str | None:
     """Why these first bytes cannot start a WARC or ARC file (None when they can).
 
@@ -333,23 +514,8 @@ def not_an_archive(head: bytes) -> str | None:
     return f"not a WARC/ARC archive: starts with {shown!r}"
 
 
-def _seekable(raw) -> bool:
-    try:
-        return bool(raw.seekable())
-    except Exception:
-        return False
-
-
 def _int(value: str | None) -> int:
     try:
         return int(value) if value else 0
     except ValueError:
         return 0
-
-
-def _safe_offset(it, fallback: int) -> int:
-    """Where reading stopped: warcio's next-record offset, never before the last record read."""
-    try:
-        return max(int(it.offset), fallback)
-    except Exception:
-        return fallback

@@ -107,22 +107,29 @@ def test_corrupt_member_in_the_middle_is_skipped_and_reading_resumes(archive):
     bad = data[:victim + 12] + bytes(b ^ 0x5A for b in data[victim + 12:ends - 8]) + data[ends - 8:]
     reader, seen = read_all(bad)
     assert reader.broken is not None and reader.broken.offset == victim
-    assert reader.resumed == [(victim, ends)]
+    assert [(s.offset, s.length) for s in reader.skipped] == [(victim, ends - victim)]
     assert seen == offsets[:10] + offsets[11:]  # everything but the corrupt record
 
 
-def test_no_resume_on_unseekable_streams(archive):
+class Unseekable(io.BytesIO):
+    """An HTTP body: forward reads only."""
+
+    def seekable(self):
+        return False
+
+    def seek(self, *a):
+        raise io.UnsupportedOperation("seek")
+
+
+def test_unseekable_streams_resume_after_a_corrupt_member(archive):
     data = open(archive, "rb").read()
     offsets = record_offsets(data)
     bad = data[:offsets[10] + 12] + b"\0" * 200 + data[offsets[10] + 212:]
-
-    class Unseekable(io.BytesIO):
-        def seekable(self):
-            return False
-
     reader = ArchiveReader(Unseekable(bad))
     seen = [r.offset for r in reader]
-    assert seen == offsets[:10] and reader.broken.offset == offsets[10] and reader.resumed == []
+    assert seen == offsets[:10] + offsets[11:]
+    assert reader.broken.offset == offsets[10] and not reader.clean
+    assert [(s.offset, s.length) for s in reader.skipped] == [(offsets[10], offsets[11] - offsets[10])]
 
 
 @pytest.mark.shared_data("warc")
@@ -142,3 +149,18 @@ def test_arc_records_get_the_same_document_ids_on_every_run(tmp_path):
         path = tmp_path / f"lake{run}" / "documents" / "dump=D" / "example.arc.gz.parquet"
         ids.append(pq.read_table(path, columns=["docId"]).column("docId").to_pylist())
     assert ids[0] == ids[1]
+
+
+def test_a_stream_error_swallowed_by_the_caller_is_raised_again(archive):
+    """The extractor turns payload errors into an outcome; a dropped connection must still
+    end the archive as transient, not as a damaged record."""
+    data = open(archive, "rb").read()
+    reader = ArchiveReader(FlakyStream(data, len(data) // 2))
+    with pytest.raises(TransientInputError):
+        for rec in reader:
+            try:
+                rec.read_payload()
+            except Exception:
+                pass
+            rec.complete()
+    assert reader.skipped == []

@@ -1,0 +1,247 @@
+"""Line-oriented reading of archive bytes, with push-back, rewind and resynchronisation.
+
+The reader sits between a source of bytes (the plain file, or one inflated gzip member)
+and warcio's header parsers: it lets the archive reader look at a record's header before
+warcio parses it, go back to a record's start when its Content-Length proved wrong, and
+scan forward to the next line that starts a record. It never seeks, so it works on
+streams that cannot (HTTP).
+"""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+# A line that starts a record: the WARC version line (WARC/0.17 and 0.18 as ClueWeb09
+# writes them), or an ARC header line "URL IP DATE CONTENT-TYPE LENGTH" (the URL may hold
+# spaces; warcio splits from the right too).
+_WARC = rb"WARC/(?:1\.[01]|0\.1[78])\r?\n"
+_ARC = rb"[^\s][^\r\n]* [^ \r\n]+ \d{12,14} [^ \r\n]* \d+\r?\n"
+_WARC_LINE = re.compile(_WARC)
+_ARC_LINE = re.compile(_ARC)
+# The same for resynchronising inside garbage: a WARC version line anywhere (a record cut
+# short leaves the next one's first line glued to its last), an ARC line at a line start.
+_WARC_AT_LINE = re.compile(_WARC)
+_ARC_AT_LINE = re.compile(rb"^" + _ARC, re.M)
+_ANY_AT_LINE = re.compile(rb"(?:" + _WARC + rb"|^" + _ARC + rb")", re.M)
+
+_BLANKS = re.compile(rb"(?:\r?\n)*")
+_HEADER_END = re.compile(rb"\n\r?\n")
+
+HISTORY_CAP = 16 << 20  # bytes kept for a rewind; past this a record can only be resynced past
+SCAN_STEP = 1 << 20
+
+
+def is_warc_line(line: bytes) -> bool:
+    return _WARC_LINE.fullmatch(line) is not None
+
+
+def is_arc_line(line: bytes) -> bool:
+    return _ARC_LINE.fullmatch(line) is not None
+
+
+def is_record_line(line: bytes) -> bool:
+    """A WARC version line or an ARC header line (complete, with its line end)."""
+    return is_warc_line(line) or is_arc_line(line)
+
+
+def starts_record(text: bytes) -> bool:
+    """Whether these bytes (the start of a gzip member's content, possibly cut short)
+    begin with a record: leading blank lines allowed."""
+    text = text.lstrip(b"\r\n")
+    if text.startswith(b"WARC/"):
+        return _WARC_LINE.match(text) is not None or len(text) < 10
+    line = text.split(b"\n", 1)[0] + b"\n"
+    return text.startswith(b"filedesc://") or is_arc_line(line)
+
+
+class LineReader:
+    """Buffered ``read``/``readline`` over ``fill()`` (which returns b"" at the end), with
+    ``unread``, a mark to rewind to, and ``pos``: bytes consumed so far."""
+
+    def __init__(self, fill: Callable[[], bytes]):
+        self._fill = fill
+        self._buf = b""
+        self._i = 0
+        self._base = 0          # bytes consumed before the current buffer
+        self._history: list[bytes] | None = None  # consumed since the mark
+        self._kept = 0
+        self._done = False
+
+    @property
+    def pos(self) -> int:
+        return self._base + self._i
+
+    def _more(self) -> bytes:
+        if self._done:
+            return b""
+        chunk = self._fill()
+        if not chunk:
+            self._done = True
+        return chunk
+
+    def _take(self, data: bytes) -> bytes:
+        if self._history is not None and data:
+            self._history.append(data)
+            self._kept += len(data)
+            if self._kept > HISTORY_CAP:
+                self._history = None  # too long to keep: no rewind for this record
+        return data
+
+    def _set(self, buf: bytes, consumed_before: int) -> None:
+        self._buf, self._i, self._base = buf, 0, consumed_before
+
+    def read(self, size: int | None = -1) -> bytes:
+        have = len(self._buf) - self._i
+        if size is not None and 0 <= size <= have:
+            j = self._i + size
+            data = self._buf[self._i:j]
+            self._i = j
+            return self._take(data)
+        parts = [self._buf[self._i:]]
+        got = have
+        start = self.pos
+        while size is None or size < 0 or got < size:
+            chunk = self._more()
+            if not chunk:
+                break
+            parts.append(chunk)
+            got += len(chunk)
+        data = b"".join(parts)
+        if size is not None and 0 <= size < len(data):
+            self._set(data[size:], start + size)
+            data = data[:size]
+        else:
+            self._set(b"", start + len(data))
+        return self._take(data)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        limit = size if size is not None and size >= 0 else -1
+        end = self._buf.find(b"\n", self._i)
+        if end != -1 and (limit < 0 or end + 1 - self._i <= limit):  # the common case, kept lean
+            data = self._buf[self._i:end + 1]
+            self._i = end + 1
+            return data if self._history is None else self._take(data)
+        start = self.pos
+        parts = [self._buf[self._i:]]
+        got = len(parts[0])
+        while end == -1 and (limit < 0 or got < limit):
+            chunk = self._more()
+            if not chunk:
+                break
+            end = chunk.find(b"\n")
+            parts.append(chunk)
+            got += len(chunk)
+        data = b"".join(parts)
+        cut = data.find(b"\n") + 1 or len(data)
+        if limit >= 0:
+            cut = min(cut, limit)
+        self._set(data[cut:], start + cut)
+        return self._take(data[:cut])
+
+    def _extend(self) -> bool:
+        """Append the next piece of input to what is buffered; False at the end."""
+        chunk = self._more()
+        if chunk:
+            self._set(self._buf[self._i:] + chunk, self.pos)
+        return bool(chunk)
+
+    def peek_header(self, cap: int) -> tuple[bytes, bool]:
+        """Skip blank lines, then return (without consuming) the bytes up to and including
+        the next blank line, and whether that blank line was found within ``cap`` bytes
+        (if not: what there is, up to the end of the input or past ``cap``). Anything but
+        a WARC header is its first line (an ARC header, or no header at all)."""
+        while True:
+            j = _BLANKS.match(self._buf, self._i).end()
+            n = len(self._buf)
+            more = j == n or (j == n - 1 and self._buf[j] == 13)  # a CR LF may straddle reads
+            if not more or not self._extend():
+                break
+        if j > self._i:
+            self._take(self._buf[self._i:j])
+            self._i = j
+        if self._i >= len(self._buf):
+            return b"", False
+        while not self._buf.startswith(b"WARC/"[:len(self._buf) - self._i], self._i):
+            nl = self._buf.find(b"\n", self._i, self._i + cap)
+            if nl != -1:
+                return self._buf[self._i:nl + 1], True
+            if len(self._buf) - self._i > cap or not self._extend():
+                return self._buf[self._i:self._i + cap + 1], False
+        frm = self._i
+        while True:
+            m = _HEADER_END.search(self._buf, frm)
+            if m is not None:
+                return self._buf[self._i:m.end()], True
+            seen = len(self._buf) - self._i
+            if seen > cap or not self._extend():
+                return self._buf[self._i:], False
+            frm = max(seen - 2, 0)
+
+    def unread(self, data: bytes) -> None:
+        """Put back the bytes just read (the last ones returned)."""
+        if not data:
+            return
+        self._set(data + self._buf[self._i:], self.pos - len(data))
+        n = len(data)
+        while self._history and n:  # read again later: not twice in the history
+            last = self._history.pop()
+            gone = min(n, len(last))
+            if gone < len(last):
+                self._history.append(last[:len(last) - gone])
+            self._kept -= gone
+            n -= gone
+
+    def mark(self) -> None:
+        self._history, self._kept = [], 0
+
+    def since_mark(self) -> bytes | None:
+        """What was read since the mark (None when it was too long to keep)."""
+        return None if self._history is None else b"".join(self._history)
+
+    def rewind(self) -> bool:
+        """Back to the mark, if all of what was read since is still kept."""
+        if self._history is None:
+            return False
+        data = b"".join(self._history)
+        self._history = None
+        self._set(data + self._buf[self._i:], self.pos - len(data))
+        return True
+
+    def unmark(self) -> None:
+        self._history = None
+
+    def scan(self, arc: bool | None) -> int | None:
+        """Consume up to the next record start (WARC, ARC when ``arc``, either when None)
+        and return its position, or None when the input ends first (all of it consumed).
+        The current position must be a line start."""
+        pattern = _ANY_AT_LINE if arc is None else _ARC_AT_LINE if arc else _WARC_AT_LINE
+        self.unmark()
+        mid_line = False  # the buffer starts inside a line longer than a scan step
+        while True:
+            if len(self._buf) - self._i < SCAN_STEP and not self._done:
+                more = [self._buf[self._i:]]
+                got = len(more[0])
+                while got < SCAN_STEP:
+                    chunk = self._more()
+                    if not chunk:
+                        break
+                    more.append(chunk)
+                    got += len(chunk)
+                self._set(b"".join(more), self.pos)
+            if mid_line:
+                nl = self._buf.find(b"\n", self._i)
+                self._i, mid_line = (nl + 1, False) if nl != -1 else (len(self._buf), True)
+            frm = self._i
+            m = pattern.search(self._buf, frm) if not mid_line else None
+            if m is not None:
+                self._i = m.start()
+                return self.pos
+            if self._done:
+                self._i = len(self._buf)
+                return None
+            # keep the last, unfinished line: a record start may straddle two reads
+            last = self._buf.rfind(b"\n", frm) + 1
+            if last:
+                self._i, mid_line = last, False
+            else:
+                self._i, mid_line = len(self._buf), True

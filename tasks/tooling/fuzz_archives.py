@@ -1,0 +1,402 @@
+"""Fuzz the archive reader with damaged copies of real archives.
+
+    python -m warclake.tasks.tooling.fuzz_archives --cases N --seed S [--timeout T] [--jobs J]
+
+Each case takes one real archive that reads cleanly (plain or per-record gzip WARC, WET,
+WAT, gzip ARC), damages it in one record (byte flips, insertions, deletions, a flipped
+CRC, a Content-Length that overruns or is malformed, a cut one byte before or after a
+record boundary, garbage between records or at the end, the first record hit) and reads
+it the way the extractor does: every record through the reader and ``process_record``.
+The result is compared with the undamaged archive's, record by record (offset and
+record key), and the case counts as:
+
+- an exception: anything raised out of the reading;
+- a hang: over the per-case time limit;
+- records / documents lost: a record outside the damaged one that is missing, or reads
+  differently (headers, block bytes, outcome, document text);
+- damaged reported complete: the archive's status is ``complete`` though what was read
+  differs from the undamaged archive. A plain WARC has no checksum over its headers or
+  over a block without WARC-Block-Digest: a change there may only be read as it is, and
+  is counted apart as ``undetectable``.
+
+Every case is derived from the seed and its number alone, so a failing case can be run
+again alone with ``--case I``. Exit status 1 when any count but ``undetectable`` is not 0.
+Plain ARC files are left out: ARC writers disagree on the newline after a record, so a
+cut there is not damage the format can show.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import io
+import os
+import random
+import re
+import signal
+import sys
+import time
+import traceback
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+from ..config import ExtractConfig
+from ..extract_archive import archive_status
+from ..extract_record import Context, process_record
+from ..warc_reader import ArchiveReader
+
+DEFAULT_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                            os.pardir, "shared", "data", "warc")
+SUFFIXES = (".warc", ".warc.gz", ".arc.gz", ".wet.gz", ".wat.gz")
+KINDS = ("flip", "insert", "delete", "crc", "overrun", "bad_length", "cut", "first", "garbage", "trailing")
+COUNTS = ("exceptions", "hangs", "records_lost", "documents_lost", "damaged_complete")
+CONFIG = ExtractConfig.from_langs("ja")  # the real record path without loading lingua
+
+
+class _Hang(Exception):
+    pass
+
+
+class _Tee:
+    """The record block as the extractor reads it, hashed on the way (so a changed byte the
+    outcome does not show still counts)."""
+
+    def __init__(self, stream):
+        self._stream, self.sha = stream, hashlib.sha1()
+
+    @property
+    def limit(self):
+        return self._stream.limit
+
+    def read(self, size=-1):
+        data = self._stream.read(size)
+        self.sha.update(data)
+        return data
+
+    def readline(self, size=-1):
+        data = self._stream.readline(size)
+        self.sha.update(data)
+        return data
+
+
+class _Trickle(io.RawIOBase):
+    """A forward-only stream giving few bytes per read, as a slow HTTP body does."""
+
+    def __init__(self, data: bytes, step: int):
+        self._data, self._pos, self._step = data, 0, step
+
+    def readable(self):
+        return True
+
+    def seekable(self):
+        return False
+
+    def read(self, size=-1):
+        n = self._step if size is None or size < 0 else min(size, self._step)
+        out = self._data[self._pos:self._pos + n]
+        self._pos += len(out)
+        return out
+
+
+@dataclass
+class Read:
+    status: str
+    records: dict[int, tuple]       # offset -> record key
+    documents: set[int]             # offsets of records that gave a document
+
+
+def read_archive(data: bytes, step: int = 0) -> Read:
+    """Read ``data`` as the extractor does; ``step`` > 0 reads it as a trickling stream."""
+    ctx = Context(dump="FUZZ", warc_name="fuzz.warc.gz", config=CONFIG)
+    reader = ArchiveReader(_Trickle(data, step) if step else io.BytesIO(data), max_payload=CONFIG.max_payload)
+    records, docs = {}, set()
+    for rec in reader:
+        tee = rec._record.raw_stream = _Tee(rec._record.raw_stream)
+        res = process_record(rec, ctx)
+        complete = rec.complete()
+        text = res.document["text"] if res.document else None
+        records[rec.offset] = (rec.rec_type, rec.url, rec.record_id, rec.http_status, res.outcome.value,
+                               hashlib.sha1(text.encode()).hexdigest() if text else None,
+                               tee.sha.hexdigest(), complete)
+        if res.document is not None:
+            docs.add(rec.offset)
+    return Read(archive_status(reader)[0], records, docs)
+
+
+@dataclass
+class Base:
+    """An undamaged archive: its bytes, records (start, end) and what reading it gives."""
+    name: str
+    data: bytes
+    gzip: bool
+    spans: list[tuple[int, int]]
+    read: Read
+    headers: list[tuple[int, int, tuple[int, int] | None, bool]] = field(default_factory=list)
+    # plain WARC, per record: (header start after the first line, header end,
+    # the Content-Length line, whether the block carries a WARC-Block-Digest)
+
+
+def load_bases(root: str) -> list[Base]:
+    paths = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(SUFFIXES))
+    bases = []
+    for p in paths:
+        data = open(p, "rb").read()
+        try:
+            got = read_archive(data)
+        except Exception:
+            continue
+        if got.status != "complete" or len(got.records) < 2:
+            continue
+        offsets = sorted(got.records)
+        spans = list(zip(offsets, offsets[1:] + [len(data)]))
+        base = Base(os.path.relpath(p, root), data, data[:2] == b"\x1f\x8b", spans, got)
+        if not base.gzip:
+            base.headers = [_header_parts(data, a, b) for a, b in spans]
+        bases.append(base)
+    return bases
+
+
+def _header_parts(data: bytes, a: int, b: int):
+    first = data.index(b"\n", a) + 1
+    end = data.find(b"\r\n\r\n", a, b)
+    end = end + 2 if end != -1 else data.find(b"\n\n", a, b) + 1
+    header = data[a:end]
+    m = re.search(rb"(?im)^content-length:[^\n]*\n", header)
+    cl = (a + m.start(), a + m.end()) if m else None
+    return first, end, cl, b"warc-block-digest:" in header.lower()
+
+
+# ---- damage: (damaged bytes, indexes of the damaged records, (from, shift): how offsets
+# from there on moved, the original byte range changed, and the kind of change made)
+
+def _member(base: Base, k: int) -> bytes:
+    a, b = base.spans[k]
+    return base.data[a:b]
+
+
+def _rewrite_length(base: Base, k: int, new: bytes) -> tuple[bytes, int]:
+    """Record k with its Content-Length value replaced (its member re-compressed for .gz)."""
+    a, b = base.spans[k]
+    text = gzip.decompress(base.data[a:b]) if base.gzip else base.data[a:b]
+    if text.startswith(b"WARC/"):
+        text = re.sub(rb"(?im)^(content-length:)[^\r\n]*", lambda m: m.group(1) + b" " + new, text, count=1)
+    else:  # an ARC record: the length is the last field of its header line
+        text = re.sub(rb"\A([^\n]* )\d+", lambda m: m.group(1) + new, text, count=1)
+    piece = gzip.compress(text, mtime=0) if base.gzip else text
+    return base.data[:a] + piece + base.data[b:], len(piece) - (b - a)
+
+
+def damage(base: Base, kind: str, rng: random.Random, cut: int | None = None):
+    data, spans, n = base.data, base.spans, len(base.spans)
+    k = 0 if kind == "first" else rng.randrange(n)
+    if kind == "first":
+        kind = rng.choice(["flip", "insert", "delete"] + (["crc"] if base.gzip else []))
+    a, b = spans[k]
+    if kind == "crc" and not base.gzip:
+        kind = "flip"
+    data, hit, shift, changed = _damage(base, kind, k, a, b, rng, cut)
+    return data, hit, shift, changed, kind
+
+
+def _damage(base: Base, kind: str, k: int, a: int, b: int, rng: random.Random, cut: int | None):
+    data, spans = base.data, base.spans
+    if kind == "flip":
+        buf = bytearray(data)
+        lo = rng.randrange(a, b)
+        hi = min(b, lo + rng.choice([1, 1, 2, 4, 16]))
+        for i in sorted(rng.sample(range(lo, hi), min(hi - lo, rng.randint(1, 4)))):
+            buf[i] ^= rng.randrange(1, 256)
+        return bytes(buf), {k}, (b, 0), (lo, hi)
+    if kind == "crc":
+        buf = bytearray(data)
+        buf[rng.randrange(b - 8, b)] ^= rng.randrange(1, 256)
+        return bytes(buf), {k}, (b, 0), (b - 8, b)
+    if kind == "insert":
+        p = rng.randrange(a + 1, b) if b - a > 1 else a
+        junk = rng.randbytes(rng.randint(1, 64))
+        return data[:p] + junk + data[p:], {k}, (p, len(junk)), (p, p)
+    if kind == "delete":
+        p = rng.randrange(a, b)
+        q = min(b, p + rng.randint(1, 80))
+        return data[:p] + data[q:], {k}, (q, p - q), (p, q)
+    if kind == "overrun":
+        value = _length_of(base, k) + rng.choice([1, 2, 7, 100, 5000, 10 ** 6, 10 ** 12])
+        out, shift = _rewrite_length(base, k, str(value).encode())
+        return out, {k}, (a + 1, shift), (a, a)
+    if kind == "bad_length":
+        out, shift = _rewrite_length(base, k, rng.choice([b"abc", b"-5", b"", b"12x", b"0x10"]))
+        return out, {k}, (a + 1, shift), (a, a)
+    if kind == "cut":
+        if cut is None:
+            cut = rng.choice([b - 1, b + 1]) if b < len(data) else b - 1
+        return data[:cut], {j for j, (_, y) in enumerate(spans) if y > cut}, (len(data) + 1, 0), (cut, cut)
+    if kind == "garbage":  # between two records (before record k)
+        junk = rng.randbytes(rng.randint(1, 200))
+        # in a plain archive the bytes run into record k's first line; a member stays whole
+        return data[:a] + junk + data[a:], set() if base.gzip else {k}, (a, len(junk)), (a, a)
+    if kind == "trailing":
+        junk = rng.randbytes(rng.randint(1, 300))
+        return data + junk, set(), (len(data) + 1, 0), (len(data), len(data))
+    raise ValueError(kind)
+
+
+def _length_of(base: Base, k: int) -> int:
+    a, b = base.spans[k]
+    text = gzip.decompress(base.data[a:b]) if base.gzip else base.data[a:b]
+    m = re.search(rb"(?im)^content-length:\s*(\d+)" if text.startswith(b"WARC/") else rb"\A[^\n]* (\d+)", text)
+    return int(m.group(1)) if m else 0
+
+
+def _undetectable(base: Base, k: int, changed: tuple[int, int], kind: str) -> bool:
+    """A change in a plain WARC record no checksum covers: its header (not the
+    Content-Length line), or a block without WARC-Block-Digest (only a change of its length
+    can show there, and not when the block ends in blank lines)."""
+    if base.gzip or not base.headers:
+        return False
+    _, end, cl, digest = base.headers[k]
+    lo, hi = changed
+    a, b = base.spans[k]
+    inside = a <= lo and hi <= b and not (cl and lo < cl[1] and hi > cl[0])
+    return inside and (hi <= end or not digest)
+
+
+# ---- one case
+
+@dataclass
+class Outcome:
+    kind: str
+    base: str
+    status: str = ""
+    exception: str | None = None
+    hang: bool = False
+    records_lost: int = 0
+    documents_lost: int = 0
+    damaged_complete: bool = False
+    undetectable: bool = False
+
+
+def run_case(bases: list[Base], seed: int, i: int, timeout: float) -> Outcome:
+    rng = random.Random(f"{seed}-{i}")
+    base = rng.choice(bases)
+    kind = KINDS[i % len(KINDS)]
+    if kind == "crc" and not base.gzip:
+        base = rng.choice([b for b in bases if b.gzip] or bases)
+    cut = None
+    if kind == "cut":  # every record boundary of every archive, one byte before and after, in turn
+        cuts = [(b, end + d) for b in bases for _, end in b.spans for d in (-1, 1) if end + d < len(b.data)]
+        base, cut = cuts[(i // len(KINDS)) % len(cuts)]
+    out = Outcome(kind, base.name)
+    try:
+        data, hit, (frm, shift), changed, done = damage(base, kind, rng, cut)
+    except Exception as exc:  # pragma: no cover - a bug of the fuzzer, not the reader
+        out.exception = f"making the case: {exc!r}"
+        return out
+    step = rng.choice([0, 0, 0, 1, 7, 4096])  # some cases read as a trickling forward-only stream
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        got = read_archive(data, step)
+    except _Hang:
+        out.hang = True
+        return out
+    except Exception:
+        out.exception = traceback.format_exc(limit=-3).strip().splitlines()[-1]
+        return out
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    out.status = got.status
+    want = base.read
+    for j, (a, _) in enumerate(base.spans):
+        if j in hit:
+            continue
+        new = a + shift if a >= frm else a
+        if got.records.get(new) != want.records[a]:
+            out.records_lost += 1
+            out.documents_lost += a in want.documents
+    if got.status == "complete":
+        same = Counter(got.records.values()) == Counter(want.records.values())
+        if not same:
+            if any(_undetectable(base, k, changed, done) for k in hit):
+                out.undetectable = True
+            else:
+                out.damaged_complete = True
+    return out
+
+
+def _on_alarm(signum, frame):
+    raise _Hang()
+
+
+_BASES: list[Base] = []
+
+
+def _init(root: str) -> None:
+    global _BASES
+    signal.signal(signal.SIGALRM, _on_alarm)
+    _BASES = load_bases(root)
+
+
+def _work(args):
+    seed, i, timeout = args
+    return i, run_case(_BASES, seed, i, timeout)
+
+
+def run(cases: int, seed: int, timeout: float, root: str, jobs: int = 1, only: int | None = None,
+        out=sys.stdout) -> dict:
+    """Run the cases; returns the totals (also printed as a table)."""
+    import logging
+
+    for name in ("warclake.tasks.warc_reader", "warcio"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+    todo = [(seed, i, timeout) for i in ([only] if only is not None else range(cases))]
+    started = time.time()
+    if jobs > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(jobs, _init, (root,)) as pool:
+            results = list(pool.imap_unordered(_work, todo, chunksize=50))
+    else:
+        _init(root)
+        results = [_work(t) for t in todo]
+    if not _BASES and jobs <= 1:
+        raise SystemExit(f"no readable archive under {root}")
+    rows: dict[str, Counter] = defaultdict(Counter)
+    bad = []
+    for i, o in sorted(results, key=lambda r: r[0]):
+        for key in ("all", o.kind):
+            r = rows[key]
+            r["cases"] += 1
+            r[o.status or "-"] += 1
+            r["exceptions"] += o.exception is not None
+            r["hangs"] += o.hang
+            r["records_lost"] += o.records_lost
+            r["documents_lost"] += o.documents_lost
+            r["damaged_complete"] += o.damaged_complete
+            r["undetectable"] += o.undetectable
+        if o.exception or o.hang or o.records_lost or o.damaged_complete or only is not None:
+            bad.append((i, o))
+    cols = ("cases", "complete", "salvaged", "failed", *COUNTS, "undetectable")
+    print(f"fuzz_archives: {len(results)} cases, seed {seed}, {time.time() - started:.0f} s", file=out)
+    print("| damage | " + " | ".join(cols) + " |", file=out)
+    print("|---|" + "---:|" * len(cols), file=out)
+    for key in [k for k in KINDS if k in rows] + ["all"]:
+        print(f"| {key} | " + " | ".join(str(rows[key][c]) for c in cols) + " |", file=out)
+    for i, o in bad[:20]:
+        print(f"case {i}: {o}", file=out)
+    return dict(rows["all"])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="fuzz_archives", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--cases", type=int, default=1000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds per case before it counts as a hang")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes")
+    ap.add_argument("--data", default=DEFAULT_DATA, help="folder of real archives (default: ../shared/data/warc)")
+    ap.add_argument("--case", type=int, default=None, help="run only this case and show it")
+    args = ap.parse_args(argv)
+    totals = run(args.cases, args.seed, args.timeout, args.data, args.jobs, args.case)
+    return 1 if any(totals.get(c, 0) for c in COUNTS) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
