@@ -239,7 +239,7 @@ class LanguageDetector:
     ``low_accuracy`` selects lingua's trigram-only models, for every script: together
     about 25 MB instead of 1.3 GB (the 8 Cyrillic languages' full models alone take 270 MB),
     with the same accuracy on the labelled pages and single sentences of ``eval_language``
-    (0.993 over both, every Cyrillic, Arabic and Devanagari item right either way).
+    (0.993 over both; every Cyrillic and Arabic item right either way).
     ``window_chars``, ``uzushio_buffer_chars`` and ``latin_buffer_chars`` size the buffers
     (ExtractConfig's ``lang_window_chars``, ``uzushio_buffer_chars``, ``latin_buffer_chars``)."""
 
