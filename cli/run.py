@@ -70,7 +70,8 @@ def run_flow(args, inputs: list[str]):
         state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs,
                         boilerplate=args.boilerplate,
                         min_lang_score=getattr(args, "min_lang_score", 0.0),
-                        min_chars=getattr(args, "min_chars", 0), base_url=getattr(args, "base_url", None),
+                        min_chars=getattr(args, "min_chars", 0),
+                        net_timeout=getattr(args, "net_timeout", 60.0), base_url=getattr(args, "base_url", None),
                         workers=args.workers, max_in_flight=args.max_in_flight,
                         report=not args.no_report, report_dir=args.report_dir, return_state=True)
     print(state.message or state.name)

@@ -89,7 +89,7 @@ def report_task(lake: str, dump: str, out_dir: str | None) -> str | None:
 @flow(name="extract-dump", flow_run_name="extract {dump}", task_runner=ThreadPoolTaskRunner(max_workers=16),
       log_prints=True, persist_result=False)
 def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boilerplate: str = "none",
-                 min_lang_score: float = 0.0, min_chars: int = 0,
+                 min_lang_score: float = 0.0, min_chars: int = 0, net_timeout: float = 60.0,
                  base_url: str | None = None, workers: int | None = None, max_in_flight: int | None = None,
                  report: bool = True, report_dir: str | None = None,
                  retry_delays: list[float] | None = None):
@@ -100,12 +100,14 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     max_in_flight: task runs submitted at once (a dump has ~90k archives; each
     pending future costs memory).
     retry_delays: seconds between attempts after a transient (network/storage) error.
+    net_timeout: seconds without a byte before a remote read counts as stalled.
     """
     log = get_run_logger()
     try:  # mistakes in the parameters: one clear line, before any work
         check_dump_name(dump)
         config = ExtractConfig.from_langs(langs, boilerplate=boilerplate,
-                                          min_lang_score=min_lang_score, min_chars=min_chars)
+                                          min_lang_score=min_lang_score, min_chars=min_chars,
+                                          net_timeout=net_timeout)
         lake_obj = Lake(lake)
         lake_obj.check_writable()
     except (ValueError, OSError) as exc:

@@ -81,7 +81,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     name = archive_name(input_path)
     started = time.time()
-    identity = input_identity(input_path)  # FileNotFoundError for a missing input: clear, not retried
+    identity = input_identity(input_path, config.net_timeout)  # FileNotFoundError for a missing input: clear, not retried
 
     lake.remove_summary(dump, name)  # redoing: not done until the new summary lands
     ctx = Context(dump=dump, warc_name=name, config=config)
@@ -91,7 +91,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     ledger = _RowWriter(led_tmp, schema.LEDGER, LEDGER_BATCH)
     outcomes: Counter[str] = Counter()
     try:
-        with open_input(input_path, identity.get("size")) as raw:
+        with open_input(input_path, identity.get("size"), config.net_timeout, config.net_resumes) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)
             next_report = PROGRESS_STEP
             for rec in reader:
