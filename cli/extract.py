@@ -8,6 +8,7 @@ import time
 
 from warclake.tasks.boilerplate import MODES
 from warclake.tasks.config import ExtractConfig
+from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.extract_archive import extract_archive, record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, archive_name, check_dump_name
@@ -72,6 +73,12 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     config, inputs = prepare(args)
+    with DumpLock(args.lake, args.dump):   # one writer per dump and lake
+        Lake(args.lake).clean_stale_tmp(args.dump)
+        return _extract_all(args, config, inputs)
+
+
+def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
     sizes = [_local_size(p) for p in inputs]
     failed = 0
     t0 = time.time()

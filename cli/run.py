@@ -7,6 +7,7 @@ import sys
 import time
 
 from warclake.tasks.boilerplate import MODES
+from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
 
 from .extract import add_extract_options, config_from_args
@@ -81,6 +82,7 @@ def run_flow(args, inputs: list[str]):
 def run(args) -> int:
     config_from_args(args)  # checked here, before Prefect starts: one clear line
     Lake(args.lake).check_writable()
+    DumpLock(args.lake, args.dump).check()  # another run of this dump: one line, before Prefect starts
     state = run_flow(args, args.inputs)
     return 0 if state.is_completed() else 1
 

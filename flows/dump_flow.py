@@ -19,6 +19,7 @@ from prefect.states import Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from warclake.tasks.config import ExtractConfig
+from warclake.tasks.dump_lock import DumpLock, DumpLocked
 from warclake.tasks.extract_archive import record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, check_dump_name
@@ -110,9 +111,21 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
                                           net_timeout=net_timeout)
         lake_obj = Lake(lake)
         lake_obj.check_writable()
-    except (ValueError, OSError) as exc:
+        lock = DumpLock(lake_obj, dump).acquire()   # one run per dump and lake
+    except (ValueError, OSError, DumpLocked) as exc:
         log.error("%s", exc)
         return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
+    try:
+        return _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report,
+                               report_dir, retry_delays)
+    finally:
+        lock.release()
+
+
+def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report, report_dir,
+                    retry_delays):
+    """The flow's work, once the dump's lock is held."""
+    log = get_run_logger()
     workers = default_workers() if workers is None else workers
     max_in_flight = max_in_flight or max(2, 2 * max(workers, 1))
     lake_obj.clean_stale_tmp(dump)
