@@ -70,6 +70,8 @@ class RemoteStream:
             try:
                 data = self._resp.read(size) if self._resp is not None else b""
             except (OSError, http.client.HTTPException) as exc:  # reset, timeout, broken chunking
+                if self.size is not None and self.pos >= self.size:
+                    return b""   # every byte arrived; only the connection's end went wrong
                 self._resume(f"{exc!r}")
                 continue
             if data or size == 0:
