@@ -160,16 +160,16 @@ class Lake:
             d = os.path.dirname(self.path(kind, dump, warc_name))
             os.makedirs(d, exist_ok=True)
         else:
-            d = tempfile.gettempdir()
+            d = upload_dir()
+            os.makedirs(d, exist_ok=True)
         return os.path.join(d, tmp_name(warc_name))
 
     def clean_stale_tmp(self, dump: str) -> int:
         """Remove temporaries that killed runs left behind: the dump's, and the catalogue's
-        at the lake's root (local lakes only). A temporary whose process still runs is
-        another run's work in progress and is left alone."""
-        if not self.is_local:
-            return 0
-        folders = [self.dir(kind, dump) for kind in KINDS] + [self._root]
+        at the lake's root (for a remote lake: the local files a killed run did not upload).
+        A temporary whose process still runs is another run's work in progress and is left alone."""
+        # a remote lake's temporaries are local files awaiting upload, in one folder
+        folders = [self.dir(kind, dump) for kind in KINDS] + [self._root] if self.is_local else [upload_dir()]
         n = 0
         for d in folders:
             try:
@@ -181,6 +181,11 @@ class Lake:
                 if is_tmp_name(name) and owner_gone(name, path):
                     n += remove_quietly(path)
         return n
+
+
+def upload_dir() -> str:
+    """Where files for a remote lake are written before their upload (one folder per user)."""
+    return os.path.join(tempfile.gettempdir(), f"warclake-uploads-{os.getuid()}")
 
 
 def remove_quietly(path: str) -> int:

@@ -112,3 +112,16 @@ def test_a_full_disk_while_opening_the_writers_leaves_no_temporary(tmp_path, mon
         extract_module.extract_archive(archive, "D", str(tmp_path / "lake"), ExtractConfig())
     left = [n for _, _, names in os.walk(tmp_path / "lake") for n in names]
     assert left == []
+
+
+def test_a_remote_lakes_local_temporaries_of_dead_runs_are_cleaned(tmp_path, monkeypatch):
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    lake = Lake("memory://safety-lake")
+    live = lake.tmp_file("documents", "D", "a.warc.gz")
+    dead = os.path.join(os.path.dirname(live), f".b.warc.gz.{host()}~{dead_pid()}~0123456789ab.tmp")
+    for p in (live, dead):
+        open(p, "wb").close()
+    assert lake.clean_stale_tmp("D") == 1
+    assert os.path.exists(live) and not os.path.exists(dead)
