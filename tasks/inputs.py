@@ -42,7 +42,7 @@ def read_paths_listing(listing: str, base_url: str | None = None) -> list[str]:
     (for a local copy of a dump) -- Common Crawl's are relative to its data host.
     """
     if is_http(listing):
-        with http_request("GET", listing) as resp:
+        with RemoteStream(listing) as resp:   # resumed when cut, never taken short
             raw = resp.read()
     else:
         if not is_url(listing) and not os.path.exists(listing):

@@ -96,3 +96,15 @@ def test_network_settings_do_not_make_outputs_outdated():
     assert ExtractConfig.from_langs("ja", net_timeout=0.5).fingerprint() == ExtractConfig.from_langs("ja").fingerprint()
     with pytest.raises(ValueError, match="net_timeout"):
         ExtractConfig.from_langs("ja", net_timeout=0)
+
+
+def test_a_paths_listing_cut_short_is_resumed_not_read_short(tmp_path):
+    import gzip
+
+    from warclake.tasks.inputs import read_paths_listing
+
+    names = [f"crawl-data/x/{i:05d}.warc.gz" for i in range(2000)]
+    (tmp_path / "warc.paths.gz").write_bytes(gzip.compress("\n".join(names).encode()))
+    with FaultServer(str(tmp_path), fault="short", max_seconds=60) as srv:
+        got = read_paths_listing(f"{srv.url}/warc.paths.gz", "https://data.example/")
+    assert got == [f"https://data.example/{n}" for n in names]
