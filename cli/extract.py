@@ -8,6 +8,7 @@ import time
 
 from warclake.tasks.boilerplate import MODES
 from warclake.tasks.config import ExtractConfig
+from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.extract_archive import extract_archive, record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, archive_name, check_dump_name
@@ -30,6 +31,9 @@ def add_extract_options(p) -> None:
     p.add_argument("--min-chars", type=int, default=0, metavar="N",
                    help="pages with fewer than N letters to judge are recorded as "
                         "lang_undetermined (default: 0)")
+    p.add_argument("--net-timeout", type=float, default=60.0, metavar="SECONDS",
+                   help="http(s) inputs: seconds without a byte before a read counts as stalled and "
+                        "is resumed or retried (default: 60)")
     p.add_argument("--base-url", default=None,
                    help="base URL for relative entries of a warc.paths listing")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display on the terminal")
@@ -48,7 +52,8 @@ def dump_name(value: str) -> str:
 def config_from_args(args) -> ExtractConfig:
     return ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate,
                                     min_lang_score=getattr(args, "min_lang_score", 0.0),
-                                    min_chars=getattr(args, "min_chars", 0))
+                                    min_chars=getattr(args, "min_chars", 0),
+                                    net_timeout=getattr(args, "net_timeout", 60.0))
 
 
 def prepare(args) -> tuple[ExtractConfig, list[str]]:
@@ -68,6 +73,12 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     config, inputs = prepare(args)
+    with DumpLock(args.lake, args.dump):   # one writer per dump and lake
+        Lake(args.lake).clean_stale_tmp(args.dump)
+        return _extract_all(args, config, inputs)
+
+
+def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
     sizes = [_local_size(p) for p in inputs]
     failed = 0
     t0 = time.time()

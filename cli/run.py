@@ -7,6 +7,7 @@ import sys
 import time
 
 from warclake.tasks.boilerplate import MODES
+from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
 
 from .extract import add_extract_options, config_from_args
@@ -70,7 +71,8 @@ def run_flow(args, inputs: list[str]):
         state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs,
                         boilerplate=args.boilerplate,
                         min_lang_score=getattr(args, "min_lang_score", 0.0),
-                        min_chars=getattr(args, "min_chars", 0), base_url=getattr(args, "base_url", None),
+                        min_chars=getattr(args, "min_chars", 0),
+                        net_timeout=getattr(args, "net_timeout", 60.0), base_url=getattr(args, "base_url", None),
                         workers=args.workers, max_in_flight=args.max_in_flight,
                         report=not args.no_report, report_dir=args.report_dir, return_state=True)
     print(state.message or state.name)
@@ -80,6 +82,7 @@ def run_flow(args, inputs: list[str]):
 def run(args) -> int:
     config_from_args(args)  # checked here, before Prefect starts: one clear line
     Lake(args.lake).check_writable()
+    DumpLock(args.lake, args.dump).check()  # another run of this dump: one line, before Prefect starts
     state = run_flow(args, args.inputs)
     return 0 if state.is_completed() else 1
 

@@ -19,6 +19,7 @@ from prefect.states import Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from warclake.tasks.config import ExtractConfig
+from warclake.tasks.dump_lock import DumpLock, DumpLocked
 from warclake.tasks.extract_archive import record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, check_dump_name
@@ -89,7 +90,7 @@ def report_task(lake: str, dump: str, out_dir: str | None) -> str | None:
 @flow(name="extract-dump", flow_run_name="extract {dump}", task_runner=ThreadPoolTaskRunner(max_workers=16),
       log_prints=True, persist_result=False)
 def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boilerplate: str = "none",
-                 min_lang_score: float = 0.0, min_chars: int = 0,
+                 min_lang_score: float = 0.0, min_chars: int = 0, net_timeout: float = 60.0,
                  base_url: str | None = None, workers: int | None = None, max_in_flight: int | None = None,
                  report: bool = True, report_dir: str | None = None,
                  retry_delays: list[float] | None = None):
@@ -100,17 +101,31 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     max_in_flight: task runs submitted at once (a dump has ~90k archives; each
     pending future costs memory).
     retry_delays: seconds between attempts after a transient (network/storage) error.
+    net_timeout: seconds without a byte before a remote read counts as stalled.
     """
     log = get_run_logger()
     try:  # mistakes in the parameters: one clear line, before any work
         check_dump_name(dump)
         config = ExtractConfig.from_langs(langs, boilerplate=boilerplate,
-                                          min_lang_score=min_lang_score, min_chars=min_chars)
+                                          min_lang_score=min_lang_score, min_chars=min_chars,
+                                          net_timeout=net_timeout)
         lake_obj = Lake(lake)
         lake_obj.check_writable()
-    except (ValueError, OSError) as exc:
+        lock = DumpLock(lake_obj, dump).acquire()   # one run per dump and lake
+    except (ValueError, OSError, DumpLocked) as exc:
         log.error("%s", exc)
         return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
+    try:
+        return _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report,
+                               report_dir, retry_delays)
+    finally:
+        lock.release()
+
+
+def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report, report_dir,
+                    retry_delays):
+    """The flow's work, once the dump's lock is held."""
+    log = get_run_logger()
     workers = default_workers() if workers is None else workers
     max_in_flight = max_in_flight or max(2, 2 * max(workers, 1))
     lake_obj.clean_stale_tmp(dump)

@@ -10,6 +10,9 @@ EXTRACTOR_VERSION = "4"
 # Bump with any change to the documents/ledger/files schema (the data contract).
 SCHEMA_VERSION = "3"
 
+# Settings that change how inputs are read, never the documents: changing them redoes nothing.
+NOT_IN_FINGERPRINT = frozenset({"net_timeout", "net_resumes"})
+
 
 @dataclass(frozen=True)
 class ExtractConfig:
@@ -32,6 +35,10 @@ class ExtractConfig:
     max_tags: int = 500_000                   # "<" characters: the parser's time and memory
     max_paragraphs: int = 50_000
     max_text_chars: int = 20_000_000
+    # Remote inputs (tasks/remote_stream.py): how they are read, not what comes out, so
+    # they are left out of the fingerprint.
+    net_timeout: float = 60.0                 # seconds without a byte before a read is stalled
+    net_resumes: int = 5                      # Range resumes of a broken body within one attempt
 
     @classmethod
     def from_langs(cls, langs: str | list[str] | tuple[str, ...] = "ja", **kw) -> "ExtractConfig":
@@ -45,6 +52,8 @@ class ExtractConfig:
                              f"({', '.join(sorted(KNOWN_LANGS))}) or 'all'")
         if not 0.0 <= kw.get("min_lang_score", 0.0) <= 1.0:
             raise ValueError(f"min_lang_score {kw['min_lang_score']} is not between 0 and 1")
+        if kw.get("net_timeout", 60.0) <= 0:
+            raise ValueError(f"net_timeout {kw['net_timeout']} is not a positive number of seconds")
         if kw.get("min_chars", 0) < 0:
             raise ValueError(f"min_chars {kw['min_chars']} is negative")
         return cls(langs=tuple(sorted(set(langs))), **kw)
@@ -55,7 +64,7 @@ class ExtractConfig:
 
     def fingerprint(self) -> str:
         """Stable short hash of everything that changes the output."""
-        d = self.as_dict()
+        d = {k: v for k, v in self.as_dict().items() if k not in NOT_IN_FINGERPRINT}
         d["extractor_version"] = EXTRACTOR_VERSION
         d["schema_version"] = SCHEMA_VERSION
         blob = json.dumps(d, sort_keys=True).encode()

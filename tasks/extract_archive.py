@@ -8,7 +8,6 @@ marks the input as done.
 from __future__ import annotations
 
 import logging
-import os
 import socket
 import time
 from collections import Counter
@@ -22,7 +21,7 @@ from . import schema
 from .config import EXTRACTOR_VERSION, SCHEMA_VERSION, ExtractConfig
 from .extract_record import Context, process_record
 from .inputs import input_identity, open_input
-from .lake import Lake, archive_name
+from .lake import Lake, archive_name, remove_quietly
 from .outcomes import ALL_OUTCOMES
 from .warc_reader import ArchiveReader, TransientInputError
 
@@ -81,17 +80,19 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     name = archive_name(input_path)
     started = time.time()
-    identity = input_identity(input_path)  # FileNotFoundError for a missing input: clear, not retried
+    identity = input_identity(input_path, config.net_timeout)  # FileNotFoundError for a missing input: clear, not retried
 
     lake.remove_summary(dump, name)  # redoing: not done until the new summary lands
     ctx = Context(dump=dump, warc_name=name, config=config)
     doc_tmp = lake.tmp_file("documents", dump, name)
     led_tmp = lake.tmp_file("ledger", dump, name)
-    docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS)
-    ledger = _RowWriter(led_tmp, schema.LEDGER, LEDGER_BATCH)
+    docs = ledger = None
     outcomes: Counter[str] = Counter()
     try:
-        with open_input(input_path, identity.get("size")) as raw:
+        # opened inside the try: a full disk here must not leave temporaries behind either
+        docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS)
+        ledger = _RowWriter(led_tmp, schema.LEDGER, LEDGER_BATCH)
+        with open_input(input_path, identity.get("size"), config.net_timeout, config.net_resumes) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)
             next_report = PROGRESS_STEP
             for rec in reader:
@@ -113,10 +114,12 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     except BaseException:
         for w, p in ((docs, doc_tmp), (ledger, led_tmp)):
             try:
-                w._w.close()
+                if w is not None:
+                    w._w.close()
+            except Exception:  # closing a writer on a full disk fails too: the file goes anyway
+                pass
             finally:
-                if os.path.exists(p):
-                    os.unlink(p)
+                remove_quietly(p)
         raise
 
     status, error = archive_status(reader)

@@ -9,14 +9,10 @@ from __future__ import annotations
 import glob
 import gzip
 import os
-import urllib.error
-import urllib.request
-
 import fsspec
 
+from .remote_stream import DEFAULT_RESUMES, DEFAULT_TIMEOUT, RemoteStream, http_request
 from .warc_reader import TransientInputError
-
-HTTP_TIMEOUT = 60
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz",
                     ".warc.wet.gz", ".warc.wat.gz")
@@ -28,25 +24,6 @@ def is_url(s: str) -> bool:
 
 def is_http(s: str) -> bool:
     return s.lower().startswith(("http://", "https://"))
-
-
-def _http(method: str, url: str):
-    """One HTTP request with errors sorted the way retries need them.
-
-    fsspec reports every failed HTTP lookup as FileNotFoundError, which would make a
-    503 look permanent; here only 404/410 are "not found" and the rest is transient.
-    """
-    req = urllib.request.Request(url, method=method, headers={"User-Agent": "warclake"})
-    try:
-        return urllib.request.urlopen(req, timeout=HTTP_TIMEOUT)
-    except urllib.error.HTTPError as exc:
-        if exc.code in (404, 410):
-            raise FileNotFoundError(f"{url}: HTTP {exc.code}") from exc
-        if exc.code in (401, 403):
-            raise PermissionError(f"{url}: HTTP {exc.code}") from exc
-        raise TransientInputError(f"{url}: HTTP {exc.code} {exc.reason}") from exc
-    except (urllib.error.URLError, OSError) as exc:
-        raise TransientInputError(f"{url}: {exc}") from exc
 
 
 def is_archive_name(name: str) -> bool:
@@ -65,7 +42,7 @@ def read_paths_listing(listing: str, base_url: str | None = None) -> list[str]:
     (for a local copy of a dump) -- Common Crawl's are relative to its data host.
     """
     if is_http(listing):
-        with _http("GET", listing) as resp:
+        with RemoteStream(listing) as resp:   # resumed when cut, never taken short
             raw = resp.read()
     else:
         if not is_url(listing) and not os.path.exists(listing):
@@ -141,13 +118,13 @@ def _expand(spec: str, base_url: str | None) -> list[str]:
     return []
 
 
-def input_identity(path: str) -> dict:
+def input_identity(path: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
     """What tells that an input changed: size plus mtime (local) or ETag/Last-Modified (remote)."""
     if not is_url(path):
         st = os.stat(path)
         return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
     if is_http(path):
-        with _http("HEAD", path) as resp:
+        with http_request("HEAD", path, timeout) as resp:
             h = resp.headers
             ident = {"size": int(h["Content-Length"]) if h.get("Content-Length") else None}
             for key in ("ETag", "Last-Modified"):
@@ -163,17 +140,20 @@ def input_identity(path: str) -> dict:
     return ident
 
 
-def open_input(path: str, size: int | None = None):
+def open_input(path: str, size: int | None = None, timeout: float = DEFAULT_TIMEOUT,
+               resumes: int = DEFAULT_RESUMES):
     """A binary stream of the archive; remote files are streamed, not downloaded whole.
 
-    Passing the size known from :func:`input_identity` spares fsspec a second lookup.
+    http(s) inputs are read by :class:`RemoteStream` (timeouts, Range resumes, a short body
+    is an error, never an end); other URLs by fsspec. ``size`` (from :func:`input_identity`)
+    is kept for callers; the stream learns the size from its own response.
     """
     if not is_url(path):
         return open(path, "rb", buffering=1 << 20)
+    if is_http(path):
+        return RemoteStream(path, timeout=timeout, resumes=resumes)
     fs, p = fsspec.core.url_to_fs(path)
-    kw = {"size": size} if size and is_http(path) else {}
     try:
-        return fs.open(p, "rb", block_size=1 << 22, **kw)
+        return fs.open(p, "rb", block_size=1 << 22)
     except FileNotFoundError as exc:  # fsspec's word for any failed lookup: let retries decide
         raise TransientInputError(f"opening {path} failed: {exc}") from exc
-

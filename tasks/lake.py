@@ -15,11 +15,12 @@ import os
 import posixpath
 import re
 import tempfile
-import uuid
 from dataclasses import dataclass
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
+
+from .owners import is_tmp_name, owner_gone, tmp_name
 
 KINDS = ("documents", "ledger", "files")
 # A dump name becomes a folder (dump=<DUMP>) and a glob pattern: no separators, no "..".
@@ -126,18 +127,24 @@ class Lake:
             os.makedirs(os.path.dirname(dest), exist_ok=True)
             os.replace(local_tmp, dest)  # atomic within one filesystem (tmp is made beside it)
         else:
-            self.fs.makedirs(posixpath.dirname(dest), exist_ok=True)
-            self.fs.put_file(local_tmp, dest)
-            os.unlink(local_tmp)
+            try:
+                self.fs.makedirs(posixpath.dirname(dest), exist_ok=True)
+                self.fs.put_file(local_tmp, dest)
+            finally:  # uploaded or not, the local copy is of no further use
+                os.unlink(local_tmp)
         return size
 
     def write_summary(self, dump: str, warc_name: str, summary: dict) -> None:
         data = json.dumps(summary, indent=1, sort_keys=True, default=str).encode()
         tmp = self.tmp_file("files", dump, warc_name)
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            with open(tmp, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        except BaseException:  # a full disk: no half-written temporary left behind
+            remove_quietly(tmp)
+            raise
         self.publish_file(tmp, "files", dump, warc_name)
 
     def remove_summary(self, dump: str, warc_name: str) -> None:
@@ -153,20 +160,39 @@ class Lake:
             d = os.path.dirname(self.path(kind, dump, warc_name))
             os.makedirs(d, exist_ok=True)
         else:
-            d = tempfile.gettempdir()
-        return os.path.join(d, f".{warc_name}.{uuid.uuid4().hex[:12]}.tmp")
+            d = upload_dir()
+            os.makedirs(d, exist_ok=True)
+        return os.path.join(d, tmp_name(warc_name))
 
     def clean_stale_tmp(self, dump: str) -> int:
-        """Remove temporaries a killed run left behind (local lakes only)."""
-        if not self.is_local:
-            return 0
+        """Remove temporaries that killed runs left behind: the dump's, and the catalogue's
+        at the lake's root (for a remote lake: the local files a killed run did not upload).
+        A temporary whose process still runs is another run's work in progress and is left alone."""
+        # a remote lake's temporaries are local files awaiting upload, in one folder
+        folders = [self.dir(kind, dump) for kind in KINDS] + [self._root] if self.is_local else [upload_dir()]
         n = 0
-        for kind in KINDS:
-            d = self.dir(kind, dump)
-            if os.path.isdir(d):
-                for name in os.listdir(d):
-                    if name.startswith(".") and name.endswith(".tmp"):
-                        os.unlink(os.path.join(d, name))
-                        n += 1
+        for d in folders:
+            try:
+                names = os.listdir(d)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            for name in names:
+                path = os.path.join(d, name)
+                if is_tmp_name(name) and owner_gone(name, path):
+                    n += remove_quietly(path)
         return n
+
+
+def upload_dir() -> str:
+    """Where files for a remote lake are written before their upload (one folder per user)."""
+    return os.path.join(tempfile.gettempdir(), f"warclake-uploads-{os.getuid()}")
+
+
+def remove_quietly(path: str) -> int:
+    """Remove a file if it is there; 1 if it was removed."""
+    try:
+        os.unlink(path)
+        return 1
+    except FileNotFoundError:
+        return 0
 

@@ -126,6 +126,33 @@ def test_remote_inputs_from_paths_listing_and_transient_errors_are_retried(dump,
     assert sorted(doc_ids(lake)) == sorted(doc_ids(local_lake))
 
 
+def test_a_dropped_connection_without_range_support_is_retried_by_the_flow_not_salvaged(dump, tmp_path):
+    from warclake.tasks.tooling.fault_server import FaultServer
+
+    names = sorted(p for p in os.listdir(dump) if p.endswith(".warc.gz"))
+    with FaultServer(str(dump), fault="drop", ranges=False, times=2, max_seconds=300) as srv:
+        state = run([f"{srv.url}/{n}" for n in names], tmp_path / "lake", net_timeout=0.5,
+                    retry_delays=[0.1, 0.1, 0.1])
+    assert state.is_completed(), state.message
+    local = run(str(dump), tmp_path / "local")
+    assert data(state)["statuses"] == data(local)["statuses"] == {"complete": 2, "salvaged": 1}
+    assert sorted(doc_ids(tmp_path / "lake")) == sorted(doc_ids(tmp_path / "local"))
+
+
+def test_a_second_run_of_a_dump_is_refused_while_another_holds_it(dump, tmp_path):
+    import json
+
+    from warclake.tasks.owners import host
+
+    lake = tmp_path / "lake"
+    (lake / "locks").mkdir(parents=True)
+    (lake / "locks" / "dump=TEST-DUMP.lock").write_text(json.dumps({"host": host(), "pid": os.getpid(),
+                                                                    "started": "2026-01-01T00:00:00+00:00"}))
+    state = run(str(dump), lake)
+    assert state.is_failed() and "being written" in state.message and f"pid {os.getpid()}" in state.message
+    assert not (lake / "files").exists()
+
+
 def test_unreachable_input_fails_the_flow_with_a_message(tmp_path):
     lake = tmp_path / "lake"
     with LocalHTTPServer(str(tmp_path)) as srv:

@@ -1,0 +1,74 @@
+"""Which process owns a temporary or lock file, and whether it is gone.
+
+Temporary names carry an owner tag ``<host>~<pid>``, so a run cleaning up after a killed
+one removes only files whose process is dead, never those of a run still writing. A pid
+is only checked on its own host; a file of another host counts as abandoned once it has
+not been touched for ``FOREIGN_GRACE`` seconds (a live writer adds to it far more often).
+"""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import time
+import uuid
+
+FOREIGN_GRACE = 6 * 3600
+_TAG = re.compile(r"\.(?P<host>[A-Za-z0-9_-]+)~(?P<pid>\d+)~[0-9a-f]+\.tmp(?:\.wal)?$")
+
+
+def host() -> str:
+    """This host's name, reduced to characters safe in a file name."""
+    return re.sub(r"[^A-Za-z0-9_-]", "-", socket.gethostname()) or "host"
+
+
+def owner_tag() -> str:
+    return f"{host()}~{os.getpid()}"
+
+
+def tmp_name(base: str) -> str:
+    """A fresh hidden temporary name for ``base``, tagged with its owner."""
+    return f".{base}.{owner_tag()}~{uuid.uuid4().hex[:12]}.tmp"
+
+
+def is_tmp_name(name: str) -> bool:
+    """A temporary of ours (or of a version before owner tags): ``.<base>.<...>.tmp[.wal]``."""
+    return name.startswith(".") and name.endswith((".tmp", ".tmp.wal"))
+
+
+def pid_alive(pid: int, started: str | None = None) -> bool:
+    """Whether local process ``pid`` runs (and, given its start mark, is still the same one)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # someone else's process: it exists
+    return started is None or process_start(pid) in (None, started)
+
+
+def process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), which tells a reused pid
+    from the original; None where /proc is not there."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            stat = fh.read().decode("ascii", "replace")
+        return stat.rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def owner_gone(name: str, path: str) -> bool:
+    """Whether the temporary file ``path`` (named ``name``) was left by a process that is gone.
+
+    Names without an owner tag come from versions that wrote none: gone. Tags of other
+    hosts go by age."""
+    m = _TAG.search(name)
+    if m is None:
+        return True
+    if m.group("host") == host():
+        return not pid_alive(int(m.group("pid")))
+    try:
+        return time.time() - os.path.getmtime(path) > FOREIGN_GRACE
+    except OSError:
+        return False

@@ -1,0 +1,110 @@
+"""Remote inputs over a server that breaks on purpose (real sockets on 127.0.0.1): a broken,
+short or stalled body is resumed or retried, never recorded as a damaged archive."""
+import os
+
+import pyarrow.parquet as pq
+import pytest
+
+from warclake.flows.dump_flow import is_transient
+from warclake.tasks.config import ExtractConfig
+from warclake.tasks.extract_archive import extract_archive
+from warclake.tasks.lake import Lake
+from warclake.tasks.tooling.fault_server import FaultServer
+from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.warc_reader import TransientInputError
+
+# Tiny timeout: a stalled read gives up fast; the server stalls far longer than that.
+CFG = ExtractConfig.from_langs("ja,en", net_timeout=0.5, net_resumes=3)
+STALL = 30.0
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dump")
+    path = make_dump(str(d), files=1, pages_per_file=40, truncate_last=False)[0]
+    return path
+
+
+@pytest.fixture(scope="module")
+def undamaged(archive, tmp_path_factory):
+    lake = str(tmp_path_factory.mktemp("local"))
+    summary = extract_archive(archive, "D", lake, CFG)
+    return summary, outputs(lake, os.path.basename(archive))
+
+
+def outputs(lake: str, name: str):
+    """What a user compares: every document and every ledger row."""
+    read = lambda kind: pq.read_table(os.path.join(lake, kind, "dump=D", name + ".parquet")).to_pylist()  # noqa: E731
+    return read("documents"), read("ledger")
+
+
+def serve(archive, **kw) -> FaultServer:
+    return FaultServer(os.path.dirname(archive), stall=STALL, max_seconds=120, **kw)
+
+
+@pytest.mark.parametrize("fault", ["drop", "short", "stall"])
+def test_a_broken_body_is_resumed_and_gives_the_undamaged_outputs(archive, undamaged, tmp_path, fault):
+    with serve(archive, fault=fault, times=2) as srv:
+        s = extract_archive(f"{srv.url}/{os.path.basename(archive)}", "D", str(tmp_path), CFG)
+        assert srv.gets == 3   # the first GET and its resumes, nothing from byte 0 again
+    assert s["status"] == "complete" and s["skipped"] == []
+    assert s["records"] == undamaged[0]["records"] and s["bytes_read"] == undamaged[0]["bytes_read"]
+    assert outputs(str(tmp_path), os.path.basename(archive)) == undamaged[1]
+
+
+@pytest.mark.parametrize("fault", ["drop", "short", "stall"])
+def test_without_range_support_a_broken_body_is_transient_not_salvaged(archive, undamaged, tmp_path, fault):
+    name = os.path.basename(archive)
+    with serve(archive, fault=fault, ranges=False) as srv:
+        with pytest.raises(TransientInputError) as err:
+            extract_archive(f"{srv.url}/{name}", "D", str(tmp_path), CFG)
+        assert is_transient(err.value)
+        assert srv.gets == 1   # no resume loop on a server that cannot resume
+        assert Lake(str(tmp_path)).read_summary("D", name) is None   # not done, not salvaged
+        s = extract_archive(f"{srv.url}/{name}", "D", str(tmp_path), CFG)   # the flow's retry
+    assert s["status"] == "complete"
+    assert outputs(str(tmp_path), name) == undamaged[1]
+
+
+def test_resumes_are_bounded_then_the_attempt_is_transient(archive, tmp_path):
+    name = os.path.basename(archive)
+    with serve(archive, fault="short", after=1000, times=1000) as srv:
+        with pytest.raises(TransientInputError, match="no resume left"):
+            extract_archive(f"{srv.url}/{name}", "D", str(tmp_path), CFG)
+        assert srv.gets == 1 + CFG.net_resumes
+    assert Lake(str(tmp_path)).read_summary("D", name) is None
+
+
+def test_a_server_error_is_transient_and_the_retry_gets_through(archive, undamaged, tmp_path):
+    name = os.path.basename(archive)
+    with serve(archive, fault="5xx") as srv:
+        with pytest.raises(TransientInputError) as err:
+            extract_archive(f"{srv.url}/{name}", "D", str(tmp_path), CFG)
+        assert is_transient(err.value)
+        s = extract_archive(f"{srv.url}/{name}", "D", str(tmp_path), CFG)
+    assert s["status"] == "complete" and outputs(str(tmp_path), name) == undamaged[1]
+
+
+def test_a_missing_remote_archive_is_not_retried(archive, tmp_path):
+    with serve(archive) as srv:
+        with pytest.raises(FileNotFoundError) as err:
+            extract_archive(f"{srv.url}/gone.warc.gz", "D", str(tmp_path), CFG)
+    assert not is_transient(err.value)
+
+
+def test_network_settings_do_not_make_outputs_outdated():
+    assert ExtractConfig.from_langs("ja", net_timeout=0.5).fingerprint() == ExtractConfig.from_langs("ja").fingerprint()
+    with pytest.raises(ValueError, match="net_timeout"):
+        ExtractConfig.from_langs("ja", net_timeout=0)
+
+
+def test_a_paths_listing_cut_short_is_resumed_not_read_short(tmp_path):
+    import gzip
+
+    from warclake.tasks.inputs import read_paths_listing
+
+    names = [f"crawl-data/x/{i:05d}.warc.gz" for i in range(2000)]
+    (tmp_path / "warc.paths.gz").write_bytes(gzip.compress("\n".join(names).encode()))
+    with FaultServer(str(tmp_path), fault="short", max_seconds=60) as srv:
+        got = read_paths_listing(f"{srv.url}/warc.paths.gz", "https://data.example/")
+    assert got == [f"https://data.example/{n}" for n in names]
