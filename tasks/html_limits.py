@@ -21,9 +21,11 @@ from __future__ import annotations
 
 import re
 
-# Elements that never hold children: their start tags do not nest.
-VOID = frozenset("area base basefont bgsound br col embed frame hr image img input keygen "
-                 "link meta param source track wbr".split())
+from .html_paragraphs import VOID_TAGS
+
+# Elements that never hold children: their start tags do not nest. The walk's void tags,
+# plus <embed>, which the walk drops as a whole instead.
+VOID = VOID_TAGS | {"embed"}
 # A start tag of one of these closes an open element of the same kind (HTML's implied end
 # tags), so sibling lists and paragraphs do not nest...
 SELF_CLOSING_SIBLINGS = frozenset("p li dt dd option optgroup tr td th thead tbody tfoot "
