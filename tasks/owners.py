@@ -37,23 +37,34 @@ def is_tmp_name(name: str) -> bool:
 
 
 def pid_alive(pid: int, started: str | None = None) -> bool:
-    """Whether local process ``pid`` runs (and, given its start mark, is still the same one)."""
+    """Whether local process ``pid`` runs (and, given its start mark, is still the same one).
+    A zombie (killed, not yet reaped by its new parent) has stopped writing: not alive."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         pass  # someone else's process: it exists
-    return started is None or process_start(pid) in (None, started)
+    stat = _stat_fields(pid)
+    if stat is not None and stat[0] == "Z":
+        return False
+    return started is None or stat is None or stat[19] == started
 
 
 def process_start(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (Linux), which tells a reused pid
     from the original; None where /proc is not there."""
+    stat = _stat_fields(pid)
+    return None if stat is None else stat[19]
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command name (state first); None without /proc."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:
             stat = fh.read().decode("ascii", "replace")
-        return stat.rsplit(")", 1)[1].split()[19]
+        fields = stat.rsplit(")", 1)[1].split()
+        return fields if len(fields) > 19 else None
     except (OSError, IndexError):
         return None
 
