@@ -9,7 +9,8 @@ from collections import defaultdict
 
 import numpy as np
 
-from warclake.tasks.boilerplate import features
+from warclake.tasks.boilerplate import features, justext
+from warclake.tasks.paragraph import Paragraph
 from warclake.tasks.boilerplate.text import word_units
 
 _POS = {c: k for k, c in enumerate(features.PATH_COLS)}
@@ -47,7 +48,44 @@ def path_vector(path: str) -> np.ndarray:
     return v
 
 
-def main_container(X: np.ndarray, paths: list[str], lens: np.ndarray, cf: list[str]) -> None:
+def path_block(paths: list[str]) -> np.ndarray:
+    return np.array([path_vector(q) for q in paths]).reshape(len(paths), len(features.PATH_COLS))
+
+
+def path_sums(X: np.ndarray, distinct: list[str], inverse: np.ndarray, lens: np.ndarray,
+              stops: np.ndarray, links: np.ndarray, total: float) -> None:
+    """Per-path sums paragraph by paragraph, over path strings."""
+    paths = [distinct[k] for k in inverse]
+    col = {n: i for i, n in enumerate(features.NAMES)}
+    chars, count, stop, link, under = (defaultdict(float) for _ in range(5))
+    for q, L, s, k in zip(paths, lens, stops, links):
+        chars[q] += L
+        count[q] += 1
+        stop[q] += s * L
+        link[q] += k * L
+        els = q.split(">")
+        for up in range(0, 3):  # the path itself, its parent and its grandparent
+            if len(els) > up:
+                under[">".join(els[:len(els) - up])] += L
+    X[:, col["same_path_share"]] = [chars[q] / total for q in paths]
+    X[:, col["same_path_count"]] = np.log([count[q] for q in paths])
+    X[:, col["parent_share"]] = [under[q.rpartition(">")[0]] / total for q in paths]
+    X[:, col["grandparent_share"]] = [under[q.rpartition(">")[0].rpartition(">")[0]] / total for q in paths]
+    X[:, col["same_path_stop"]] = [stop[q] / max(chars[q], 1.0) for q in paths]
+    X[:, col["same_path_link"]] = [link[q] / max(chars[q], 1.0) for q in paths]
+
+
+def justext_flags(distinct) -> list[tuple[bool, bool]]:
+    return [(justext.is_heading(Paragraph(q, "")), justext.in_select(Paragraph(q, ""))) for q in distinct]
+
+
+def context_free_all(prm, has_stoplist, stop_densities, plains, link_counts, in_selects) -> list[str]:
+    """jusText's context-free class paragraph by paragraph (``in_selects`` as a path)."""
+    return [justext.context_free(Paragraph("body>select" if sel else "body", t), "", prm, has_stoplist, sd, t, k)
+            for sd, t, k, sel in zip(stop_densities, plains, link_counts, in_selects)]
+
+
+def main_container(X: np.ndarray, paths: list[str], lens: np.ndarray, cf: list[str], **_) -> None:
     """Every paragraph adds its weight to every ancestor, one at a time."""
     score: defaultdict = defaultdict(float)
     anc_of = []
@@ -99,6 +137,9 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
 
 def use_reference(monkeypatch) -> None:
     """Make ``features.matrix`` compute with the plain definitions above."""
-    monkeypatch.setattr(features, "_path_vector", path_vector)
+    monkeypatch.setattr(features, "_path_block", path_block)
+    monkeypatch.setattr(features, "_path_sums", path_sums)
+    monkeypatch.setattr(features, "_justext_flags", justext_flags)
+    monkeypatch.setattr(justext, "_context_free_all", context_free_all)
     monkeypatch.setattr(features, "_main_container", main_container)
     monkeypatch.setattr(features, "text_columns", text_columns)

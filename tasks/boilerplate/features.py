@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
+from itertools import chain
 from functools import lru_cache
 
 import numpy as np
@@ -139,8 +140,9 @@ def _path_state(path: str) -> tuple:
 
 
 @lru_cache(maxsize=PATH_CACHE)
-def _path_vector(path: str) -> np.ndarray:
-    """The path-only columns of a paragraph (cached: templates repeat paths)."""
+def _path_row(path: str) -> tuple[tuple[int, ...], int]:
+    """The path-only columns of a paragraph as (PATH_COLS positions that are 1, depth);
+    cached, as templates repeat paths."""
     parent, _, last = path.rpartition(">")
     any_cols, _, depth, heading, near_cols, prev_near = _path_state(path)
     on = set(any_cols)
@@ -151,14 +153,24 @@ def _path_vector(path: str) -> np.ndarray:
     own = "h" if tag in _HEADINGS else tag
     if own in _OWN_SET:
         on.add(_PATH_POS["tag_" + own])
-    v = np.zeros(len(PATH_COLS))
-    if on:
-        v[list(on)] = 1.0
-    v[_PATH_POS["depth"]] = depth
-    v[_PATH_POS["is_heading"]] = float(heading)
-    v[_PATH_POS["path_has_class"]] = float("." in path)
-    v[_PATH_POS["path_has_id"]] = float("#" in path)
-    return v
+    if heading:
+        on.add(_PATH_POS["is_heading"])
+    if "." in path:
+        on.add(_PATH_POS["path_has_class"])
+    if "#" in path:
+        on.add(_PATH_POS["path_has_id"])
+    return tuple(on), depth
+
+
+def _path_block(paths: list[str]) -> np.ndarray:
+    """The PATH_COLS columns of distinct paths, one row each (their order in ``paths``):
+    one scatter for the page instead of a vector per path."""
+    rows = [_path_row(q) for q in paths]
+    B = np.zeros((len(rows), len(PATH_COLS)))
+    counts = [len(on) for on, _ in rows]
+    B[np.repeat(np.arange(len(rows)), counts), list(chain.from_iterable(on for on, _ in rows))] = 1.0
+    B[:, _PATH_POS["depth"]] = [depth for _, depth in rows]
+    return B
 
 
 @lru_cache(maxsize=TEXT_CACHE)
@@ -178,17 +190,23 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     col = _IDX
     plains = [p.plain for p in paragraphs]
     paths = [p.path for p in paragraphs]
+    # distinct paths, numbered in order of appearance: per-path sums and columns are
+    # computed once per distinct path and spread back with ``inverse``
+    distinct: dict[str, int] = {}
+    inverse = np.fromiter([distinct.setdefault(q, len(distinct)) for q in paths], np.intp, n)
     lens = np.array([len(t) for t in plains], dtype=np.float64)
     total = lens.sum() or 1.0
     stops = [_stop_density(t, lang) for t in plains]
     link_counts = [link_chars(p.text) for p in paragraphs]
     links = np.array(link_counts, dtype=np.float64)
     links = np.divide(links, lens, out=np.zeros(n), where=lens > 0)
+    flags = _justext_flags(distinct)
     jt_cf, jt_final = justext.classify_detailed(paragraphs, lang, stop_densities=stops,
-                                                plains=plains, link_counts=link_counts)
+                                                plains=plains, link_counts=link_counts,
+                                                path_flags=[flags[k] for k in inverse.tolist()])
     text_cols, units = text_columns(plains)
     X[:, [col[c] for c in TEXT_COLS]] = text_cols
-    X[:, [col[c] for c in PATH_COLS]] = np.array([_path_vector(q) for q in paths])
+    X[:, [col[c] for c in PATH_COLS]] = _path_block(list(distinct))[inverse]
     X[:, col["link_density"]] = links
     X[:, col["stop_density"]] = stops
     ntags = np.array([p.n_tags for p in paragraphs], dtype=np.float64)
@@ -206,37 +224,8 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     X[:, col["log_doc_paras"]] = math.log1p(n)
     dup = Counter(plains)
     X[:, col["dup_count"]] = [math.log(dup[t]) for t in plains]
-    # how much of the page's text shares this path, or sits under the parent / grandparent
-    path_chars: Counter = Counter()
-    path_count: Counter = Counter()
-    path_stop: defaultdict = defaultdict(float)
-    path_link: defaultdict = defaultdict(float)
-    prefix_chars: Counter = Counter()
-    parents, grands = [], []
-    for i, q in enumerate(paths):
-        L = lens[i]
-        path_chars[q] += L
-        path_count[q] += 1
-        path_stop[q] += stops[i] * L
-        path_link[q] += links[i] * L
-        prefix_chars[q] += L
-        par = q.rpartition(">")[0]
-        gra = par.rpartition(">")[0]
-        parents.append(par)
-        grands.append(gra)
-        if par:
-            prefix_chars[par] += L
-            if gra:
-                prefix_chars[gra] += L
-    pc = np.array([path_chars[q] for q in paths])
-    X[:, col["same_path_share"]] = pc / total
-    X[:, col["same_path_count"]] = np.log([path_count[q] for q in paths])
-    X[:, col["parent_share"]] = [prefix_chars[q] / total for q in parents]
-    X[:, col["grandparent_share"]] = [prefix_chars[q] / total for q in grands]
-    pcs = np.maximum(pc, 1.0)
-    X[:, col["same_path_stop"]] = np.array([path_stop[q] for q in paths]) / pcs
-    X[:, col["same_path_link"]] = np.array([path_link[q] for q in paths]) / pcs
-    _main_container(X, paths, lens, jt_cf)
+    _path_sums(X, list(distinct), inverse, lens, np.array(stops), links, total)
+    _main_container(X, paths, lens, jt_cf, distinct=distinct, inverse=inverse)
     # distance to the nearest context-free good paragraph (in paragraphs and characters)
     good_idx = [i for i, c in enumerate(jt_cf) if c == "good"]
     if good_idx:
@@ -256,6 +245,48 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     return X
 
 
+def _justext_flags(distinct: dict[str, int]) -> list[tuple[bool, bool]]:
+    """jusText's path flags (a heading, inside a select) of each distinct path, from the
+    cached path states instead of parsing each path again."""
+    return [(state[3], "select" in state[1]) for state in map(_path_state, distinct)]
+
+
+def _path_sums(X: np.ndarray, distinct: list[str], inverse: np.ndarray, lens: np.ndarray,
+               stops: np.ndarray, links: np.ndarray, total: float) -> None:
+    """How much of the page's text shares a paragraph's path, or sits under its parent /
+    grandparent, and the stop-word and link densities of its path's text. bincount adds in
+    paragraph order, so the weighted sums are those of a plain loop, bit for bit."""
+    col = _IDX
+    m = len(distinct)
+    chars = np.bincount(inverse, weights=lens, minlength=m)
+    count = np.bincount(inverse, minlength=m)
+    stop = np.bincount(inverse, weights=stops * lens, minlength=m)
+    link = np.bincount(inverse, weights=links * lens, minlength=m)
+    # Text under a prefix: its own paragraphs' and those one and two levels below. Character
+    # counts are whole numbers, so these sums are exact in any order.
+    ids = dict.fromkeys(distinct)
+    ids = {q: k for k, q in enumerate(ids)}
+    parent_id, grand_id = [], []
+    for q in distinct:
+        par = q.rpartition(">")[0]
+        gra = par.rpartition(">")[0]
+        parent_id.append(ids.setdefault(par, len(ids)) if par else -1)
+        grand_id.append(ids.setdefault(gra, len(ids)) if gra else -1)
+    under = np.zeros(len(ids) + 1)   # the last slot stands for "no such prefix": 0 chars
+    under[:m] = chars
+    par_ix, gra_ix = np.array(parent_id, dtype=np.intp), np.array(grand_id, dtype=np.intp)
+    np.add.at(under, par_ix, chars)
+    np.add.at(under, gra_ix, chars)
+    under[-1] = 0.0
+    X[:, col["same_path_share"]] = (chars / total)[inverse]
+    X[:, col["same_path_count"]] = np.log(count)[inverse]
+    X[:, col["parent_share"]] = (under[par_ix] / total)[inverse]
+    X[:, col["grandparent_share"]] = (under[gra_ix] / total)[inverse]
+    per_char = np.maximum(chars, 1.0)
+    X[:, col["same_path_stop"]] = (stop / per_char)[inverse]
+    X[:, col["same_path_link"]] = (link / per_char)[inverse]
+
+
 @lru_cache(maxsize=PATH_CACHE)
 def _prefixes(path: str) -> tuple[str, ...]:
     """Every ancestor path of a paragraph below body, outermost first, itself included
@@ -266,33 +297,31 @@ def _prefixes(path: str) -> tuple[str, ...]:
     return _prefixes(parent) + (path,)
 
 
-def _main_container(X: np.ndarray, paths: list[str], lens: np.ndarray, cf: list[str]) -> None:
+def _main_container(X: np.ndarray, paths: list[str], lens: np.ndarray, cf: list[str], *,
+                    distinct: dict[str, int], inverse: np.ndarray) -> None:
     """Readability's idea on paths: the ancestor under which prose (jusText good / near-good
     text) most outweighs boilerplate (jusText bad text) is the main container."""
     # Weights are summed per distinct path first: templates repeat paths, and sums of whole
     # character counts are exact in any order.
-    weight: dict[str, float] = {}
-    prose = 0.0
-    for q, L, c in zip(paths, lens, cf):
-        if c == "good" or c == "near-good":
-            w = L
-            prose += L
-        else:
-            w = -L if c == "bad" else 0.0
-        weight[q] = weight.get(q, 0.0) + w
+    cls = np.array(cf)
+    prose_mask = (cls == "good") | (cls == "near-good")
+    w = np.where(prose_mask, lens, np.where(cls == "bad", -lens, 0.0))
+    weight = np.bincount(inverse, weights=w, minlength=len(distinct))
+    prose = float(lens[prose_mask].sum())
     score: dict[str, float] = {}
-    for q, w in weight.items():
+    for q, wq in zip(distinct, weight.tolist()):
         for pre in _prefixes(q):
-            score[pre] = score.get(pre, 0.0) + w
+            score[pre] = score.get(pre, 0.0) + wq
     if not score or prose <= 0:
         return
     # best container: highest score; the deeper one on ties (it excludes more)
     best = max(score, key=lambda k: (score[k], k.count(">")))
     col = _IDX
     X[:, col["main_share"]] = score[best] / prose
-    per_path = {q: (float(best in _prefixes(q)),
-                    max((score[p] for p in _prefixes(q)), default=0.0) / prose) for q in weight}
-    X[:, [col["in_main"], col["best_ancestor"]]] = [per_path[q] for q in paths]
+    per_path = np.array([(float(best in _prefixes(q)),
+                          max((score[p] for p in _prefixes(q)), default=0.0) / prose)
+                         for q in distinct]).reshape(len(distinct), 2)
+    X[:, [col["in_main"], col["best_ancestor"]]] = per_path[inverse]
 
 
 def _add_context(X: np.ndarray) -> None:

@@ -86,7 +86,7 @@ def stopword_density(text: str, lang: str) -> float:
         return 0.0
     hits = sum(map(stops.__contains__, ws))
     if "'" in text or "’" in text:   # elided forms only when an apostrophe is there at all
-        hits += sum(1 for w in ws if w not in stops and _is_stop(w, stops))
+        hits += sum(1 for w in ws if ("'" in w or "’" in w) and w not in stops and _is_stop(w, stops))
     return hits / len(ws)
 
 
