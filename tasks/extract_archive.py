@@ -19,7 +19,7 @@ import pyarrow.parquet as pq
 
 from . import schema
 from .config import EXTRACTOR_VERSION, SCHEMA_VERSION, ExtractConfig
-from .extract_record import Context, process_record
+from .extract_record import Context, Pending, begin_record, finish_pending
 from .inputs import input_identity, open_input
 from .lake import Lake, archive_name, remove_quietly
 from .outcomes import ALL_OUTCOMES
@@ -31,6 +31,8 @@ DOC_BATCH = 2000      # rows per documents row group at most...
 DOC_BATCH_CHARS = 16 << 20  # ...and at most this much text buffered (memory stays flat)
 LEDGER_BATCH = 20000  # rows per ledger row group
 PROGRESS_STEP = 256 << 10  # input bytes between two progress calls
+PAGE_BATCH = 64       # pages whose lingua calls (and documents) are made together
+HELD_RECORDS = 1024   # records held behind them at most (memory stays flat)
 
 class _RowWriter:
     """Buffers rows of one schema column-wise and writes them as row groups of a zstd parquet file."""
@@ -66,6 +68,13 @@ class _RowWriter:
         self._w.close()
 
 
+def _write_held(held: list, ctx: Context, write: Callable) -> None:
+    """Finish the held pending pages together and write every held record in order."""
+    done = iter(finish_pending([out for _, out in held if isinstance(out, Pending)], ctx))
+    for rec, out in held:
+        write(rec, next(done) if isinstance(out, Pending) else out)
+
+
 def extract_archive(input_path: str, dump: str, lake: str | Lake, config: ExtractConfig | None = None,
                     progress: Callable[[int], None] | None = None) -> dict:
     """Extract one archive into the lake; returns the summary that was written.
@@ -95,11 +104,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         with open_input(input_path, identity.get("size"), config.net_timeout, config.net_resumes) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)
             next_report = PROGRESS_STEP
-            for rec in reader:
-                if progress is not None and reader.bytes_read >= next_report:
-                    progress(reader.bytes_read)
-                    next_report = reader.bytes_read + PROGRESS_STEP
-                res = process_record(rec, ctx)
+
+            def write(rec, res) -> None:
                 outcomes[res.outcome.value] += 1
                 ledger.add({
                     "dump": dump, "warc_file": name, "warc_offset": rec.offset,
@@ -109,6 +115,25 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                 })
                 if res.document is not None:
                     docs.add(res.document)
+
+            # Pages waiting for lingua are finished PAGE_BATCH at a time; records behind
+            # them wait too, so rows keep the archive's order.
+            held: list = []
+            waiting = 0
+            for rec in reader:
+                if progress is not None and reader.bytes_read >= next_report:
+                    progress(reader.bytes_read)
+                    next_report = reader.bytes_read + PROGRESS_STEP
+                out = begin_record(rec, ctx)
+                if not held and not isinstance(out, Pending):
+                    write(rec, out)
+                    continue
+                held.append((rec, out))
+                waiting += isinstance(out, Pending)
+                if waiting >= PAGE_BATCH or len(held) >= HELD_RECORDS:
+                    _write_held(held, ctx, write)
+                    held, waiting = [], 0
+            _write_held(held, ctx, write)
         docs.close()
         ledger.close()
     except BaseException:

@@ -13,7 +13,7 @@ from .charset import decode_body
 from .config import ExtractConfig
 from .dates import document_date
 from .doc_id import doc_id
-from .language import LanguageDetector
+from .language import LangResult, LanguageDetector, LinguaCall
 from .outcomes import Outcome
 from .paragraph import Paragraph, join_paragraphs
 from .html_limits import too_complex
@@ -56,7 +56,32 @@ def looks_like_html(body: bytes) -> bool:
     return bool(_HTML_SNIFF.match(body[:1024]))
 
 
+@dataclass(slots=True)
+class Pending:
+    """A page whose language waits for lingua; everything before that is done."""
+    raw: RawRecord
+    res: Result
+    paragraphs: list[Paragraph]
+    call: LinguaCall
+
+
 def process_record(raw: RawRecord, ctx: Context) -> Result:
+    """One record, start to finish."""
+    out = begin_record(raw, ctx)
+    return finish_pending([out], ctx)[0] if isinstance(out, Pending) else out
+
+
+def finish_pending(pages: list[Pending], ctx: Context) -> list[Result]:
+    """The pages' lingua calls back to back, then their documents (boilerplate model
+    included), also back to back: lingua's models and the model's caches stay warm in the
+    CPU caches, which inside an extraction saves about a third of their time."""
+    langs = [ctx.detector.run(p.call) for p in pages]
+    return [_accept(p.raw, ctx, p.res, p.paragraphs, lang) for p, lang in zip(pages, langs)]
+
+
+def begin_record(raw: RawRecord, ctx: Context) -> Result | Pending:
+    """A record's result, or a :class:`Pending` page when only its lingua call is left
+    (for :func:`finish_pending`)."""
     kind = raw.rec_type
     if kind == "conversion":   # WET: Common Crawl's own extracted text, UTF-8
         return _process_text(raw, ctx)
@@ -102,9 +127,13 @@ def _decode(body: bytes, content_type: str | None, ctx: Context, res: Result) ->
     return decoded.text
 
 
-def _detect(text: str, ctx: Context, res: Result, paragraphs_text: str | None = None) -> float | None:
+def _detect(text: str, ctx: Context, res: Result) -> float | None:
     """The language; None (outcome set) when it is not a target."""
-    lang = ctx.detector.detect(text, paragraphs_text)
+    return _apply(ctx.detector.detect(text), res)
+
+
+def _apply(lang: LangResult, res: Result) -> float | None:
+    """Record a language decision; its score, or None (outcome set) when it is not a target."""
     res.lang = lang.lang
     if not lang.accepted:
         res.outcome = Outcome.LANG_UNDETERMINED if lang.undetermined else Outcome.LANG_REJECTED
@@ -112,7 +141,7 @@ def _detect(text: str, ctx: Context, res: Result, paragraphs_text: str | None = 
     return lang.score
 
 
-def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
+def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result | Pending:
     res = Result(Outcome.KEPT, payload_bytes=len(body))
     if not body.strip():
         res.outcome = Outcome.EMPTY
@@ -139,9 +168,17 @@ def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result:
         res.outcome = Outcome.HTML_PARSE_ERROR
         return res
     if not early:
-        score = _detect(text, ctx, res, _leading_text(paragraphs, cfg.latin_buffer_chars))
-        if score is None:
-            return res
+        decision = ctx.detector.plan(text, _leading_text(paragraphs, cfg.latin_buffer_chars))
+        if isinstance(decision, LinguaCall):
+            return Pending(raw, res, paragraphs, decision)
+        return _accept(raw, ctx, res, paragraphs, decision)
+    return _finish(raw, ctx, res, paragraphs, score)
+
+
+def _accept(raw: RawRecord, ctx: Context, res: Result, paragraphs: list[Paragraph], lang: LangResult) -> Result:
+    score = _apply(lang, res)
+    if score is None:
+        return res
     return _finish(raw, ctx, res, paragraphs, score)
 
 

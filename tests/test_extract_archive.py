@@ -355,3 +355,45 @@ def test_ja_extraction_never_loads_lingua_even_on_undeclared_latin_pages(tmp_pat
     summary = extract_archive(str(path), "D", str(tmp_path / "lake"), ExtractConfig.from_langs("ja"))
     assert summary["outcomes"]["kept"] == 1 and summary["outcomes"]["lang_rejected"] == 1
     assert set(built_detectors()) == before
+
+
+def test_pages_finished_in_batches_equal_pages_finished_one_by_one(tmp_path):
+    """extract_archive holds pages waiting for lingua and finishes them together: the lake
+    must hold what finishing every record on its own gives, rows in the archive's order."""
+    from tricky_pages import page
+    from warclake.tasks.extract_archive import PAGE_BATCH
+    from warclake.tasks.extract_record import Context, process_record
+    from warclake.tasks.warc_reader import ArchiveReader
+
+    words = {"en": "the house of the river and the story that was told there",
+             "de": "das Haus am Fluss und die Geschichte die dort erzählt wurde",
+             "ru": "дом у реки и история которая там была рассказана"}
+    records = []
+    for seed in range(3 * PAGE_BATCH + 7):
+        lang = list(words)[seed % 3]
+        if seed % 5 == 0:
+            body = page(seed).encode("utf-8", "surrogatepass")
+        else:
+            body = f"<html><body><p>{(words[lang] + ' ') * (1 + seed % 4)}</p><p>{seed}</p></body></html>".encode()
+        records.append((f"http://s{seed % 7}.example/{seed}", 200, "text/html; charset=utf-8", body, {}))
+        if seed % 9 == 0:  # records that need no language decision, between the pages
+            records.append((f"http://s.example/{seed}.png", 200, "image/png", b"\x89PNG", {}))
+            records.append((f"http://s.example/gone{seed}", 404, "text/html", b"<p>gone</p>", {}))
+    path = tmp_path / "mixed.warc.gz"
+    write_warc(path, records)
+    config = ExtractConfig.from_langs("all", boilerplate="sieve")
+    extract_archive(str(path), "D", str(tmp_path / "lake"), config)
+    docs, ledger, _ = read_lake(str(tmp_path / "lake"), "D", path.name)
+
+    ctx = Context(dump="D", warc_name=path.name, config=config)
+    with open(path, "rb") as fh:
+        one_by_one = [(rec.offset, process_record(rec, ctx)) for rec in ArchiveReader(fh)]
+    assert [(r["warc_offset"], r["outcome"], r["lang"]) for r in ledger] == \
+        [(offset, res.outcome.value, res.lang) for offset, res in one_by_one]
+    expected = [res.document for _, res in one_by_one if res.document is not None]
+    assert len(docs) == len(expected) > 2 * PAGE_BATCH
+    assert {d["lang"] for d in docs} >= {"en", "de", "ru"}
+    for got, want in zip(docs, expected):
+        assert (got["warc_offset"], got["text"], got["lang"], got["paragraph_labels"]) == \
+            (want["warc_offset"], want["text"], want["lang"], want["paragraph_labels"])
+        assert got["lang_score"] == pytest.approx(want["lang_score"], rel=1e-6)  # stored as float32
