@@ -4,6 +4,7 @@ bars from them). Kept apart from the flow so the flow stays a plain sequence of 
 from __future__ import annotations
 
 import re
+import time
 from contextlib import contextmanager
 from typing import Callable
 
@@ -11,6 +12,7 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.exceptions import MissingContextError
 
 _listeners: list[Callable[[str, dict], None]] = []
+UPDATE_EVERY = 1.0  # seconds between two updates of the progress artifact
 
 
 @contextmanager
@@ -30,6 +32,7 @@ class RunProgress:
     def __init__(self, dump: str, archives: int, total_bytes: int | None, already_done: int):
         self.archives, self.finished = archives, 0
         self._artifact = None
+        self._updated = time.monotonic()
         try:
             self._artifact = create_progress_artifact(
                 progress=0.0 if archives else 100.0, key=f"progress-{_key(dump)}",
@@ -40,8 +43,12 @@ class RunProgress:
 
     def archive_finished(self, name: str, status: str, input_bytes: int | None) -> None:
         self.finished += 1
-        if self._artifact is not None:
+        now = time.monotonic()
+        # At most one API round-trip a second (and the last one): a dump has ~90,000 archives,
+        # and every update costs the API server CPU that the workers could use.
+        if self._artifact is not None and (self.finished >= self.archives or now - self._updated >= UPDATE_EVERY):
             update_progress_artifact(self._artifact, progress=100.0 * self.finished / max(self.archives, 1))
+            self._updated = now
         self._emit("archive", name=name, status=status, input_bytes=input_bytes)
 
     @staticmethod
