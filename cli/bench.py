@@ -122,9 +122,33 @@ def _own_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _api_server_cpu() -> float | None:
+    """CPU seconds of Prefect's temporary API server, a child process of this one, which
+    competes with the workers for the cores; None where /proc cannot tell (not Linux)."""
+    total, found = 0.0, False
+    try:
+        pids = [int(d) for d in os.listdir("/proc") if d.isdigit()]
+    except OSError:
+        return None
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                fields = fh.read().rsplit(b")", 1)[1].split()
+            if int(fields[1]) != os.getpid():
+                continue
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                if b"prefect.server" not in fh.read():
+                    continue
+        except (OSError, IndexError, ValueError):  # gone meanwhile
+            continue
+        found = True
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+    return total if found else None
+
+
 def bench_flow(inputs: list[str], config: ExtractConfig, worker_counts: list[int], loop_wall: float) -> None:
     """Time the flow on the same inputs: a run's fixed cost, then each worker count with the
-    orchestrating process's own CPU per archive."""
+    orchestrating process's own CPU per archive and the temporary API server's."""
     from warclake.flows.dump_flow import extract_dump
 
     langs = ",".join(config.langs)
@@ -141,14 +165,16 @@ def bench_flow(inputs: list[str], config: ExtractConfig, worker_counts: list[int
     walls = {}
     for w in worker_counts:
         with tempfile.TemporaryDirectory() as lake:
-            cpu0, t0 = _own_cpu(), time.perf_counter()
+            cpu0, server0, t0 = _own_cpu(), _api_server_cpu(), time.perf_counter()
             # workers=0 extracts inside the task thread; one archive at a time, so the
             # difference to the plain loop is Prefect's own cost per archive
             state = extract_dump(dump="BENCH", inputs=inputs, lake=lake, workers=w,
                                  max_in_flight=1 if w == 0 else None, **kw)
             walls[w] = time.perf_counter() - t0
-            own = _own_cpu() - cpu0
+            own, server1 = _own_cpu() - cpu0, _api_server_cpu()
         note = "" if w == 0 else f", orchestrating process {1000 * own / len(inputs):.0f} ms CPU per archive"
+        if server0 is not None and server1 is not None:
+            note += f", temporary API server {1000 * (server1 - server0) / len(inputs):.0f} ms CPU per archive"
         print(f"flow, workers={w}: wall {walls[w]:.2f}s{note} ({state.name})")
     n = len(inputs)
     if 0 in walls:
