@@ -72,9 +72,8 @@ def process_record(raw: RawRecord, ctx: Context) -> Result:
 
 
 def finish_pending(pages: list[Pending], ctx: Context) -> list[Result]:
-    """The pages' lingua calls back to back, then their documents (boilerplate model
-    included), also back to back: lingua's models and the model's caches stay warm in the
-    CPU caches, which inside an extraction saves about a third of their time."""
+    """The pages' lingua calls back to back, then their documents: lingua's models stay in
+    the CPU caches, which inside an extraction takes lingua from ~2.1 to ~1.25 ms a page."""
     langs = [ctx.detector.run(p.call) for p in pages]
     return [_accept(p.raw, ctx, p.res, p.paragraphs, lang) for p, lang in zip(pages, langs)]
 
