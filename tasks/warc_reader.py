@@ -13,7 +13,8 @@ Wraps warcio's record parser so that:
   corrupt bytes cannot.
 
 Memory stays flat: payloads are read only for candidate records and capped; what is kept
-for resynchronising is bounded (see ``archive_lines`` and ``gzip_members``).
+in memory for resynchronising is bounded (see ``archive_lines``, ``rewind_store`` and
+``gzip_members``).
 """
 from __future__ import annotations
 
@@ -369,11 +370,9 @@ class ArchiveReader:
     def _block_intact(rec, lines: LineReader, first: bytes) -> bool:
         """False when the block just read contradicts the record's WARC-Block-Digest."""
         declared = rec.rec_headers.get_header("WARC-Block-Digest") if first.startswith(b"WARC/") else None
-        kept = lines.since_mark() if declared else None  # the record's header and block
-        if kept is None:
-            return True
-        block = kept[len(kept) - int(rec.rec_headers.get_header("Content-Length")):]
-        return block_digest_ok(declared, block) is not False
+        # the block: the last Content-Length bytes of the record read since the mark
+        block = lines.tail_since_mark(int(rec.rec_headers.get_header("Content-Length"))) if declared else None
+        return block is None or block_digest_ok(declared, block) is not False
 
     # ---- both
 
