@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from typing import Callable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from .rewind_store import RewindStore
 
@@ -44,6 +44,17 @@ def is_arc_line(line: bytes) -> bool:
 def is_record_line(line: bytes) -> bool:
     """A WARC version line or an ARC header line (complete, with its line end)."""
     return is_warc_line(line) or is_arc_line(line)
+
+
+def has_warc_line(chunks: Iterable[bytes]) -> bool:
+    """Whether a WARC version line occurs in these bytes (given in pieces, in order)."""
+    carry = b""
+    for chunk in chunks:
+        text = carry + chunk
+        if _WARC_AT_LINE.search(text):
+            return True
+        carry = text[-16:]  # a version line may straddle two pieces
+    return False
 
 
 def starts_record(text: bytes) -> bool:
@@ -200,9 +211,10 @@ class LineReader:
         self.unmark()
         self._history = RewindStore()
 
-    def tail_since_mark(self, n: int) -> Iterator[bytes] | None:
-        """The last ``n`` bytes read since the mark, in pieces (None without a mark)."""
-        return None if self._history is None else self._history.tail(n)
+    def tail_since_mark(self, n: int, before: int = 0) -> Iterator[bytes] | None:
+        """The ``n`` bytes read since the mark that end ``before`` bytes before the current
+        position, in pieces (None without a mark)."""
+        return None if self._history is None else self._history.tail(n, before)
 
     def rewind(self) -> bool:
         """Back to the mark (False when there is none)."""

@@ -60,15 +60,17 @@ class RewindStore:
         """All of it, unless it went to disk."""
         return None if self._file is not None else b"".join(self._parts)
 
-    def tail(self, n: int) -> Iterator[bytes]:
-        """The last ``n`` bytes, in pieces (read from the file when they are on disk)."""
-        n = min(n, self.size)
+    def tail(self, n: int, before: int = 0) -> Iterator[bytes]:
+        """The ``n`` bytes that end ``before`` bytes before the end, in pieces (read from
+        the file when they are on disk)."""
+        stop = max(self.size - before, 0)
+        n = min(n, stop)
         if self._file is None:
-            yield b"".join(self._parts)[self.size - n:]
+            yield b"".join(self._parts)[stop - n:stop]
             return
         f, end = self._file, self.size
         f.flush()
-        f.seek(end - n)
+        f.seek(stop - n)
         try:
             while n > 0:
                 chunk = f.read(min(n, REPLAY_STEP))

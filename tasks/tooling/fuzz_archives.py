@@ -241,9 +241,12 @@ def _damage(base: Base, kind: str, k: int, a: int, b: int, rng: random.Random, c
         buf = bytearray(data)
         lo = rng.randrange(a, b)
         hi = min(b, lo + rng.choice([1, 1, 2, 4, 16]))
-        for i in sorted(rng.sample(range(lo, hi), min(hi - lo, rng.randint(1, 4)))):
+        flipped = sorted(rng.sample(range(lo, hi), min(hi - lo, rng.randint(1, 4))))
+        for i in flipped:
             buf[i] ^= rng.randrange(1, 256)
-        return bytes(buf), {k}, (b, 0), (lo, hi)
+        # the bytes changed, not the window they were drawn from (which may touch the
+        # Content-Length line that no flip reached)
+        return bytes(buf), {k}, (b, 0), (flipped[0], flipped[-1] + 1)
     if kind == "crc":
         buf = bytearray(data)
         buf[rng.randrange(b - 8, b)] ^= rng.randrange(1, 256)
