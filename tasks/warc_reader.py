@@ -359,7 +359,8 @@ class ArchiveReader:
         if ((digest is False or (digest is None and "garbage" in state))
                 and self._records_inside(rec, lines, first, lines.pos - sep_start)):
             state.pop("garbage", None)
-            state["problem"] = "record does not end where its Content-Length says (a record starts inside its block)"
+            state["problem"] = ("record does not end where its Content-Length says"
+                                " (a record starts inside its block)")
             return False
         if same < want:  # the block ran into the blank lines after it, or they were cut
             state["damaged"] = (start, lines.pos - start, "record runs into the blank lines after it"
