@@ -27,7 +27,7 @@ STAGES = [
     ("warcio", "warc read + inflate"), ("isal", "warc read + inflate"), ("zlib", "warc read + inflate"),
     ("'read' of '_io", "warc read + inflate"),
     ("warc_reader", "warc read + inflate"), ("archive_lines", "warc read + inflate"),
-    ("gzip_members", "warc read + inflate"),
+    ("gzip_members", "warc read + inflate"), ("rewind_store", "warc read + inflate"),
     ("charset_normalizer", "charset (detector)"), ("tasks/charset", "charset (sniff + decode)"),
     ("lingua", "language (lingua)"), ("tasks/language", "language (buffer + routing)"),
     ("selectolax", "html parse"), ("lexbor", "html parse"), ("re.Pattern", "regular expressions"),

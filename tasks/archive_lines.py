@@ -9,7 +9,10 @@ streams that cannot (HTTP).
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections import deque
+from typing import Callable, Iterable, Iterator
+
+from .rewind_store import RewindStore
 
 # A line that starts a record: the WARC version line (WARC/0.17 and 0.18 as ClueWeb09
 # writes them), or an ARC header line "URL IP DATE CONTENT-TYPE LENGTH" (the URL may hold
@@ -27,7 +30,6 @@ _ANY_AT_LINE = re.compile(rb"(?:" + _WARC + rb"|^" + _ARC + rb")", re.M)
 _BLANKS = re.compile(rb"(?:\r?\n)*")
 _HEADER_END = re.compile(rb"\n\r?\n")
 
-HISTORY_CAP = 16 << 20  # bytes kept for a rewind; past this a record can only be resynced past
 SCAN_STEP = 1 << 20
 
 
@@ -44,6 +46,17 @@ def is_record_line(line: bytes) -> bool:
     return is_warc_line(line) or is_arc_line(line)
 
 
+def has_warc_line(chunks: Iterable[bytes]) -> bool:
+    """Whether a WARC version line occurs in these bytes (given in pieces, in order)."""
+    carry = b""
+    for chunk in chunks:
+        text = carry + chunk
+        if _WARC_AT_LINE.search(text):
+            return True
+        carry = text[-16:]  # a version line may straddle two pieces
+    return False
+
+
 def starts_record(text: bytes) -> bool:
     """Whether these bytes (the start of a gzip member's content, possibly cut short)
     begin with a record: leading blank lines allowed."""
@@ -56,22 +69,34 @@ def starts_record(text: bytes) -> bool:
 
 class LineReader:
     """Buffered ``read``/``readline`` over ``fill()`` (which returns b"" at the end), with
-    ``unread``, a mark to rewind to, and ``pos``: bytes consumed so far."""
+    ``unread``, a mark to rewind to, and ``pos``: bytes consumed so far.
+
+    A rewind puts what was read since the mark in front of the input again; when that went
+    to disk (a long record) it is read back from there piece by piece."""
 
     def __init__(self, fill: Callable[[], bytes]):
         self._fill = fill
         self._buf = b""
         self._i = 0
         self._base = 0          # bytes consumed before the current buffer
-        self._history: list[bytes] | None = None  # consumed since the mark
-        self._kept = 0
-        self._done = False
+        self._history: RewindStore | None = None  # consumed since the mark
+        self._replay: deque[Iterator[bytes]] = deque()  # rewound bytes, read before fill()
+        self._done = False      # fill() has ended
+
+    @property
+    def _ended(self) -> bool:
+        return self._done and not self._replay
 
     @property
     def pos(self) -> int:
         return self._base + self._i
 
     def _more(self) -> bytes:
+        while self._replay:
+            chunk = next(self._replay[0], b"")
+            if chunk:
+                return chunk
+            self._replay.popleft()
         if self._done:
             return b""
         chunk = self._fill()
@@ -81,10 +106,7 @@ class LineReader:
 
     def _take(self, data: bytes) -> bytes:
         if self._history is not None and data:
-            self._history.append(data)
-            self._kept += len(data)
-            if self._kept > HISTORY_CAP:
-                self._history = None  # too long to keep: no rewind for this record
+            self._history.add(data)
         return data
 
     def _set(self, buf: bytes, consumed_before: int) -> None:
@@ -182,33 +204,37 @@ class LineReader:
         if not data:
             return
         self._set(data + self._buf[self._i:], self.pos - len(data))
-        n = len(data)
-        while self._history and n:  # read again later: not twice in the history
-            last = self._history.pop()
-            gone = min(n, len(last))
-            if gone < len(last):
-                self._history.append(last[:len(last) - gone])
-            self._kept -= gone
-            n -= gone
+        if self._history is not None:  # read again later: not twice in the history
+            self._history.drop(len(data))
 
     def mark(self) -> None:
-        self._history, self._kept = [], 0
+        self.unmark()
+        self._history = RewindStore()
 
-    def since_mark(self) -> bytes | None:
-        """What was read since the mark (None when it was too long to keep)."""
-        return None if self._history is None else b"".join(self._history)
+    def tail_since_mark(self, n: int, before: int = 0) -> Iterator[bytes] | None:
+        """The ``n`` bytes read since the mark that end ``before`` bytes before the current
+        position, in pieces (None without a mark)."""
+        return None if self._history is None else self._history.tail(n, before)
 
     def rewind(self) -> bool:
-        """Back to the mark, if all of what was read since is still kept."""
+        """Back to the mark (False when there is none)."""
         if self._history is None:
             return False
-        data = b"".join(self._history)
-        self._history = None
-        self._set(data + self._buf[self._i:], self.pos - len(data))
+        history, self._history = self._history, None
+        data = history.in_memory()
+        if data is not None:
+            self._set(data + self._buf[self._i:], self.pos - len(data))
+            return True
+        # from disk: first the rewound bytes, then what was buffered, then the rest
+        self._replay.appendleft(iter((self._buf[self._i:],)))
+        self._replay.appendleft(history.replay())
+        self._set(b"", self.pos - history.size)
         return True
 
     def unmark(self) -> None:
-        self._history = None
+        if self._history is not None:
+            self._history.close()
+            self._history = None
 
     def scan(self, arc: bool | None) -> int | None:
         """Consume up to the next record start (WARC, ARC when ``arc``, either when None)
@@ -218,7 +244,7 @@ class LineReader:
         self.unmark()
         mid_line = False  # the buffer starts inside a line longer than a scan step
         while True:
-            if len(self._buf) - self._i < SCAN_STEP and not self._done:
+            if len(self._buf) - self._i < SCAN_STEP and not self._ended:
                 more = [self._buf[self._i:]]
                 got = len(more[0])
                 while got < SCAN_STEP:
@@ -236,7 +262,7 @@ class LineReader:
             if m is not None:
                 self._i = m.start()
                 return self.pos
-            if self._done:
+            if self._ended:
                 self._i = len(self._buf)
                 return None
             # keep the last, unfinished line: a record start may straddle two reads

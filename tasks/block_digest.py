@@ -9,20 +9,25 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+from typing import Iterable
 
 _ALGORITHMS = {"sha1", "sha256", "sha512", "md5"}
 
 
-def block_digest_ok(declared: str | None, block: bytes) -> bool | None:
-    """True/False when ``declared`` can be checked against ``block``; None when there is
-    no digest or its algorithm or encoding is not one we know (not evidence of damage)."""
+def block_digest_ok(declared: str | None, block: bytes | Iterable[bytes]) -> bool | None:
+    """True/False when ``declared`` can be checked against ``block`` (bytes, or its pieces
+    in order); None when there is no digest or its algorithm or encoding is not one we
+    know (not evidence of damage)."""
     if not declared or ":" not in declared:
         return None
     algo, _, value = declared.partition(":")
     algo, value = algo.strip().lower().replace("-", ""), value.strip()
     if algo not in _ALGORITHMS:
         return None
-    digest = hashlib.new(algo, block).digest()
+    h = hashlib.new(algo)
+    for piece in (block,) if isinstance(block, (bytes, bytearray, memoryview)) else block:
+        h.update(piece)
+    digest = h.digest()
     try:
         if len(value) == 2 * len(digest):
             return binascii.unhexlify(value) == digest

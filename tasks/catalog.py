@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from glob import escape as glob_escape
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -18,8 +17,8 @@ import duckdb
 
 from warclake.tasks.charset import report_labels
 from warclake.tasks.config import SCHEMA_VERSION
-from warclake.tasks.lake import check_dump_name, remove_quietly
-from warclake.tasks.owners import is_tmp_name, owner_gone, tmp_name
+from warclake.tasks.lake import check_dump_name
+from warclake.tasks.owners import remove_dead_tmp, tmp_name
 from warclake.tasks.public_suffix import install_table as install_public_suffixes
 
 CATALOG_NAME = "warclake.duckdb"
@@ -201,12 +200,7 @@ def build_catalog(lake: str | os.PathLike, path: str | os.PathLike | None = None
 def clean_leftovers(final: Path) -> int:
     """Remove the temporaries (and DuckDB's .wal beside them) of catalogue builds that were
     killed; those of a build still running stay."""
-    n = 0
-    if final.parent.is_dir():
-        for p in final.parent.glob(f".{glob_escape(final.name)}.*.tmp*"):
-            if is_tmp_name(p.name) and owner_gone(p.name, str(p)):
-                n += remove_quietly(str(p))
-    return n
+    return remove_dead_tmp(str(final.parent), [final.name])
 
 
 def _missed_sources(path: Path, lake: str | os.PathLike) -> bool:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
-from .owners import is_tmp_name, owner_gone, tmp_name
+from .owners import remove_dead_tmp, tmp_name
 
 KINDS = ("documents", "ledger", "files")
 # A dump name becomes a folder (dump=<DUMP>) and a glob pattern: no separators, no "..".
@@ -170,17 +170,7 @@ class Lake:
         A temporary whose process still runs is another run's work in progress and is left alone."""
         # a remote lake's temporaries are local files awaiting upload, in one folder
         folders = [self.dir(kind, dump) for kind in KINDS] + [self._root] if self.is_local else [upload_dir()]
-        n = 0
-        for d in folders:
-            try:
-                names = os.listdir(d)
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            for name in names:
-                path = os.path.join(d, name)
-                if is_tmp_name(name) and owner_gone(name, path):
-                    n += remove_quietly(path)
-        return n
+        return sum(remove_dead_tmp(d) for d in folders)
 
 
 def upload_dir() -> str:

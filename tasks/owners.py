@@ -12,6 +12,7 @@ import re
 import socket
 import time
 import uuid
+from typing import Iterable
 
 FOREIGN_GRACE = 6 * 3600
 _TAG = re.compile(r"\.(?P<host>[A-Za-z0-9_-]+)~(?P<pid>\d+)~[0-9a-f]+\.tmp(?:\.wal)?$")
@@ -83,3 +84,26 @@ def owner_gone(name: str, path: str) -> bool:
         return time.time() - os.path.getmtime(path) > FOREIGN_GRACE
     except OSError:
         return False
+
+
+def remove_dead_tmp(folder: str, bases: Iterable[str] | None = None) -> int:
+    """Remove the temporaries in ``folder`` whose owner is gone (only those of the files
+    named in ``bases``, when given: a folder a user chose may hold others' hidden files);
+    how many were removed. Those of a writer still running stay."""
+    try:
+        names = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return 0
+    prefixes = None if bases is None else tuple(f".{b}." for b in bases)
+    n = 0
+    for name in names:
+        if not is_tmp_name(name) or (prefixes is not None and not name.startswith(prefixes)):
+            continue
+        path = os.path.join(folder, name)
+        if owner_gone(name, path):
+            try:
+                os.unlink(path)
+                n += 1
+            except FileNotFoundError:  # another cleaner was first
+                pass
+    return n

@@ -13,7 +13,8 @@ Wraps warcio's record parser so that:
   corrupt bytes cannot.
 
 Memory stays flat: payloads are read only for candidate records and capped; what is kept
-for resynchronising is bounded (see ``archive_lines`` and ``gzip_members``).
+in memory for resynchronising is bounded (see ``archive_lines``, ``rewind_store`` and
+``gzip_members``).
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from isal import isal_zlib
 from warcio.bufferedreaders import BufferedReader
 from warcio.recordloader import ArcWarcRecordLoader
 
-from .archive_lines import LineReader, is_arc_line, is_record_line, is_warc_line, starts_record
+from .archive_lines import LineReader, has_warc_line, is_arc_line, is_record_line, is_warc_line, starts_record
 from .block_digest import block_digest_ok
 from .gzip_members import MemberReader, has_member
 
@@ -338,7 +339,7 @@ class ArchiveReader:
         if _drain(rec):
             state["problem"] = "archive ends inside this record (or its Content-Length is too large)"
             return False
-        intact = self._block_intact(rec, lines, first)
+        digest = self._block_digest(rec, lines, first)
         want, eol = _after_block(first, in_member=False)
         sep_start = lines.pos
         blank = same = 0
@@ -353,27 +354,39 @@ class ArchiveReader:
                 state["problem"] = "record does not end where its Content-Length says"
                 return False
             state["garbage"] = lines.pos  # the record ended as it should; what follows is no record
+        # A block that fails its digest, or has none and is followed by no record, may be a
+        # Content-Length that ran over later records and happened to end before blank lines
+        if ((digest is False or (digest is None and "garbage" in state))
+                and self._records_inside(rec, lines, first, lines.pos - sep_start)):
+            state.pop("garbage", None)
+            state["problem"] = ("record does not end where its Content-Length says"
+                                " (a record starts inside its block)")
+            return False
         if same < want:  # the block ran into the blank lines after it, or they were cut
             state["damaged"] = (start, lines.pos - start, "record runs into the blank lines after it"
                                 if line else "archive ends inside the blank lines after its last record")
             return False
-        if not intact:
+        if digest is False:
             state["damaged"] = (start, sep_start - start, "record fails its WARC-Block-Digest")
         elif same < blank:  # a writer's quirk or a changed byte: the record itself is all there
             state["damaged"] = (sep_start, lines.pos - sep_start,
                                 "damaged blank lines after a record" if line
                                 else "archive ends inside the blank lines after its last record")
-        return intact
+        return digest is not False
 
     @staticmethod
-    def _block_intact(rec, lines: LineReader, first: bytes) -> bool:
-        """False when the block just read contradicts the record's WARC-Block-Digest."""
+    def _block_digest(rec, lines: LineReader, first: bytes) -> bool | None:
+        """Whether the block just read matches the record's WARC-Block-Digest (None: no
+        digest we can check)."""
         declared = rec.rec_headers.get_header("WARC-Block-Digest") if first.startswith(b"WARC/") else None
-        kept = lines.since_mark() if declared else None  # the record's header and block
-        if kept is None:
-            return True
-        block = kept[len(kept) - int(rec.rec_headers.get_header("Content-Length")):]
-        return block_digest_ok(declared, block) is not False
+        block = _block_since_mark(rec, lines) if declared else None
+        return None if block is None else block_digest_ok(declared, block)
+
+    @staticmethod
+    def _records_inside(rec, lines: LineReader, first: bytes, after: int) -> bool:
+        """Whether a WARC record starts inside the block (read up to ``after`` bytes ago)."""
+        block = _block_since_mark(rec, lines, after) if first.startswith(b"WARC/") else None
+        return block is not None and has_warc_line(block)
 
     # ---- both
 
@@ -453,6 +466,12 @@ class ArchiveReader:
                 hdrs.setdefault(k.lower(), v)
             raw.http_headers = hdrs
         return raw
+
+
+def _block_since_mark(rec, lines: LineReader, after: int = 0):
+    """The record's block, in pieces: the Content-Length bytes read since the mark that end
+    ``after`` bytes before the current position."""
+    return lines.tail_since_mark(int(rec.rec_headers.get_header("Content-Length")), after)
 
 
 def _after_block(first: bytes, in_member: bool) -> tuple[int, bytes]:

@@ -16,7 +16,9 @@ from warclake.tasks.config import ExtractConfig
 from warclake.tasks.dump_lock import DumpLock, DumpLocked
 from warclake.tasks.lake import Lake
 from warclake.tasks.owners import host
+from warclake.tasks.reports import write_report
 from warclake.tasks.tooling.sample_dump import make_dump
+from lakegen import make_lake
 
 
 def dead_pid() -> int:
@@ -125,3 +127,50 @@ def test_a_remote_lakes_local_temporaries_of_dead_runs_are_cleaned(tmp_path, mon
         open(p, "wb").close()
     assert lake.clean_stale_tmp("D") == 1
     assert os.path.exists(live) and not os.path.exists(dead)
+
+
+def hidden_files(folder) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_a_report_removes_what_a_killed_report_left_never_a_running_ones(tmp_path):
+    lake = make_lake(tmp_path / "lake", dumps={"CC-MAIN-2024-10": 2}, records=20)
+    out = tmp_path / "report"
+    out.mkdir()
+    tag = f"{host()}~{dead_pid()}~0123456789ab"
+    dead = [out / f".report.html.{tag}.tmp", out / f".size_ratio.png.{tag}.tmp",
+            out / ".report.md.tmp"]  # the last: the fixed name of older versions
+    for p in dead:
+        p.write_text("half a file")
+    (out / ".notes.tmp").write_text("a user's own file: not a report's")
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]) as other:
+        live = out / f".report.html.{host()}~{other.pid}~89abcdef0123.tmp"
+        live.write_text("another report's page, still being written")
+        res = write_report(lake.root, out)
+        assert hidden_files(out) == [".notes.tmp", live.name]
+        assert live.read_text() == "another report's page, still being written"
+        assert res.html_path.read_text().rstrip().endswith("</html>")
+        other.kill()
+        other.wait()
+    write_report(lake.root, out, charts=False)  # the next report: that writer is gone now
+    assert hidden_files(out) == [".notes.tmp"]
+
+
+def test_two_reports_into_one_folder_at_once_both_finish_whole(tmp_path):
+    import polars as pl
+
+    lake = make_lake(tmp_path / "lake", dumps={"CC-MAIN-2024-10": 2, "CC-MAIN-2024-18": 1}, records=20)
+    out = tmp_path / "report"
+    script = ("import sys\nfrom warclake.tasks.reports import write_report\n"
+              "for _ in range(10):\n    write_report(sys.argv[1], sys.argv[2], charts=False)\n")
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(lake.root), str(out)],
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    errors = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], errors
+    html, md = (out / "report.html").read_text(), (out / "report.md").read_text()
+    assert html.rstrip().endswith("</html>") and html.count("<html") == 1
+    assert md.startswith("# warclake report") and md.count("# warclake report") == 1
+    alone = write_report(lake.root, tmp_path / "alone", charts=False)
+    for name, df in alone.tables.items():
+        assert pl.read_csv(out / f"{name}.csv").shape == df.shape, name
+    assert hidden_files(out) == []

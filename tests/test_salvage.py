@@ -196,6 +196,95 @@ def test_plain_warc_resumes_after_a_damaged_record(tmp_path):
     assert_only_lost(good, docs, {starts[k]})
 
 
+def filler_record(size: int) -> bytes:
+    """A plain WARC resource record of ``size`` bytes written by warcio (with its digest)."""
+    from warcio.warcwriter import WARCWriter
+
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=False)
+    writer.write_record(writer.create_warc_record("urn:filler", "resource", payload=io.BytesIO(b"x" * size),
+                                                  warc_content_type="application/octet-stream"))
+    return out.getvalue()
+
+
+def docs_by_offset(lake, name):
+    """(warc_offset, text) of every document, in order (the archive holds records twice)."""
+    table = pq.read_table(os.path.join(lake, "documents", "dump=D", name + ".parquet"),
+                          columns=["warc_offset", "text"])
+    return sorted((r["warc_offset"], r["text"]) for r in table.to_pylist())
+
+
+@pytest.mark.parametrize("lands", ["past the end", "inside a later record"])
+def test_a_content_length_overrun_of_many_mib_loses_no_later_record(tmp_path, lands):
+    """A plain WARC record whose Content-Length is raised by tens of MiB: every record it
+    ran over is read again (the whole archive after it, 60 MiB of it in warcio-written
+    records) while memory stays flat; only the damaged record is skipped."""
+    import tracemalloc
+
+    data = open(os.path.join(CC, "warcfile.warc"), "rb").read()
+    starts = [m.start() for m in re.finditer(rb"WARC/1\.[01]\r\n", data)]
+    k = 17  # a response record with a document
+    assert b"WARC-Type: response" in data[starts[k]:starts[k + 1]]
+    tail = filler_record(20 << 20) * 3 + data
+    good = data + tail
+    (tmp_path / "good.warc").write_bytes(good)
+    g = extract_archive(str(tmp_path / "good.warc"), "D", str(tmp_path / "lake"), CFG)
+    assert g["status"] == "complete" and g["records"] == 103
+    # the damaged record's block would end past the archive's end, or inside the second copy
+    rest = len(good) - starts[k + 1]
+    over = 1 << 30 if lands == "past the end" else rest - len(data) + (starts[30] + starts[31]) // 2
+    bad = re.sub(rb"Content-Length: (\d+)", lambda m: b"Content-Length: %d" % (int(m[1]) + over),
+                 data[starts[k]:starts[k + 1]], 1)
+    shift = len(bad) - (starts[k + 1] - starts[k])
+    (tmp_path / "bad.warc").write_bytes(data[:starts[k]] + bad + data[starts[k + 1]:] + tail)
+
+    s = extract_archive(str(tmp_path / "bad.warc"), "D", str(tmp_path / "lake"), CFG)
+    assert s["status"] == "salvaged" and s["records"] == 103 and s["documents"] == g["documents"] - 1
+    assert [(k["offset"], k["length"]) for k in s["skipped"]] == [(starts[k], starts[k + 1] + shift - starts[k])]
+    assert "Content-Length" in s["error"]
+    expected = [(o + shift if o > starts[k] else o, t)
+                for o, t in docs_by_offset(tmp_path / "lake", "good.warc") if o != starts[k]]
+    assert docs_by_offset(tmp_path / "lake", "bad.warc") == expected and len(expected) > 20
+
+    # streamed, not held: reading it keeps well under the 60 MiB the record ran over
+    tracemalloc.start()
+    try:
+        with open(tmp_path / "bad.warc", "rb") as fh:
+            reader = ArchiveReader(fh)
+            assert sum(r.complete() for r in reader) == 102
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 << 20, peak
+
+
+@pytest.mark.parametrize("digest", [True, False])
+def test_an_overrun_that_ends_before_blank_lines_inside_a_later_record_loses_nothing(tmp_path, digest):
+    """A Content-Length that runs over later records and ends exactly where a later
+    response's HTTP head ends: blank lines follow, as after a whole block, then the page.
+    The records it ran over are read again (found by the record's digest failing, or
+    without a digest by the non-record after it), not skipped as garbage."""
+    data = open(os.path.join(CC, "warcfile.warc"), "rb").read()
+    starts = [m.start() for m in re.finditer(rb"WARC/1\.[01]\r\n", data)]
+    k, j = 17, 26
+    assert b"WARC-Type: response" in data[starts[j]:starts[j] + 100]
+    head_end = data.index(b"\r\n\r\n", data.index(b"\r\n\r\n", starts[j]) + 4)  # WARC head, then HTTP head
+    record = data[starts[k]:starts[k + 1]]
+    if not digest:  # as a writer that sets none would have it (same length)
+        record = record.replace(b"WARC-Block-Digest:", b"X-Block-Digest-No:", 1)
+    block_start = starts[k] + record.index(b"\r\n\r\n") + 4
+    old = re.search(rb"Content-Length: (\d+)", record)
+    new_length = head_end - block_start
+    assert len(str(new_length)) == len(old[1])  # the record keeps its size: offsets stay
+    record = record.replace(old[0], b"Content-Length: %d" % new_length, 1)
+    good = extract(tmp_path, data, "good.warc")
+    s, docs = extract(tmp_path, data[:starts[k]] + record + data[starts[k + 1]:], "over.warc")
+    assert s["status"] == "salvaged" and s["records"] == 50
+    assert [(x["offset"], x["length"]) for x in s["skipped"]] == [(starts[k], starts[k + 1] - starts[k])]
+    assert "Content-Length" in s["error"]
+    assert_only_lost(good, docs, {starts[k]})
+
+
 def test_garbage_between_members_and_at_the_end_loses_nothing(cc_gz, whole, tmp_path):
     spans = members(cc_gz)
     at = spans[25][0]
@@ -224,6 +313,17 @@ def test_fuzzer_slice_finds_nothing():
     out = io.StringIO()
     totals = run(300, seed=7, timeout=20, root=shared_data("warc"), out=out)
     assert totals["cases"] == 300
+    assert {c: totals.get(c, 0) for c in COUNTS} == {c: 0 for c in COUNTS}, out.getvalue()
+
+
+@pytest.mark.parametrize("case", [14531, 18485])
+def test_fuzzer_cases_that_once_failed_find_nothing(case):
+    """18485: an overrun of 21 MiB ending before a later record's blank lines lost 90
+    records; 14531: a flip in a plain header counted as damage reported complete."""
+    from warclake.tasks.tooling.fuzz_archives import COUNTS, run
+
+    out = io.StringIO()
+    totals = run(0, seed=2026, timeout=60, root=shared_data("warc"), only=case, out=out)
     assert {c: totals.get(c, 0) for c in COUNTS} == {c: 0 for c in COUNTS}, out.getvalue()
 
 

@@ -7,6 +7,9 @@ WAT, gzip ARC), damages it in one record (byte flips, insertions, deletions, a f
 CRC, a Content-Length that overruns or is malformed, a cut one byte before or after a
 record boundary, garbage between records or at the end, the first record hit) and reads
 it the way the extractor does: every record through the reader and ``process_record``.
+One more archive is made of the largest plain WARC twice around a generated 20 MiB
+record, so that a Content-Length can overrun by more than the reader keeps in memory
+(``long_overrun``: 16 MiB and more, landing on later records or past the end).
 The result is compared with the undamaged archive's, record by record (offset and
 record key), and the case counts as:
 
@@ -43,12 +46,16 @@ from dataclasses import dataclass, field
 from ..config import ExtractConfig
 from ..extract_archive import archive_status
 from ..extract_record import Context, process_record
+from ..rewind_store import MEMORY_CAP
 from ..warc_reader import ArchiveReader
 
 DEFAULT_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                             os.pardir, "shared", "data", "warc")
 SUFFIXES = (".warc", ".warc.gz", ".arc.gz", ".wet.gz", ".wat.gz")
-KINDS = ("flip", "insert", "delete", "crc", "overrun", "bad_length", "cut", "first", "garbage", "trailing")
+KINDS = ("flip", "insert", "delete", "crc", "overrun", "long_overrun", "bad_length", "cut", "first", "garbage",
+         "trailing")
+LONG_RECORD = 20 << 20  # the generated record of the long archive
+SLOW_STEP_CAP = 4 << 20  # longer archives trickle 4096 bytes per read at least (1 byte per read takes minutes)
 COUNTS = ("exceptions", "hangs", "records_lost", "documents_lost", "damaged_complete")
 CONFIG = ExtractConfig.from_langs("ja")  # the real record path without loading lingua
 
@@ -147,13 +154,41 @@ def load_bases(root: str) -> list[Base]:
             continue
         if got.status != "complete" or len(got.records) < 2:
             continue
-        offsets = sorted(got.records)
-        spans = list(zip(offsets, offsets[1:] + [len(data)]))
-        base = Base(os.path.relpath(p, root), data, data[:2] == b"\x1f\x8b", spans, got)
-        if not base.gzip:
-            base.headers = [_header_parts(data, a, b) for a, b in spans]
-        bases.append(base)
+        bases.append(_base(os.path.relpath(p, root), data, got))
+    plain = [b for b in bases if not b.gzip and b.data.startswith(b"WARC/")]
+    if plain:
+        src = max(plain, key=lambda b: len(b.data))
+        data = src.data + _generated_record(LONG_RECORD) + src.data
+        got = read_archive(data)
+        if got.status == "complete":
+            bases.append(_base(f"{src.name} + 20 MiB record + {src.name}", data, got))
     return bases
+
+
+def _base(name: str, data: bytes, got: Read) -> Base:
+    offsets = sorted(got.records)
+    spans = list(zip(offsets, offsets[1:] + [len(data)]))
+    base = Base(name, data, data[:2] == b"\x1f\x8b", spans, got)
+    if not base.gzip:
+        base.headers = [_header_parts(data, a, b) for a, b in spans]
+    return base
+
+
+def _generated_record(size: int) -> bytes:
+    """A plain WARC resource record of ``size`` bytes, as warcio writes it (with its digest)."""
+    from warcio.warcwriter import WARCWriter
+
+    out = io.BytesIO()
+    writer = WARCWriter(out, gzip=False)
+    writer.write_record(writer.create_warc_record("urn:warclake:fuzz-filler", "resource",
+                                                  payload=io.BytesIO(b"\0" * size),
+                                                  warc_content_type="application/octet-stream"))
+    return out.getvalue()
+
+
+def _is_long(base: Base) -> bool:
+    """A plain archive with more after some record than the reader keeps in memory."""
+    return not base.gzip and len(base.data) - base.spans[0][1] > MEMORY_CAP
 
 
 def _header_parts(data: bytes, a: int, b: int):
@@ -189,6 +224,8 @@ def _rewrite_length(base: Base, k: int, new: bytes) -> tuple[bytes, int]:
 def damage(base: Base, kind: str, rng: random.Random, cut: int | None = None):
     data, spans, n = base.data, base.spans, len(base.spans)
     k = 0 if kind == "first" else rng.randrange(n)
+    if kind == "long_overrun":  # a record with more than the memory cap after it
+        k = rng.choice([j for j, (_, b) in enumerate(spans) if len(data) - b > MEMORY_CAP])
     if kind == "first":
         kind = rng.choice(["flip", "insert", "delete"] + (["crc"] if base.gzip else []))
     a, b = spans[k]
@@ -204,9 +241,12 @@ def _damage(base: Base, kind: str, k: int, a: int, b: int, rng: random.Random, c
         buf = bytearray(data)
         lo = rng.randrange(a, b)
         hi = min(b, lo + rng.choice([1, 1, 2, 4, 16]))
-        for i in sorted(rng.sample(range(lo, hi), min(hi - lo, rng.randint(1, 4)))):
+        flipped = sorted(rng.sample(range(lo, hi), min(hi - lo, rng.randint(1, 4))))
+        for i in flipped:
             buf[i] ^= rng.randrange(1, 256)
-        return bytes(buf), {k}, (b, 0), (lo, hi)
+        # the bytes changed, not the window they were drawn from (which may touch the
+        # Content-Length line that no flip reached)
+        return bytes(buf), {k}, (b, 0), (flipped[0], flipped[-1] + 1)
     if kind == "crc":
         buf = bytearray(data)
         buf[rng.randrange(b - 8, b)] ^= rng.randrange(1, 256)
@@ -222,6 +262,12 @@ def _damage(base: Base, kind: str, k: int, a: int, b: int, rng: random.Random, c
     if kind == "overrun":
         value = _length_of(base, k) + rng.choice([1, 2, 7, 100, 5000, 10 ** 6, 10 ** 12])
         out, shift = _rewrite_length(base, k, str(value).encode())
+        return out, {k}, (a + 1, shift), (a, a)
+    if kind == "long_overrun":  # past the memory cap: onto later records, or past the end
+        rest = len(data) - b
+        over = rng.choice([MEMORY_CAP + rng.randrange(1, 1 << 20), rng.randrange(MEMORY_CAP, rest),
+                           rest + rng.randrange(1, 1 << 20), 10 ** 12])
+        out, shift = _rewrite_length(base, k, str(_length_of(base, k) + over).encode())
         return out, {k}, (a + 1, shift), (a, a)
     if kind == "bad_length":
         out, shift = _rewrite_length(base, k, rng.choice([b"abc", b"-5", b"", b"12x", b"0x10"]))
@@ -281,6 +327,9 @@ def run_case(bases: list[Base], seed: int, i: int, timeout: float) -> Outcome:
     kind = KINDS[i % len(KINDS)]
     if kind == "crc" and not base.gzip:
         base = rng.choice([b for b in bases if b.gzip] or bases)
+    if kind == "long_overrun":
+        long = [b for b in bases if _is_long(b)]
+        base, kind = (rng.choice(long), kind) if long else (base, "overrun")
     cut = None
     if kind == "cut":  # every record boundary of every archive, one byte before and after, in turn
         cuts = [(b, end + d) for b in bases for _, end in b.spans for d in (-1, 1) if end + d < len(b.data)]
@@ -292,6 +341,8 @@ def run_case(bases: list[Base], seed: int, i: int, timeout: float) -> Outcome:
         out.exception = f"making the case: {exc!r}"
         return out
     step = rng.choice([0, 0, 0, 1, 7, 4096])  # some cases read as a trickling forward-only stream
+    if 0 < step < 4096 and len(data) > SLOW_STEP_CAP:
+        step = 4096
     signal.setitimer(signal.ITIMER_REAL, timeout)
     try:
         got = read_archive(data, step)
@@ -341,13 +392,16 @@ def _work(args):
 
 
 def run(cases: int, seed: int, timeout: float, root: str, jobs: int = 1, only: int | None = None,
-        out=sys.stdout) -> dict:
-    """Run the cases; returns the totals (also printed as a table)."""
+        out=sys.stdout, kinds: tuple[str, ...] = KINDS) -> dict:
+    """Run the cases (the first ``cases`` numbers of the given kinds); returns the totals
+    (also printed as a table)."""
     import logging
 
     for name in ("warclake.tasks.warc_reader", "warcio"):
         logging.getLogger(name).setLevel(logging.ERROR)
-    todo = [(seed, i, timeout) for i in ([only] if only is not None else range(cases))]
+    numbers = [only] if only is not None else [i for i in range(cases * len(KINDS))
+                                               if KINDS[i % len(KINDS)] in kinds][:cases]
+    todo = [(seed, i, timeout) for i in numbers]
     started = time.time()
     if jobs > 1:
         import multiprocessing
@@ -386,15 +440,21 @@ def run(cases: int, seed: int, timeout: float, root: str, jobs: int = 1, only: i
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="fuzz_archives", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="fuzz_archives", description=__doc__.split("\n\n")[0],
+                                 epilog="damage kinds, taken in turn: " + ", ".join(KINDS))
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per case before it counts as a hang")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--data", default=DEFAULT_DATA, help="folder of real archives (default: ../shared/data/warc)")
     ap.add_argument("--case", type=int, default=None, help="run only this case and show it")
+    ap.add_argument("--kinds", default=",".join(KINDS), help="only these damage kinds (comma-separated; "
+                    "case numbers stay those of the full run, so --case still reproduces one)")
     args = ap.parse_args(argv)
-    totals = run(args.cases, args.seed, args.timeout, args.data, args.jobs, args.case)
+    kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())
+    if unknown := set(kinds) - set(KINDS):
+        ap.error(f"unknown damage kinds: {', '.join(sorted(unknown))}")
+    totals = run(args.cases, args.seed, args.timeout, args.data, args.jobs, args.case, kinds=kinds)
     return 1 if any(totals.get(c, 0) for c in COUNTS) else 0
 
 
