@@ -111,9 +111,11 @@ def begin_record(raw: RawRecord, ctx: Context) -> Result | Pending:
 
 
 def _oversize(raw: RawRecord, size: int | None) -> Result:
-    """A payload longer than max_payload; its length only when all of it was there."""
-    whole = size is not None and raw.complete()
-    return Result(Outcome.OVERSIZE, payload_bytes=size if whole else None)
+    """A payload longer than max_payload (its length, when known); a damaged record is
+    ``record_broken`` whatever its size, as a smaller one would be."""
+    if not raw.complete():
+        return Result(Outcome.RECORD_BROKEN)
+    return Result(Outcome.OVERSIZE, payload_bytes=size)
 
 
 def _decode(body: bytes, content_type: str | None, ctx: Context, res: Result) -> str | None:

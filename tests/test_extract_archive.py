@@ -166,6 +166,22 @@ def test_oversize_records_count_their_whole_payload(tmp_path):
     assert {r["warc_offset"]: r["bytes_in"] for r in ledger} == record_lengths(path)
 
 
+def test_a_damaged_record_over_the_payload_cap_is_broken_not_oversize(tmp_path):
+    """The cap must not hide damage: a cut inside a big record's body gives record_broken."""
+    whole = tmp_path / "whole.warc"
+    with open(whole, "wb") as fh:
+        w = WARCWriter(fh, gzip=False)
+        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
+        w.write_record(w.create_warc_record("http://ja.example/1", "response", payload=io.BytesIO(JA * 200),
+                                            http_headers=http))
+    cut = tmp_path / "cut.warc"
+    cut.write_bytes(whole.read_bytes()[:-len(JA) * 10])  # inside the body, past the cap
+    s = extract_archive(str(cut), "D", str(tmp_path / "lake"), ExtractConfig.from_langs("ja", max_payload=len(JA) * 20))
+    _, ledger, _ = read_lake(str(tmp_path / "lake"), "D", cut.name)
+    assert s["status"] == "salvaged"
+    assert [(r["outcome"], r["payload_bytes"]) for r in ledger] == [("record_broken", None)]
+
+
 def test_boilerplate_labels_one_per_paragraph(tmp_path):
     make_dump(str(tmp_path / "d"), files=1, pages_per_file=10, truncate_last=False)
     src = next(p for p in os.listdir(tmp_path / "d") if p.endswith(".warc.gz"))
