@@ -11,10 +11,11 @@ archive, so a task cache would never be asked).
 from __future__ import annotations
 
 import errno
+import queue
 from collections import Counter
 
 from prefect import flow, get_run_logger, task
-from prefect.futures import wait
+from prefect.context import FlowRunContext
 from prefect.states import Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -127,7 +128,7 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
     """The flow's work, once the dump's lock is held."""
     log = get_run_logger()
     workers = default_workers() if workers is None else workers
-    max_in_flight = max_in_flight or max(2, 2 * max(workers, 1))
+    max_in_flight = max_in_flight or default_in_flight(workers)
     lake_obj.clean_stale_tmp(dump)
 
     resolve = resolve_task
@@ -169,13 +170,16 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
                     log.error("%s: the failure could not be recorded in the lake: %s", item.name, write_exc)
                 progress.archive_finished(item.name, "failed", (item.identity or {}).get("size"))
 
+    finished: queue.SimpleQueue = queue.SimpleQueue()   # futures, as they finish
     try:
         for item in todo:
             if len(pending) >= max_in_flight:
-                collect(_wait_first(list(pending)))
-            pending[extract.submit(item.input, item.name, dump, lake_obj.url, config, workers)] = item
-        if pending:
-            collect(wait(list(pending)).done)
+                collect(_next_done(finished))
+            fut = extract.submit(item.input, item.name, dump, lake_obj.url, config, workers)
+            pending[fut] = item
+            fut.add_done_callback(finished.put)
+        while pending:
+            collect(_next_done(finished))
     finally:
         # The worker processes end with the run: a pool left alive keeps a process that
         # runs flows as its child (serve, workers) from ever exiting.
@@ -217,9 +221,35 @@ class DumpFailed(Exception):
         self.counts = counts
 
 
-def _wait_first(futures):
-    """Block until at least one future is done; returns the done ones."""
+def _next_done(finished: queue.SimpleQueue) -> list:
+    """Block until a submitted future is done; returns it and any others done meanwhile.
+    (prefect.futures.wait with a timeout returns only at the timeout unless every future is
+    done, which left the workers idle for up to a second after each archive.)"""
+    done = [finished.get()]
     while True:
-        res = wait(futures, timeout=1.0)
-        if res.done:
-            return list(res.done)
+        try:
+            done.append(finished.get_nowait())
+        except queue.Empty:
+            return done
+
+
+def default_in_flight(workers: int) -> int:
+    """Task runs to keep submitted at once: twice what runs at a time, so a worker never
+    waits for the flow. With extraction processes of our own that is their number; inline
+    (workers 0) it is the task runner's: a Dask cluster's worker threads."""
+    slots = workers if workers > 0 else _runner_slots()
+    return max(2, 2 * slots)
+
+
+def _runner_slots() -> int:
+    """How many task runs the flow's task runner executes at once: a Dask cluster's worker
+    threads, else this machine's cores (threads, for which inline extraction gains nothing
+    beyond them)."""
+    runner = getattr(FlowRunContext.get(), "task_runner", None)
+    try:
+        client = getattr(runner, "client", None)  # DaskTaskRunner, once started
+        if client is not None:
+            return sum(client.nthreads().values())
+    except Exception:  # not started, or the cluster does not answer: the default below
+        pass
+    return default_workers()

@@ -91,3 +91,24 @@ def test_cli_run_with_dask_address(cluster, dump, tmp_path, reference_lake, caps
     assert "4 extracted" in capsys.readouterr().out
     assert executed_on(cluster) - before >= 4
     assert lake_rows(lake) == reference_lake
+
+
+def test_on_dask_the_flow_keeps_every_worker_thread_busy():
+    """Without --max-in-flight, a run on Dask keeps twice the cluster's worker threads
+    submitted (not the two archives of a one-process default)."""
+    distributed = pytest.importorskip("distributed")
+    from prefect import flow
+    from prefect_dask import DaskTaskRunner
+
+    from warclake.flows.dump_flow import default_in_flight
+    from warclake.flows.workers import default_workers
+
+    threads = default_workers() + 3  # unlike anything this machine would give
+    with distributed.LocalCluster(n_workers=threads, processes=False, threads_per_worker=1,
+                                  dashboard_address=None) as big:
+        @flow(task_runner=DaskTaskRunner(address=big.scheduler_address))
+        def in_flight_on_dask() -> int:
+            return default_in_flight(0)
+
+        assert in_flight_on_dask() == 2 * threads
+    assert default_in_flight(3) == 6  # extraction processes of our own: their number counts
