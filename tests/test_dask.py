@@ -105,7 +105,7 @@ def test_on_dask_the_flow_keeps_every_worker_thread_busy():
 
     threads = default_workers() + 3  # unlike anything this machine would give
     with distributed.LocalCluster(n_workers=threads, processes=False, threads_per_worker=1,
-                                  dashboard_address=None) as big:
+                                  dashboard_address=":0") as big:
         @flow(task_runner=DaskTaskRunner(address=big.scheduler_address))
         def in_flight_on_dask() -> int:
             return default_in_flight(0)
