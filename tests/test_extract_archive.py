@@ -166,16 +166,23 @@ def test_oversize_records_count_their_whole_payload(tmp_path):
     assert {r["warc_offset"]: r["bytes_in"] for r in ledger} == record_lengths(path)
 
 
-def test_a_damaged_record_over_the_payload_cap_is_broken_not_oversize(tmp_path):
-    """The cap must not hide damage: a cut inside a big record's body gives record_broken."""
+def one_page_cut_inside_its_body(tmp_path, copies: int):
+    """A plain WARC of one response of ``copies`` x JA, cut 10 x JA before its end; and the
+    uncut file."""
     whole = tmp_path / "whole.warc"
     with open(whole, "wb") as fh:
         w = WARCWriter(fh, gzip=False)
         http = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
-        w.write_record(w.create_warc_record("http://ja.example/1", "response", payload=io.BytesIO(JA * 200),
+        w.write_record(w.create_warc_record("http://ja.example/1", "response", payload=io.BytesIO(JA * copies),
                                             http_headers=http))
     cut = tmp_path / "cut.warc"
-    cut.write_bytes(whole.read_bytes()[:-len(JA) * 10])  # inside the body, past the cap
+    cut.write_bytes(whole.read_bytes()[:-len(JA) * 10])
+    return cut, whole
+
+
+def test_a_damaged_record_over_the_payload_cap_is_broken_not_oversize(tmp_path):
+    """The cap must not hide damage: a cut inside a big record's body gives record_broken."""
+    cut, _ = one_page_cut_inside_its_body(tmp_path, 200)  # the cut lies past the cap
     s = extract_archive(str(cut), "D", str(tmp_path / "lake"), ExtractConfig.from_langs("ja", max_payload=len(JA) * 20))
     _, ledger, _ = read_lake(str(tmp_path / "lake"), "D", cut.name)
     assert s["status"] == "salvaged"
@@ -213,14 +220,7 @@ def test_truncated_archive_is_salvaged_with_everything_before_the_cut(tmp_path):
 
 
 def test_a_record_the_archive_ends_inside_has_its_declared_size_and_no_payload(tmp_path):
-    whole = tmp_path / "whole.warc"
-    with open(whole, "wb") as fh:
-        w = WARCWriter(fh, gzip=False)
-        http = StatusAndHeaders("200 OK", [("Content-Type", "text/html; charset=utf-8")], protocol="HTTP/1.1")
-        w.write_record(w.create_warc_record("http://ja.example/1", "response", payload=io.BytesIO(JA * 20),
-                                            http_headers=http))
-    cut = tmp_path / "cut.warc"
-    cut.write_bytes(whole.read_bytes()[:-len(JA) * 10])  # inside the body
+    cut, whole = one_page_cut_inside_its_body(tmp_path, 20)
     s = extract_archive(str(cut), "D", str(tmp_path / "lake"), CFG)
     _, ledger, _ = read_lake(str(tmp_path / "lake"), "D", cut.name)
     assert s["status"] == "salvaged"
