@@ -335,7 +335,7 @@ class LanguageDetector:
     def plan(self, text: str, paragraphs_text: str | None = None) -> "LangResult | LinguaCall":
         """:meth:`detect` up to lingua: the decision, or the lingua call that will make it
         (callers with many pages run those calls back to back: lingua's models stay in the
-        CPU caches, which halves its time per page inside the extraction)."""
+        CPU caches; see ``extract_record.finish_pending``)."""
         if self._cjk_only and not _has_cjk(text, self.window_chars):
             return LangResult(None, 0.0, False, "no-target-script")
         buf = language_buffer(text, self.uzushio_buffer_chars, self.window_chars)
