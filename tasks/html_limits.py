@@ -78,6 +78,8 @@ def too_complex(html: str, max_depth: int, max_tags: int) -> bool:
     lt = html.count("<")
     if lt > max_tags:
         return True
-    if lt - html.count("</") <= max_depth:  # fewer start tags than the limit
+    # fewer start tags than the limit (a two-character count costs 3x a one-character one,
+    # so only pages with more "<" than the limit pay for it)
+    if lt <= max_depth or lt - html.count("</") <= max_depth:
         return False
     return nesting_depth(html, max_depth) > max_depth
