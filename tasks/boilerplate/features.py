@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter, defaultdict
-from itertools import chain
 from functools import lru_cache
+from itertools import chain
 
 import numpy as np
 
@@ -264,8 +264,7 @@ def _path_sums(X: np.ndarray, distinct: list[str], inverse: np.ndarray, lens: np
     link = np.bincount(inverse, weights=links * lens, minlength=m)
     # Text under a prefix: its own paragraphs' and those one and two levels below. Character
     # counts are whole numbers, so these sums are exact in any order.
-    ids = dict.fromkeys(distinct)
-    ids = {q: k for k, q in enumerate(ids)}
+    ids = {q: k for k, q in enumerate(distinct)}
     parent_id, grand_id = [], []
     for q in distinct:
         par = q.rpartition(">")[0]
