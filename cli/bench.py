@@ -19,6 +19,7 @@ from collections import defaultdict
 
 from warclake.tasks.config import ExtractConfig
 from warclake.tasks.extract_archive import extract_archive
+from warclake.tasks.owners import proc_stat
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.language import LanguageDetector
 
@@ -131,18 +132,17 @@ def _api_server_cpu() -> float | None:
     except OSError:
         return None
     for pid in pids:
+        fields = proc_stat(pid)  # after the command name: state, ppid, ... utime, stime
+        if fields is None or int(fields[1]) != os.getpid():
+            continue
         try:
-            with open(f"/proc/{pid}/stat", "rb") as fh:
-                fields = fh.read().rsplit(b")", 1)[1].split()
-            if int(fields[1]) != os.getpid():
-                continue
             with open(f"/proc/{pid}/cmdline", "rb") as fh:
                 if b"prefect.server" not in fh.read():
                     continue
-        except (OSError, IndexError, ValueError):  # gone meanwhile
+        except OSError:  # gone meanwhile
             continue
         found = True
-        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
     return total if found else None
 
 

@@ -18,7 +18,7 @@ import os
 import posixpath
 from datetime import datetime, timezone
 
-from .lake import Lake, check_dump_name
+from .lake import Lake, check_dump_name, remove_quietly
 from .owners import host, pid_alive, process_start
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class DumpLock:
                 if not self._dead(holder):
                     raise DumpLocked(self._describe(holder))
                 log.warning("dump %s: taking over the lock of a run that is gone (%s)", self.dump, _who(holder))
-                _unlink(self.path)
+                remove_quietly(self.path)
             try:
                 return self._create(me)
             except FileExistsError:
@@ -80,7 +80,7 @@ class DumpLock:
     def release(self) -> None:
         """Remove the lock if it is still ours (a run that took it over keeps its own)."""
         if self.held and self._holder() == self._me:
-            _unlink(self.path)
+            remove_quietly(self.path)
         self.held = False
 
     def _holder(self) -> dict | None:
@@ -114,10 +114,3 @@ def _who(holder: dict | None) -> str:
     if not holder:
         return "holder unknown: the lock file is empty or unreadable"
     return f"pid {holder.get('pid')} on {holder.get('host')}, since {holder.get('started')}"
-
-
-def _unlink(path: str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass

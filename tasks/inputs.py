@@ -140,13 +140,11 @@ def input_identity(path: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
     return ident
 
 
-def open_input(path: str, size: int | None = None, timeout: float = DEFAULT_TIMEOUT,
-               resumes: int = DEFAULT_RESUMES):
+def open_input(path: str, timeout: float = DEFAULT_TIMEOUT, resumes: int = DEFAULT_RESUMES):
     """A binary stream of the archive; remote files are streamed, not downloaded whole.
 
     http(s) inputs are read by :class:`RemoteStream` (timeouts, Range resumes, a short body
-    is an error, never an end); other URLs by fsspec. ``size`` (from :func:`input_identity`)
-    is kept for callers; the stream learns the size from its own response.
+    is an error, never an end); other URLs by fsspec.
     """
     if not is_url(path):
         return open(path, "rb", buffering=1 << 20)

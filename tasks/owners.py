@@ -46,7 +46,7 @@ def pid_alive(pid: int, started: str | None = None) -> bool:
         return False
     except PermissionError:
         pass  # someone else's process: it exists
-    stat = _stat_fields(pid)
+    stat = proc_stat(pid)
     if stat is not None and stat[0] == "Z":
         return False
     return started is None or stat is None or stat[19] == started
@@ -55,11 +55,11 @@ def pid_alive(pid: int, started: str | None = None) -> bool:
 def process_start(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (Linux), which tells a reused pid
     from the original; None where /proc is not there."""
-    stat = _stat_fields(pid)
+    stat = proc_stat(pid)
     return None if stat is None else stat[19]
 
 
-def _stat_fields(pid: int) -> list[str] | None:
+def proc_stat(pid: int) -> list[str] | None:
     """The fields of /proc/<pid>/stat after the command name (state first); None without /proc."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as fh:

@@ -25,10 +25,6 @@ class RewindStore:
         self._file = None
         self.size = 0
 
-    @property
-    def on_disk(self) -> bool:
-        return self._file is not None
-
     def add(self, data: bytes) -> None:
         self.size += len(data)
         if self._file is not None:

@@ -76,7 +76,7 @@ def path_sums(X: np.ndarray, distinct: list[str], inverse: np.ndarray, lens: np.
 
 
 def justext_flags(distinct) -> list[tuple[bool, bool]]:
-    return [(justext.is_heading(Paragraph(q, "")), justext.in_select(Paragraph(q, ""))) for q in distinct]
+    return [justext._path_flags(q) for q in distinct]
 
 
 def context_free_all(prm, has_stoplist, stop_densities, plains, link_counts, in_selects) -> list[str]:

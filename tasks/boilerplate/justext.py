@@ -98,10 +98,6 @@ def _path_flags(path: str) -> tuple[bool, bool]:
     return any(map(_HEADING.match, tags)), "select" in tags
 
 
-def is_heading(p: Paragraph) -> bool:
-    return _path_flags(p.path)[0]
-
-
 def in_select(p: Paragraph) -> bool:
     return _path_flags(p.path)[1]
 
