@@ -101,7 +101,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         # opened inside the try: a full disk here must not leave temporaries behind either
         docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS)
         ledger = _RowWriter(led_tmp, schema.LEDGER, LEDGER_BATCH)
-        with open_input(input_path, config.net_timeout, config.net_resumes) as raw:
+        with open_input(input_path, config.net_timeout, config.net_resumes, identity.get("size")) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)
             next_report = PROGRESS_STEP
 
