@@ -97,6 +97,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     led_tmp = lake.tmp_file("ledger", dump, name)
     docs = ledger = None
     outcomes: Counter[str] = Counter()
+    quirks: Counter[str] = Counter()   # other writers' quirks that cost nothing (see warc_reader)
     try:
         # opened inside the try: a full disk here must not leave temporaries behind either
         docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS)
@@ -112,7 +113,9 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                     "record_type": rec.rec_type, "url": rec.url, "outcome": res.outcome.value,
                     "charset": res.charset, "charset_source": res.charset_source,
                     "lang": res.lang, "bytes_in": rec.length, "payload_bytes": res.payload_bytes,
+                    "quirks": ",".join(rec.all_quirks()) or None,
                 })
+                quirks.update(rec.quirks)
                 if res.document is not None:
                     docs.add(res.document)
 
@@ -170,6 +173,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         "error_offset": broken.offset if broken else None,
         # damaged byte ranges (records lost or broken there); reading resumed after each
         "skipped": [{"offset": s.offset, "length": s.length, "reason": s.reason} for s in reader.skipped],
+        "quirks": dict(sorted(quirks.items())),
         "extractor_version": EXTRACTOR_VERSION,
         "schema_version": SCHEMA_VERSION,
         "config_fingerprint": config.fingerprint(),
