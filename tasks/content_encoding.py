@@ -13,14 +13,15 @@ Bodies that do not decode:
 
 - a coding none of these knows, or data that breaks off into garbage after decoding began,
   raises :class:`ContentEncodingError` (the ledger's ``content_encoding_failed``);
-- a body whose very first block does not decode was stored already decoded with the header
-  kept (as some writers do; warcio reads it as plain too): it is read as it is, with the
-  quirk ``content_encoding_not_applied``;
+- a body whose very first block does not decode and holds no control bytes was stored
+  already decoded with the header kept (as some writers do; warcio reads it as plain too):
+  it is read as it is, with the quirk ``content_encoding_not_applied``;
 - a coded body that stops before its end (a response cut short) gives what decoded, with
   the quirk ``content_encoding_truncated``.
 """
 from __future__ import annotations
 
+import re
 import zlib
 
 import brotli
@@ -107,6 +108,15 @@ class _Zstd:
 DECODERS = {"gzip": _Gzip, "x-gzip": _Gzip, "deflate": _Deflate, "br": _Brotli, "zstd": _Zstd}
 
 
+_CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
+
+
+def looks_plain(block: bytes) -> bool:
+    """Whether the first bytes of a body that did not decode are text stored as it is (no
+    control bytes) rather than coded data that is broken."""
+    return not _CONTROL.search(block, 0, 1024)
+
+
 def codings(value: str | None) -> list[str]:
     """The codings of a Content-Encoding value in the order they were applied, lower case,
     ``identity`` left out."""
@@ -146,7 +156,7 @@ class DecodedStream:
             for d in self._decoders:
                 data = d.feed(data)
         except (zlib.error, isal_zlib.error, brotli.error, zstandard.ZstdError) as exc:
-            if self._started:
+            if self._started or not looks_plain(coded):
                 raise ContentEncodingError(f"content encoding does not decode: {exc}") from exc
             self._plain = True   # its first block is no such coding: stored decoded
             self._quirks.append("content_encoding_not_applied")
