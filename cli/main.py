@@ -10,10 +10,10 @@ import sys
 import duckdb
 
 from warclake import __version__
-from warclake.cli import bench, evaluate, extract, report, run
+from warclake.cli import bench, evaluate, extract, report, run, show
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
-COMMANDS = (extract, run, report, evaluate, bench)
+COMMANDS = (extract, run, report, evaluate, bench, show)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -187,3 +187,24 @@ class SizeCheckedStream:
 
     def __exit__(self, *exc):
         self.close()
+
+
+def open_at(path: str, offset: int, timeout: float = DEFAULT_TIMEOUT):
+    """A stream of the input from byte ``offset`` on, to read the record there: a seek for
+    files, a ``Range`` request over HTTP (a server that ignores it is an error, not the
+    wrong bytes)."""
+    if not is_url(path):
+        fh = open(path, "rb")
+        fh.seek(offset)
+        return fh
+    if is_http(path):
+        resp = http_request("GET", path, timeout, {"Range": f"bytes={offset}-"})
+        if resp.status != 206 and offset:
+            resp.close()
+            raise OSError(f"{path}: the server does not answer Range requests (HTTP {resp.status}), "
+                          f"so the record at {offset} cannot be read alone")
+        return resp
+    fs, p = fsspec.core.url_to_fs(path)
+    fh = fs.open(p, "rb")
+    fh.seek(offset)
+    return fh
