@@ -548,7 +548,7 @@ def iter_responses(path: str) -> Iterator[tuple[str | None, bytes, str | None]]:
 def _leading_text(head: bytes) -> bytes:
     """The first bytes of the archive's content (inflated if gzip), leading newlines off;
     empty when a gzip member is too long to peek into."""
-    text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 64) if head[:2] == b"\x1f\x8b" else head
+    text = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS).decompress(head, 64) if head[:2] == b"\x1f\x8b" else head
     return text.lstrip(b"\r\n")
 
 
@@ -562,7 +562,7 @@ def not_an_archive(head: bytes) -> str | None:
         return None  # empty file: no records, nothing wrong
     try:
         text = _leading_text(head)
-    except zlib.error as exc:
+    except (zlib.error, isal_zlib.error) as exc:
         return f"not an archive: bad gzip header ({exc})"
     if text.startswith((b"WARC/", b"filedesc://")) or not text:
         return None

@@ -136,3 +136,21 @@ def test_a_reply_longer_than_the_head_said_is_transient(archive, tmp_path):
             RemoteStream(f"{srv.url}/{name}", timeout=5, expected_size=os.path.getsize(archive) - 10)
         with RemoteStream(f"{srv.url}/{name}", timeout=5, expected_size=os.path.getsize(archive)) as s:
             assert s.read() == open(archive, "rb").read()
+
+
+def test_an_fsspec_input_that_ends_before_its_listed_size_is_transient(archive):
+    import fsspec
+
+    from warclake.tasks.inputs import input_identity, open_input
+
+    data = open(archive, "rb").read()
+    with fsspec.open("memory://bucket/a.warc.gz", "wb") as fh:
+        fh.write(data)
+    url = "memory://bucket/a.warc.gz"
+    assert input_identity(url)["size"] == len(data)
+    with open_input(url, size=len(data)) as fh:
+        assert fh.read() == data
+    with open_input(url, size=len(data) + 100) as fh:   # the store listed more than it gave
+        with pytest.raises(TransientInputError, match=f"gave {len(data)} bytes where its size is"):
+            while fh.read(1 << 16):
+                pass
