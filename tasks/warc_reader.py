@@ -502,21 +502,23 @@ def _after_block(first: bytes, in_member: bool) -> tuple[int, bytes]:
 
 def _blank_lines(lines: LineReader, eol: bytes, raw: RawRecord) -> tuple[bytes, int, int]:
     """Read the blank lines after a block: (the first other line, how many blank lines, how
-    many of them end like the first). The blank lines after one record all end alike, so a
-    block that ran into them (leaving "\n\r\n" of "\r\n\r\n") shows: what stays of them is
-    mixed or too few. Their line end may differ from the header's (a quirk, recorded)."""
-    blank = same = 0
+    many of them end alike: with the header's line end, or else all like the first). A
+    block that ran into them leaves too few or mixed ones ("\n\r\n" of "\r\n\r\n"). Blank
+    lines that end otherwise than the header, all alike, are a writer's quirk (recorded)."""
+    blank = same = first_like = 0
     kind = None
     line = lines.readline(LINE_CAP)
     while is_blank(line):
         blank += 1
         kind = kind or line
-        same += line == kind
+        same += line == eol
+        first_like += line == kind
         line = lines.readline(LINE_CAP)
-    if kind is not None and kind != eol and same >= 2:
+    if first_like > same:
         quirk = QUIRK_LINE_ENDS.get(kind)
-        if quirk and quirk not in raw.quirks:
+        if quirk and first_like >= 2 and quirk not in raw.quirks:
             raw.quirks.append(quirk)
+        same = first_like
     return line, blank, same
 
 
