@@ -134,7 +134,8 @@ class DecodedStream:
         self._source = source
         self._decoders = [DECODERS[n]() for n in reversed(names)] if not unknown else []
         self._quirks = quirks
-        self._buf = b""
+        self._parts: list[bytes] = []   # decoded, not yet read
+        self._have = 0
         self._started = False   # the first block was read
         self._plain = False     # stored decoded after all: read as it is
         self._ended = False
@@ -150,7 +151,7 @@ class DecodedStream:
                 self._quirks.append("content_encoding_truncated")
             return False
         if self._plain:
-            self._buf += data
+            self._add(data)
             return True
         try:
             for d in self._decoders:
@@ -162,19 +163,26 @@ class DecodedStream:
             self._quirks.append("content_encoding_not_applied")
             data = coded
         self._started = True
-        self._buf += data
+        self._add(data)
         return True
+
+    def _add(self, data: bytes) -> None:
+        if data:
+            self._parts.append(data)
+            self._have += len(data)
 
     def read(self, size: int = -1) -> bytes:
         if self._error is not None:
             raise self._error
-        while (size is None or size < 0 or len(self._buf) < size) and self._step():
+        while (size is None or size < 0 or self._have < size) and self._step():
             pass
-        if size is None or size < 0:
-            out, self._buf = self._buf, b""
+        data = b"".join(self._parts)
+        if size is not None and 0 <= size < len(data):
+            data, rest = data[:size], data[size:]
+            self._parts, self._have = [rest], len(rest)
         else:
-            out, self._buf = self._buf[:size], self._buf[size:]
-        return out
+            self._parts, self._have = [], 0
+        return data
 
 
 def payload_stream(record, quirks: list[str]):
