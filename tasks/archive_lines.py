@@ -30,7 +30,6 @@ _ANY_AT_LINE = re.compile(rb"(?:" + _WARC + rb"|^" + _ARC + rb")", re.M)
 
 _BLANKS = re.compile(rb"(?:\r*\n)*")
 _HEADER_END = re.compile(rb"\n\r*\n")
-_BLANK_LINE = re.compile(rb"\r*\n")
 
 SCAN_STEP = 1 << 20
 
@@ -50,7 +49,7 @@ def is_record_line(line: bytes) -> bool:
 
 def is_blank(line: bytes) -> bool:
     """An empty line, whatever its line end (CR LF, LF, CR CR LF)."""
-    return _BLANK_LINE.fullmatch(line) is not None
+    return line[-1:] == b"\n" and not line[:-1].strip(b"\r")
 
 
 def line_end(line: bytes) -> bytes:
@@ -62,13 +61,13 @@ def line_end(line: bytes) -> bytes:
 QUIRK_LINE_ENDS = {b"\n": "lf_lines", b"\r\r\n": "cr_cr_lf_lines"}
 
 
-def line_end_quirk(header: bytes) -> str | None:
-    """The quirk of a WARC header's line ends: bare LF or CR CR LF (None: CR LF throughout)."""
-    if b"\r\r\n" in header:
-        return QUIRK_LINE_ENDS[b"\r\r\n"]
-    if header.count(b"\n") != header.count(b"\r\n"):
-        return QUIRK_LINE_ENDS[b"\n"]
-    return None
+def line_end_quirk(first: bytes, header: bytes) -> str | None:
+    """The quirk of a WARC header's line ends, judged by its first line (writers end every
+    line alike) and a CR CR LF anywhere: None for CR LF throughout."""
+    end = line_end(first)
+    if end == b"\r\n":
+        return QUIRK_LINE_ENDS[b"\r\r\n"] if b"\r\r\n" in header else None
+    return QUIRK_LINE_ENDS.get(end, QUIRK_LINE_ENDS[b"\r\r\n"])  # LF, or two CRs and more
 
 
 def has_warc_line(chunks: Iterable[bytes]) -> bool:

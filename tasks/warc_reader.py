@@ -272,14 +272,15 @@ class ArchiveReader:
             # RFC 1952 asks a reader to refuse these and zlib does; ISA-L inflates the
             # member, and its CRC and length still prove every byte was read as written.
             raw.quirks.append("gzip_reserved_flags")
-        raw._settle = lambda: self._settle_member(rec, lines, members, first, state, raw)
+        quirks = raw.quirks  # not raw itself: a record that refers to itself waits for the GC
+        raw._settle = lambda: self._settle_member(rec, lines, members, first, state, quirks)
         self.records += 1
         yield raw
         raw.complete()
         return state.get("problem")
 
     def _settle_member(self, rec, lines: LineReader, members: MemberReader, first: bytes, state: dict,
-                       raw: RawRecord) -> bool:
+                       quirks: list[str]) -> bool:
         missing = _drain(rec)
         if missing:
             members.drain()
@@ -287,7 +288,7 @@ class ArchiveReader:
             return False
         # in a member, the block is followed by two blank lines (WARC) or one newline (ARC)
         want, eol = _after_block(first, in_member=True)
-        line, _, same = _blank_lines(lines, eol, raw)
+        line, _, same = _blank_lines(lines, eol, quirks)
         ok = True
         if line and is_record_line(line):
             state["problem"] = "gzip member holds more than one record (the rest of it is not read)"
@@ -322,7 +323,8 @@ class ArchiveReader:
                 self._arc = not first.startswith(b"WARC/")
             state: dict = {}
             raw = self._wrap(rec, h, start, first)
-            raw._settle = lambda: self._settle_plain(rec, lines, first, start, state, raw)
+            quirks = raw.quirks  # not raw itself: a record that refers to itself waits for the GC
+            raw._settle = lambda: self._settle_plain(rec, lines, first, start, state, quirks)
             self.records += 1
             yield raw
             raw.complete()
@@ -350,14 +352,14 @@ class ArchiveReader:
         return nxt
 
     def _settle_plain(self, rec, lines: LineReader, first: bytes, start: int, state: dict,
-                      raw: RawRecord) -> bool:
+                      quirks: list[str]) -> bool:
         if _drain(rec):
             state["problem"] = "archive ends inside this record (or its Content-Length is too large)"
             return False
         digest = self._block_digest(rec, lines, first)
         want, eol = _after_block(first, in_member=False)
         sep_start = lines.pos
-        line, blank, same = _blank_lines(lines, eol, raw)
+        line, blank, same = _blank_lines(lines, eol, quirks)
         lines.unread(line)
         if line and not is_record_line(line):
             if not (want <= same and blank):
@@ -381,7 +383,7 @@ class ArchiveReader:
             # holds no record: structurally intact. warcio, jwarc and pywb read such records
             # (they check digests only on request), and writers do get digests wrong: the
             # record is kept and the mismatch recorded.
-            raw.quirks.append("digest_mismatch")
+            quirks.append("digest_mismatch")
         if same < blank:  # a writer's quirk or a changed byte: the record itself is all there
             state["damaged"] = (sep_start, lines.pos - sep_start,
                                 "damaged blank lines after a record" if line
@@ -426,7 +428,7 @@ class ArchiveReader:
             if checked and _BAD_FIELD.search(text, len(first)):
                 lines.read(len(text))
                 return first, start, "malformed WARC header line (no name: value)"
-        self._line_quirk = line_end_quirk(text) if warc else None
+        self._line_quirk = line_end_quirk(first, text) if warc else None
         return first, start, None
 
     def _parse(self, lines: LineReader):
@@ -500,7 +502,10 @@ def _after_block(first: bytes, in_member: bool) -> tuple[int, bytes]:
     return (1 if in_member else 0), b"\n"
 
 
-def _blank_lines(lines: LineReader, eol: bytes, raw: RawRecord) -> tuple[bytes, int, int]:
+_PLAIN_BLANKS = (b"\r\n", b"\n")
+
+
+def _blank_lines(lines: LineReader, eol: bytes, quirks: list[str]) -> tuple[bytes, int, int]:
     """Read the blank lines after a block: (the first other line, how many blank lines, how
     many of them end alike: with the header's line end, or else all like the first). A
     block that ran into them leaves too few or mixed ones ("\n\r\n" of "\r\n\r\n"). Blank
@@ -508,7 +513,7 @@ def _blank_lines(lines: LineReader, eol: bytes, raw: RawRecord) -> tuple[bytes, 
     blank = same = first_like = 0
     kind = None
     line = lines.readline(LINE_CAP)
-    while is_blank(line):
+    while line == eol or line in _PLAIN_BLANKS or is_blank(line):  # the common cases first
         blank += 1
         kind = kind or line
         same += line == eol
@@ -516,8 +521,8 @@ def _blank_lines(lines: LineReader, eol: bytes, raw: RawRecord) -> tuple[bytes, 
         line = lines.readline(LINE_CAP)
     if first_like > same:
         quirk = QUIRK_LINE_ENDS.get(kind)
-        if quirk and first_like >= 2 and quirk not in raw.quirks:
-            raw.quirks.append(quirk)
+        if quirk and first_like >= 2 and quirk not in quirks:
+            quirks.append(quirk)
         same = first_like
     return line, blank, same
 
