@@ -53,7 +53,9 @@ def config_from_args(args) -> ExtractConfig:
     return ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate,
                                     min_lang_score=getattr(args, "min_lang_score", 0.0),
                                     min_chars=getattr(args, "min_chars", 0),
-                                    net_timeout=getattr(args, "net_timeout", 60.0))
+                                    net_timeout=getattr(args, "net_timeout", 60.0),
+                                    record_seconds=getattr(args, "record_seconds", 120.0),
+                                    worker_memory_mb=getattr(args, "worker_memory_mb", 8192))
 
 
 def prepare(args) -> tuple[ExtractConfig, list[str]]:

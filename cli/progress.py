@@ -18,6 +18,7 @@ class TerminalProgress:
         self.total, self.done = total_archives, 0
         self._progress = self._run = self._current = None
         self._run_bytes = 0
+        self._reading: dict[str, int] = {}   # archives being read by workers -> bytes so far
         if not self.enabled:
             return
         self._progress = Progress(
@@ -57,11 +58,19 @@ class TerminalProgress:
             self._progress.update(self._current, completed=n)
             self._progress.update(self._run, completed=self._run_bytes + n)
 
-    def archive_done(self, input_bytes: int | None) -> None:
+    def reading(self, name: str, n: int) -> None:
+        """A worker has read ``n`` bytes of archive ``name`` (``run``: several at once)."""
+        self._reading[name] = n
+        if self._progress:
+            self._progress.update(self._run, completed=self._run_bytes + sum(self._reading.values()))
+
+    def archive_done(self, input_bytes: int | None, name: str | None = None) -> None:
         self.done += 1
         self._run_bytes += input_bytes or 0
+        self._reading.pop(name, None)
         if self._progress:
-            self._progress.update(self._run, completed=self._run_bytes, description=self._label())
+            self._progress.update(self._run, completed=self._run_bytes + sum(self._reading.values()),
+                                  description=self._label())
             if self._current is not None:
                 self._progress.remove_task(self._current)
                 self._current = None

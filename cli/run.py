@@ -37,6 +37,11 @@ def add_run_options(p) -> None:
     p.add_argument("--max-in-flight", type=int, default=None, help="archives submitted at once")
     p.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run tasks on an existing Dask cluster (scheduler address, e.g. tcp://10.0.0.5:8786)")
+    p.add_argument("--record-seconds", type=float, default=120.0, metavar="SECONDS",
+                   help="a record whose work takes longer stops its worker and is ledgered timed_out (default: 120)")
+    p.add_argument("--worker-memory-mb", type=int, default=8192, metavar="MIB",
+                   help="a record during which its worker grows past this memory is stopped and ledgered "
+                        "out_of_memory (default: 8192)")
     p.add_argument("--report-dir", default=None, help="where the dump's report goes (default: <lake>/reports/<dump>)")
     p.add_argument("--no-report", action="store_true", help="skip the report at the end")
 
@@ -63,8 +68,10 @@ def run_flow(args, inputs: list[str]):
     def show(event: str, data: dict) -> None:
         if event == "planned":
             bar.plan(data["archives"], data["bytes"])
+        elif event == "reading":
+            bar.reading(data["name"], data["bytes"])
         else:
-            bar.archive_done(data["input_bytes"])
+            bar.archive_done(data["input_bytes"], data["name"])
             bar.print(f"{data['name']}: {data['status']}")
 
     with bar, listening(show):
@@ -74,7 +81,9 @@ def run_flow(args, inputs: list[str]):
                         min_chars=getattr(args, "min_chars", 0),
                         net_timeout=getattr(args, "net_timeout", 60.0), base_url=getattr(args, "base_url", None),
                         workers=args.workers, max_in_flight=args.max_in_flight,
-                        report=not args.no_report, report_dir=args.report_dir, return_state=True)
+                        report=not args.no_report, report_dir=args.report_dir,
+                        record_seconds=args.record_seconds, worker_memory_mb=args.worker_memory_mb,
+                        return_state=True)
     print(state.message or state.name)
     return state
 

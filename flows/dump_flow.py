@@ -27,7 +27,7 @@ from warclake.tasks.lake import Lake, check_dump_name
 from warclake.tasks.plan import plan_dump
 from warclake.tasks.warc_reader import TransientInputError
 
-from warclake.flows.progress import RunProgress
+from warclake.flows.progress import RunProgress, reading
 from warclake.flows.workers import default_workers, run_extraction, shutdown as shutdown_workers
 
 # Errors worth retrying: the network or storage, not the bytes of the archive.
@@ -67,7 +67,8 @@ def retry_if_transient(task_, task_run, state) -> bool:
       retry_condition_fn=retry_if_transient, persist_result=False)
 def extract_archive_task(input_path: str, name: str, dump: str, lake: str, config: ExtractConfig,
                          workers: int) -> dict:
-    summary = run_extraction(input_path, dump, lake, config, workers)
+    summary = run_extraction(input_path, dump, lake, config, workers,
+                             progress=lambda n: reading(name, n))
     get_run_logger().info("%s: %s, %d records, %d documents", name, summary["status"], summary["records"],
                           summary["documents"])
     return {k: summary[k] for k in ("warc_file", "status", "records", "documents", "error", "error_offset",
@@ -94,7 +95,8 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
                  min_lang_score: float = 0.0, min_chars: int = 0, net_timeout: float = 60.0,
                  base_url: str | None = None, workers: int | None = None, max_in_flight: int | None = None,
                  report: bool = True, report_dir: str | None = None,
-                 retry_delays: list[float] | None = None):
+                 retry_delays: list[float] | None = None, record_seconds: float = 120.0,
+                 worker_memory_mb: int = 8192):
     """Extract one dump into the lake.
 
     workers: extraction processes (default: all cores); 0 runs in the task's own thread
@@ -103,13 +105,17 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     pending future costs memory).
     retry_delays: seconds between attempts after a transient (network/storage) error.
     net_timeout: seconds without a byte before a remote read counts as stalled.
+    record_seconds, worker_memory_mb: a record that takes longer, or grows its worker past
+    this memory, is stopped and ledgered timed_out / out_of_memory (workers >= 1).
     """
     log = get_run_logger()
     try:  # mistakes in the parameters: one clear line, before any work
         check_dump_name(dump)
         config = ExtractConfig.from_langs(langs, boilerplate=boilerplate,
                                           min_lang_score=min_lang_score, min_chars=min_chars,
-                                          net_timeout=net_timeout)
+                                          net_timeout=net_timeout, record_seconds=record_seconds,
+                                          worker_memory_mb=worker_memory_mb)
+        check_counts(workers, max_in_flight)
         lake_obj = Lake(lake)
         lake_obj.check_writable()
         lock = DumpLock(lake_obj, dump).acquire()   # one run per dump and lake
@@ -211,6 +217,14 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         # Failed states carry an exception (a plain dict makes Prefect's engine log a crash)
         return Failed(message=summary, data=DumpFailed(summary, data))
     return Completed(message=summary, data=data)
+
+
+def check_counts(workers: int | None, max_in_flight: int | None) -> None:
+    """ValueError for counts that make no sense (None means the default)."""
+    if workers is not None and workers < 0:
+        raise ValueError(f"workers {workers} is negative: give 0 (extract in the task's thread) or more")
+    if max_in_flight is not None and max_in_flight < 1:
+        raise ValueError(f"max_in_flight {max_in_flight} is not a positive number of archives")
 
 
 class DumpFailed(Exception):

@@ -18,7 +18,8 @@ UPDATE_EVERY = 1.0  # seconds between two updates of the progress artifact
 @contextmanager
 def listening(fn: Callable[[str, dict], None]):
     """Call ``fn(event, data)`` for the runs of this process while inside the block. Events:
-    ``planned`` (archives, bytes, already_done) and ``archive`` (name, status, input_bytes)."""
+    ``planned`` (archives, bytes, already_done), ``reading`` (name, bytes: an archive's input
+    bytes read so far, from its worker) and ``archive`` (name, status, input_bytes)."""
     _listeners.append(fn)
     try:
         yield
@@ -55,6 +56,11 @@ class RunProgress:
     def _emit(event: str, **data) -> None:
         for fn in list(_listeners):
             fn(event, data)
+
+
+def reading(name: str, bytes_read: int) -> None:
+    """An archive's worker has read ``bytes_read`` of its input (for the terminal's bars)."""
+    RunProgress._emit("reading", name=name, bytes=bytes_read)
 
 
 def _key(dump: str) -> str:
