@@ -14,6 +14,7 @@ from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, archive_name, check_dump_name
 from warclake.tasks.plan import check_unique_names
 
+from .interrupt import on_ctrl_c, raise_interrupt
 from .progress import TerminalProgress
 
 
@@ -75,7 +76,8 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     config, inputs = prepare(args)
-    with DumpLock(args.lake, args.dump):   # one writer per dump and lake
+    # Ctrl-C unwinds: the archive being written removes its temporaries, the lock is released
+    with on_ctrl_c(first=raise_interrupt), DumpLock(args.lake, args.dump):   # one writer per dump and lake
         Lake(args.lake).clean_stale_tmp(args.dump)
         return _extract_all(args, config, inputs)
 

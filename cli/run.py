@@ -11,6 +11,7 @@ from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
 
 from .extract import add_extract_options, config_from_args
+from .interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
 from .progress import TerminalProgress
 
 
@@ -60,9 +61,12 @@ def flow_for(args):
 
 
 def run_flow(args, inputs: list[str]):
+    from warclake.flows import workers
     from warclake.flows.progress import listening
 
     flow_fn = flow_for(args)
+    shield_prefect_server()
+    workers.reset_interrupt()
     bar = TerminalProgress(0, quiet=getattr(args, "quiet", False))
 
     def show(event: str, data: dict) -> None:
@@ -74,7 +78,7 @@ def run_flow(args, inputs: list[str]):
             bar.archive_done(data["input_bytes"], data["name"])
             bar.print(f"{data['name']}: {data['status']}")
 
-    with bar, listening(show):
+    with bar, listening(show), on_ctrl_c(first=workers.interrupt, force=workers.kill_workers):
         state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs,
                         boilerplate=args.boilerplate,
                         min_lang_score=getattr(args, "min_lang_score", 0.0),
@@ -84,7 +88,8 @@ def run_flow(args, inputs: list[str]):
                         report=not args.no_report, report_dir=args.report_dir,
                         record_seconds=args.record_seconds, worker_memory_mb=args.worker_memory_mb,
                         return_state=True)
-    print(state.message or state.name)
+    if not state.is_cancelled():  # interrupted: the Ctrl-C line said it
+        print(state.message or state.name)
     return state
 
 
@@ -93,7 +98,7 @@ def run(args) -> int:
     Lake(args.lake).check_writable()
     DumpLock(args.lake, args.dump).check()  # another run of this dump: one line, before Prefect starts
     state = run_flow(args, args.inputs)
-    return 0 if state.is_completed() else 1
+    return 0 if state.is_completed() else INTERRUPTED if state.is_cancelled() else 1
 
 
 def demo(args) -> int:

@@ -16,7 +16,7 @@ from collections import Counter
 
 from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
-from prefect.states import Completed, Failed
+from prefect.states import Cancelled, Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from warclake.tasks.config import ExtractConfig
@@ -28,7 +28,10 @@ from warclake.tasks.plan import plan_dump
 from warclake.tasks.warc_reader import TransientInputError
 
 from warclake.flows.progress import RunProgress, reading
-from warclake.flows.workers import default_workers, run_extraction, shutdown as shutdown_workers
+from warclake.flows.workers import (RunInterrupted, default_workers, interrupted, run_extraction,
+                                    shutdown as shutdown_workers)
+
+INTERRUPTED = "interrupted"  # an archive's task stopped by Ctrl-C: neither done nor failed
 
 # Errors worth retrying: the network or storage, not the bytes of the archive.
 TRANSIENT = (TransientInputError, ConnectionError, TimeoutError)
@@ -67,8 +70,11 @@ def retry_if_transient(task_, task_run, state) -> bool:
       retry_condition_fn=retry_if_transient, persist_result=False)
 def extract_archive_task(input_path: str, name: str, dump: str, lake: str, config: ExtractConfig,
                          workers: int) -> dict:
-    summary = run_extraction(input_path, dump, lake, config, workers,
-                             progress=lambda n: reading(name, n))
+    try:
+        summary = run_extraction(input_path, dump, lake, config, workers,
+                                 progress=lambda n: reading(name, n))
+    except RunInterrupted:  # left undone, as if never started: not a failure
+        return {"warc_file": name, "status": INTERRUPTED}
     get_run_logger().info("%s: %s, %d records, %d documents", name, summary["status"], summary["records"],
                           summary["documents"])
     return {k: summary[k] for k in ("warc_file", "status", "records", "documents", "error", "error_offset",
@@ -164,7 +170,10 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         for fut in done_futures:
             item = pending.pop(fut)
             try:
-                results.append(fut.result())
+                result = fut.result()
+                if result["status"] == INTERRUPTED:
+                    continue
+                results.append(result)
                 progress.archive_finished(item.name, results[-1]["status"], results[-1]["input_bytes"])
             except Exception as exc:  # the archive's task failed for good (after its retries)
                 error = f"{type(exc).__name__}: {exc}"[:500]
@@ -181,6 +190,8 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         for item in todo:
             if len(pending) >= max_in_flight:
                 collect(_next_done(finished))
+            if interrupted():
+                break
             fut = extract.submit(item.input, item.name, dump, lake_obj.url, config, workers)
             pending[fut] = item
             fut.add_done_callback(finished.put)
@@ -190,6 +201,12 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         # The worker processes end with the run: a pool left alive keeps a process that
         # runs flows as its child (serve, workers) from ever exiting.
         shutdown_workers()
+
+    if interrupted():
+        lake_obj.clean_stale_tmp(dump)   # what the stopped workers were writing
+        message = (f"{dump}: interrupted; {len(results)} archives extracted in this run, "
+                   f"{len(todo) - len(results) - len(failures)} left undone (the next run does them)")
+        return Cancelled(message=message)
 
     statuses = Counter(r["status"] for r in results)
     docs = sum(r["documents"] for r in results)

@@ -50,6 +50,28 @@ class WorkerDied(TransientInputError):
     """The extraction worker died while it held the archive: worth another attempt."""
 
 
+class RunInterrupted(Exception):
+    """The run was interrupted (Ctrl-C): the archive is left undone, not failed, not retried."""
+
+
+_interrupted = threading.Event()
+
+
+def interrupt() -> None:
+    """Stop the run's extraction now: no archive starts any more, the workers are stopped
+    (what they held is left undone; its temporaries are removed by the flow)."""
+    _interrupted.set()
+    kill_workers()
+
+
+def interrupted() -> bool:
+    return _interrupted.is_set()
+
+
+def reset_interrupt() -> None:
+    _interrupted.clear()
+
+
 def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
@@ -150,8 +172,24 @@ def run_extraction(input_path: str, dump: str, lake: str, config: ExtractConfig,
                    progress: Callable[[int], None] | None = None) -> dict:
     """Extract one archive in a worker process (workers >= 1) or in this thread (workers == 0).
     ``progress`` is called with the archive's input bytes read so far as the worker reads."""
+    try:
+        return _run_extraction(input_path, dump, lake, config, workers, progress)
+    except Exception:
+        if _interrupted.is_set():  # whatever the stopped worker or pool raised
+            raise RunInterrupted(f"{archive_name(input_path)}: the run was interrupted") from None
+        raise
+
+
+def _run_extraction(input_path, dump, lake, config, workers, progress) -> dict:
+    if _interrupted.is_set():
+        raise RunInterrupted(f"{archive_name(input_path)}: the run was interrupted")
     if workers <= 0:
-        return extract_archive(input_path, dump, lake, config, progress=progress)
+        def progress_or_stop(n: int) -> None:
+            if _interrupted.is_set():
+                raise RunInterrupted(f"{archive_name(input_path)}: the run was interrupted")
+            if progress is not None:
+                progress(n)
+        return extract_archive(input_path, dump, lake, config, progress=progress_or_stop)
     key = (dump, archive_name(input_path))
     skip = _given_up.setdefault(key, {})
     deaths = _deaths.setdefault(key, Counter())
@@ -163,6 +201,8 @@ def run_extraction(input_path: str, dump: str, lake: str, config: ExtractConfig,
                 summary = _watch(fut, watch, config, progress)
             except BrokenProcessPool:
                 _replace_broken(pool)
+                if _interrupted.is_set():
+                    raise RunInterrupted(f"{key[1]}: the run was interrupted") from None
                 state = watch.read()
                 if watch.killed_for:   # stopped here for its record: that record is given up
                     skip[state.offset] = watch.killed_for
