@@ -12,7 +12,7 @@ from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.extract_archive import extract_archive, record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, archive_name, check_dump_name
-from warclake.tasks.plan import check_unique_names
+from warclake.tasks.plan import check_unique_names, plan_dump
 
 from .interrupt import on_ctrl_c, raise_interrupt
 from .progress import TerminalProgress
@@ -38,6 +38,8 @@ def add_extract_options(p) -> None:
     p.add_argument("--base-url", default=None,
                    help="base URL for relative entries of a warc.paths listing")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display on the terminal")
+    p.add_argument("--force", action="store_true",
+                   help="redo archives that are done already (same input, extractor version and config)")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="archives, folders, globs, http(s)/s3 URLs or a warc.paths[.gz] listing")
 
@@ -83,6 +85,15 @@ def run(args) -> int:
 
 
 def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
+    done = 0
+    if not args.force:  # incremental, as `run`: an archive whose summary says done is skipped
+        plan = plan_dump(inputs, args.dump, args.lake, config)
+        todo = [p.input for p in plan if p.todo]
+        done = len(inputs) - len(todo)
+        if done:
+            print(f"{done} of {len(inputs)} archives done already (same input, extractor version and "
+                  f"config): skipped; --force redoes them", flush=True)
+        inputs = todo
     sizes = [_local_size(p) for p in inputs]
     failed = 0
     t0 = time.time()
@@ -109,7 +120,8 @@ def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
             bar.print(f"{s['warc_file']}: {s['status']}, {s['records']} records, {kept} documents{note}")
             if s["status"] == "failed":
                 failed += 1
-    print(f"{len(inputs)} archives in {time.time() - t0:.1f}s, {failed} failed")
+    print(f"{len(inputs)} archives in {time.time() - t0:.1f}s, {failed} failed"
+          + (f", {done} done already" if done else ""))
     return 1 if failed else 0
 
 
