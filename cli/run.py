@@ -9,6 +9,7 @@ import time
 from warclake.tasks.boilerplate import MODES
 from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
+from warclake.tasks.run_checks import check_counts, check_dask_address
 
 from .extract import add_extract_options, config_from_args
 from .interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
@@ -93,8 +94,16 @@ def run_flow(args, inputs: list[str]):
     return state
 
 
+def check_run_options(args) -> None:
+    """Counts and the Dask address, before Prefect starts: one clear line (ValueError)."""
+    check_counts(args.workers, args.max_in_flight)
+    if args.dask:
+        check_dask_address(args.dask)
+
+
 def run(args) -> int:
     config_from_args(args)  # checked here, before Prefect starts: one clear line
+    check_run_options(args)
     Lake(args.lake).check_writable()
     DumpLock(args.lake, args.dump).check()  # another run of this dump: one line, before Prefect starts
     state = run_flow(args, args.inputs)
@@ -104,6 +113,7 @@ def run(args) -> int:
 def demo(args) -> int:
     from warclake.tasks.tooling.sample_dump import make_dump
 
+    check_run_options(args)
     root = os.path.abspath(args.dir)
     if args.fresh and os.path.isdir(root):
         shutil.rmtree(root)

@@ -25,6 +25,7 @@ from warclake.tasks.extract_archive import record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, check_dump_name
 from warclake.tasks.plan import plan_dump
+from warclake.tasks.run_checks import check_counts
 from warclake.tasks.warc_reader import TransientInputError
 
 from warclake.flows.progress import RunProgress, reading
@@ -234,14 +235,6 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         # Failed states carry an exception (a plain dict makes Prefect's engine log a crash)
         return Failed(message=summary, data=DumpFailed(summary, data))
     return Completed(message=summary, data=data)
-
-
-def check_counts(workers: int | None, max_in_flight: int | None) -> None:
-    """ValueError for counts that make no sense (None means the default)."""
-    if workers is not None and workers < 0:
-        raise ValueError(f"workers {workers} is negative: give 0 (extract in the task's thread) or more")
-    if max_in_flight is not None and max_in_flight < 1:
-        raise ValueError(f"max_in_flight {max_in_flight} is not a positive number of archives")
 
 
 class DumpFailed(Exception):

@@ -130,6 +130,11 @@ def test_newest_deployment_is_active_once_its_folder_exists(tmp_path, capsys):
     ('[defaults]\nlake = "l"\nworkerz = 2\n[newest]\nroot = "r"\n', "[defaults]: unknown key(s) ['workerz']"),
     ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\n[[dump]]\ndump = "X"\ninputs = ["b"]\nlake = "l"\n',
      "duplicate deployment names"),
+    ('[defaults]\nlake = "l"\nboilerplate = "justtext"\n[[dump]]\ndump = "X"\ninputs = ["a"]\n',
+     "unknown boilerplate mode 'justtext': choose from none, justext, density, bte, sieve"),
+    ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\nworkers = -1\n', "workers -1 is not a count"),
+    ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\nmax_in_flight = 0\n', "max_in_flight 0 is not a positive"),
+    ('[newest]\nroot = "r"\nlake = "l"\nlangs = "jp"\n', "unknown target language(s) ['jp']"),
 ])
 def test_config_mistakes_are_named(tmp_path, capsys, text, message):
     from warclake.deployments.serve import main
