@@ -319,10 +319,18 @@ workers = 1
         assert retried.run_count == 2
         assert "1 already done, 1 extracted" in retried.state.message
         assert executed_on(dask_cluster) == 3  # both archives, then the retried one
+
+        # A mode mistyped in the UI's parameters: refused before any work, one line in the log
+        bad = run_and_wait(prefect_server, {"extract-newest-dump/newest": {"boilerplate": "justtext"}})
+        bad = bad["extract-newest-dump/newest"]
+        assert bad.state.is_failed() and "unknown boilerplate mode 'justtext'" in bad.state.message
     finally:
         left = stop(serve, first=signal.SIGINT)  # Ctrl-C, the way serve is meant to be stopped
         log.close()
     assert serve.returncode == 0 and not left, (serve.returncode, left, logtail())
+    # the expected failures (a missing archive, a bad parameter) are lines, not tracebacks
+    served = (tmp_path / "serve.log").read_text()
+    assert "unexpected exception" not in served and "Traceback" not in served, served[-5000:]
     # stopping serve paused its deployments: no runs pile up while nothing serves them
     from prefect.client.orchestration import get_client
 

@@ -383,3 +383,29 @@ def test_domain_share_adds_up_to_each_dumps_documents(lake, tables):
         docs = sum(len(f.documents) for f in lake.done_files if f.dump == dump)
         assert rows["documents"].sum() == docs and abs(rows["share"].sum() - 1) < 1e-9
         assert rows.height <= 26
+
+
+def test_top_domains_chart_shows_the_tables_rows_with_one_other(tmp_path):
+    """30 domains in one dump: the table lists 25 and '(other domains)'; the chart shows those
+    same 26 rows and figures, never a second 'other'."""
+    import polars as pl
+
+    from warclake.tasks.reports.charts import share_rows, write_chart
+    from warclake.tasks.reports.queries import BY_NAME
+
+    report = BY_NAME["domain_share"]
+    counts = {f"site{i:02d}.example": 100 - i for i in range(30)}
+    rest = sum(sorted(counts.values(), reverse=True)[25:])
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:25]
+    table = pl.DataFrame({"dump": ["D"] * 26, "domain": [d for d, _ in top] + ["(other domains)"],
+                          "documents": [n for _, n in top] + [rest]})
+    order, rows = share_rows(report, table)
+    assert order == [d for d, _ in top] + ["(other domains)"] and "other" not in order
+    shown = dict(zip(rows["domain"].to_list(), rows["documents"].to_list()))
+    assert shown == dict(zip(table["domain"].to_list(), table["documents"].to_list()))
+    assert write_chart(report, table, tmp_path / "domain_share.png").stat().st_size > 1000
+
+    # a share report without a lumped row of its own gets the chart's one "other"
+    langs = pl.DataFrame({"dump": ["D"] * 10, "lang": [f"l{i}" for i in range(10)], "records": list(range(10, 0, -1))})
+    order, rows = share_rows(BY_NAME["language_share"], langs)
+    assert order[-1] == "other" and len(order) == 9 and rows["records"].sum() == sum(range(1, 11))
