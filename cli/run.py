@@ -129,9 +129,20 @@ def demo(args) -> int:
     print(f"demo finished in {time.time() - t0:.1f}s")
     print(f"  lake:    {args.lake}")
     print(f"  report:  {args.report_dir}")
-    print(f"  query:   warclake sql --lake {args.lake}")
+    print(f"  query:   {_command_prefix()}warclake sql --lake {args.lake}")
     # The demo's dump holds a deliberately truncated archive: salvaged, not failed.
     return 0 if state.is_completed() else 1
+
+
+def _command_prefix() -> str:
+    """How this user runs warclake: through a clone's ``./dev`` (its .venv is this Python's)
+    or as an installed command."""
+    venv = os.path.abspath(sys.prefix)
+    dev = os.path.join(os.path.dirname(venv), "dev")
+    if os.path.basename(venv) == ".venv" and os.path.isfile(dev):
+        rel = os.path.relpath(dev)
+        return (rel if rel.startswith(("/", ".")) else f"./{rel}") + " "
+    return ""
 
 
 if __name__ == "__main__":

@@ -366,6 +366,10 @@ def test_prefect_yaml_deploys_to_a_process_pool_and_a_worker_runs_it(prefect_ser
                               cwd=str(tmp_path), env=env, stdout=log, stderr=subprocess.STDOUT,
                               start_new_session=True)
     try:
+        # one deployment, as deployments/README.md shows, then all of them
+        out = prefect_cli(prefect_server, "deploy", "--prefect-file", "deployments/prefect.yaml", "--name",
+                          "CC-MAIN-2099-01", "--no-prompt")
+        assert "extract-dump/CC-MAIN-2099-01" in out and "CC-MAIN-2024-22" not in out
         out = prefect_cli(prefect_server, "deploy", "--prefect-file", "deployments/prefect.yaml", "--all",
                           "--no-prompt")
         assert "extract-dump/CC-MAIN-2099-01" in out
