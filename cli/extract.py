@@ -15,7 +15,7 @@ from warclake.tasks.lake import Lake, archive_name, check_dump_name
 from warclake.tasks.plan import check_unique_names, plan_dump
 
 from .interrupt import on_ctrl_c, raise_interrupt
-from .progress import TerminalProgress
+from .progress import TerminalProgress, archive_line
 
 
 def add_extract_options(p) -> None:
@@ -97,7 +97,7 @@ def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
     sizes = [_local_size(p) for p in inputs]
     failed = 0
     t0 = time.time()
-    with TerminalProgress(len(inputs), sum(filter(None, sizes)) or None, quiet=args.quiet) as bar:
+    with TerminalProgress(len(inputs), sum(filter(None, sizes)) or None, quiet=args.quiet, planned=True) as bar:
         for path, size in zip(inputs, sizes):
             bar.start_archive(archive_name(path), size)
             try:
@@ -112,12 +112,7 @@ def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
                 bar.archive_done(size)
                 continue
             bar.archive_done(s["input_bytes"])
-            kept = s["outcomes"].get("kept", 0)
-            where = f"damaged at {s['error_offset']}: " if s["error_offset"] is not None else ""
-            more = len(s["skipped"]) - 1
-            note = (f" ({where}{s['error']}" + (f"; {more} more damaged ranges" if more > 0 else "") + ")"
-                    if s["error"] else "")
-            bar.print(f"{s['warc_file']}: {s['status']}, {s['records']} records, {kept} documents{note}")
+            bar.print(archive_line({**s, "documents": s["outcomes"].get("kept", 0), "damaged": len(s["skipped"])}))
             if s["status"] == "failed":
                 failed += 1
     print(f"{len(inputs)} archives in {time.time() - t0:.1f}s, {failed} failed"

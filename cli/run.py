@@ -13,7 +13,7 @@ from warclake.tasks.run_checks import check_counts, check_dask_address
 
 from .extract import add_extract_options, config_from_args
 from .interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
-from .progress import TerminalProgress
+from .progress import TerminalProgress, archive_line
 
 
 def add_parser(sub) -> None:
@@ -77,7 +77,7 @@ def run_flow(args, inputs: list[str]):
             bar.reading(data["name"], data["bytes"])
         else:
             bar.archive_done(data["input_bytes"], data["name"])
-            bar.print(f"{data['name']}: {data['status']}")
+            bar.print(archive_line(data["result"]) if data["result"] else f"{data['name']}: {data['status']}")
 
     with bar, listening(show), on_ctrl_c(first=workers.interrupt, force=workers.kill_workers):
         state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs,

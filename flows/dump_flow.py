@@ -76,10 +76,13 @@ def extract_archive_task(input_path: str, name: str, dump: str, lake: str, confi
                                  progress=lambda n: reading(name, n))
     except RunInterrupted:  # left undone, as if never started: not a failure
         return {"warc_file": name, "status": INTERRUPTED}
-    get_run_logger().info("%s: %s, %d records, %d documents", name, summary["status"], summary["records"],
-                          summary["documents"])
-    return {k: summary[k] for k in ("warc_file", "status", "records", "documents", "error", "error_offset",
-                                    "seconds", "input_bytes", "output_bytes")}
+    where = f"damaged at {summary['error_offset']}: " if summary["error_offset"] is not None else ""
+    damage = f" ({where}{summary['error']})" if summary["error"] else ""
+    get_run_logger().info("%s: %s, %d records, %d documents%s", name, summary["status"], summary["records"],
+                          summary["documents"], damage)
+    return {**{k: summary[k] for k in ("warc_file", "status", "records", "documents", "error", "error_offset",
+                                       "seconds", "input_bytes", "output_bytes")},
+            "damaged": len(summary["skipped"])}
 
 
 @task(name="resolve-inputs", retries=3, retry_delay_seconds=[2, 8, 30], retry_condition_fn=retry_if_transient,
@@ -175,7 +178,7 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
                 if result["status"] == INTERRUPTED:
                     continue
                 results.append(result)
-                progress.archive_finished(item.name, results[-1]["status"], results[-1]["input_bytes"])
+                progress.archive_finished(item.name, result["status"], result["input_bytes"], result)
             except Exception as exc:  # the archive's task failed for good (after its retries)
                 error = f"{type(exc).__name__}: {exc}"[:500]
                 failures[item.name] = error

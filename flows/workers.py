@@ -109,6 +109,10 @@ def _replace_broken(broken: ProcessPoolExecutor) -> None:
 
 def _init_worker() -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    # A worker's own warnings (damage, resumed downloads) would be written straight to the
+    # terminal, through the parent's progress bars: what they say is in the archive's
+    # summary, which the parent reports in its line for the archive.
+    logging.getLogger("warclake").setLevel(logging.ERROR)
     # Stopped by its pool because another worker died: say so, so the parent does not
     # blame this worker's record.
     signal.signal(signal.SIGTERM, _on_terminate)

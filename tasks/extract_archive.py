@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
 import time
 from collections import Counter
 from datetime import datetime, timezone
@@ -36,6 +37,23 @@ PROGRESS_STEP = 256 << 10  # input bytes between two progress calls
 PAGE_BATCH = 64       # pages whose lingua calls (and documents) are made together
 HELD_RECORDS = 1024   # records held behind them at most (memory stays flat)
 _FAULT = fault_injection.from_env()  # None outside the tests
+
+class _NameTheArchive(logging.Filter):
+    """The reader's messages ("archive damaged at 88285 ...") start with the archive's name:
+    several archives are read at once, and a message must say which one it is about."""
+
+    current = threading.local()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        name = getattr(self.current, "name", None)
+        if name and not str(record.msg).startswith(name):
+            record.msg = f"{name}: {record.msg}"
+        return True
+
+
+for _logger in ("warclake.tasks.warc_reader", "warclake.tasks.remote_stream"):
+    logging.getLogger(_logger).addFilter(_NameTheArchive())
+
 
 class _RowWriter:
     """Buffers rows of one schema column-wise and writes them as row groups of a zstd parquet file."""
@@ -98,6 +116,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     started = time.time()
     identity = input_identity(input_path, config.net_timeout)  # FileNotFoundError for a missing input: clear, not retried
 
+    _NameTheArchive.current.name = name
     lake.remove_summary(dump, name)  # redoing: not done until the new summary lands
     ctx = Context(dump=dump, warc_name=name, config=config)
     doc_tmp = lake.tmp_file("documents", dump, name)
