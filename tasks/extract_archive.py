@@ -26,6 +26,7 @@ from .inputs import input_identity, open_input
 from .lake import Lake, archive_name, remove_quietly
 from .outcomes import ALL_OUTCOMES, Outcome
 from .record_watch import RecordWatch
+from .stage_stats import clock
 from .warc_reader import ArchiveReader, TransientInputError
 
 log = logging.getLogger(__name__)
@@ -132,6 +133,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
             next_report = PROGRESS_STEP
 
             def write(rec, res) -> None:
+                t = clock()
                 outcomes[res.outcome.value] += 1
                 ledger.add({
                     "dump": dump, "warc_file": name, "warc_offset": rec.offset,
@@ -141,6 +143,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                 })
                 if res.document is not None:
                     docs.add(res.document)
+                ctx.stages.add("write", t)
 
             # Pages waiting for lingua are finished PAGE_BATCH at a time; records behind
             # them wait too, so rows keep the archive's order.
@@ -150,7 +153,14 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
             if watch is not None:
                 def mark(offset: int) -> None:
                     watch.record(offset, reader.bytes_read)
-            for rec in reader:
+            stages = ctx.stages
+            records = iter(reader)
+            while True:
+                t = clock()
+                rec = next(records, None)
+                if rec is None:
+                    break
+                stages.add("read", t)
                 if progress is not None and reader.bytes_read >= next_report:
                     progress(reader.bytes_read)
                     next_report = reader.bytes_read + PROGRESS_STEP
@@ -175,8 +185,10 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
             _write_held(held, ctx, write, mark)
             if watch is not None:
                 watch.idle(reader.bytes_read)
+        t = clock()
         docs.close()
         ledger.close()
+        ctx.stages.seconds["write"] += clock() - t
     except BaseException:
         for w, p in ((docs, doc_tmp), (ledger, led_tmp)):
             try:
@@ -193,8 +205,10 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     if stopped and status == "complete":  # read to its end, but a record is lost: never complete
         status, error = "salvaged", f"record at {stopped[0][0]}: {stopped[0][1]}"
     broken = reader.broken
+    t = clock()
     documents_bytes = lake.publish_file(doc_tmp, "documents", dump, name)
     ledger_bytes = lake.publish_file(led_tmp, "ledger", dump, name)
+    ctx.stages.seconds["write"] += clock() - t
     summary = build_summary(
         dump, name, input_path, config, started, time.time(), status=status, error=error,
         input_bytes=identity.get("size") or reader.bytes_read, input_identity=identity,
@@ -203,7 +217,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         error_offset=broken.offset if broken else (stopped[0][0] if stopped else None),
         # damaged byte ranges (records lost or broken there); reading resumed after each
         skipped=[{"offset": s.offset, "length": s.length, "reason": s.reason} for s in reader.skipped]
-        + [{"offset": off, "length": None, "reason": why} for off, why in stopped])
+        + [{"offset": off, "length": None, "reason": why} for off, why in stopped],
+        stages=ctx.stages.as_dict())
     lake.write_summary(dump, name, summary)
     log.info("%s: %s, %d records, %d documents, %.1fs", name, status, reader.records, docs.count,
              summary["seconds"])
@@ -215,7 +230,7 @@ def build_summary(dump: str, name: str, input_path: str, config: ExtractConfig, 
                   input_identity: dict | None = None, bytes_read: int = 0, documents_bytes: int = 0,
                   ledger_bytes: int = 0, records: int = 0, documents: int = 0,
                   outcomes: Counter | None = None, error_offset: int | None = None,
-                  skipped: list | None = None) -> dict:
+                  skipped: list | None = None, stages: dict | None = None) -> dict:
     """An archive's summary JSON (the files table's row): the one place its keys are made."""
     outcomes = outcomes or Counter()
     return {
@@ -243,6 +258,8 @@ def build_summary(dump: str, name: str, input_path: str, config: ExtractConfig, 
         "started": datetime.fromtimestamp(started, timezone.utc).isoformat(),
         "finished": datetime.fromtimestamp(finished, timezone.utc).isoformat(),
         "seconds": round(finished - started, 3),
+        # records and seconds per stage of the extractor (tasks/stage_stats.py)
+        "stages": stages or {},
     }
 
 

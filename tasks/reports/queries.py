@@ -49,6 +49,10 @@ REPORTS: tuple[Report, ...] = (
            category="domain", value="documents", other="(other domains)", top=25),
     Report("documents_per_month", "Documents per month",
            "Documents by the month of their date (UTC)."),
+    Report("stage_seconds", "Where the time went",
+           "Seconds per stage of the extractor over the dump's archives (workers' time): read, charset, "
+           "language, parse (HTML parse and paragraph walk), boilerplate, write, other.",
+           category="stage", value="seconds"),
 )
 BY_NAME = {r.name: r for r in REPORTS}
 
