@@ -1,4 +1,4 @@
--- warclake: analysts' views over the lake (data contract: DESIGN.md section 2).
+-- warclake: analysts' views over the lake (data contract: README.md, "The lake").
 --
 -- tasks/catalog.py runs this file after defining these macros:
 --   warclake_root()       the lake's absolute path or URL, no trailing slash
