@@ -23,6 +23,8 @@ def a_page_of(dump_dir):
 
 def start(command, lake, dump_dir, env_extra=None, *extra):
     env = {**os.environ, "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120", **(env_extra or {})}
+    if env_extra is None:
+        env.pop("PREFECT_API_URL", None)
     env["WARCLAKE_TEST_FAULT"] = f"hang:{a_page_of(dump_dir)}"
     cmd = [sys.executable, "-m", "warclake.cli.main", command, "--dump", DUMP, "--lake", str(lake),
            "--langs", "ja,en", *extra, str(dump_dir)]
@@ -88,3 +90,30 @@ def test_one_ctrl_c_stops_extract_with_one_line(tmp_path):
     assert out.splitlines()[-1] == "warclake: interrupted: stopping (press Ctrl-C again to force)"
     assert leftovers(str(lake)) == []
     assert len(os.listdir(lake / "files" / f"dump={DUMP}")) == 2
+
+
+def test_a_second_ctrl_c_forces_run_out_at_once(tmp_path):
+    from procs import session_members
+
+    dump_dir = tmp_path / "dump"
+    make_dump(str(dump_dir), files=3, pages_per_file=30, dump=DUMP, truncate_last=False)
+    lake = tmp_path / "lake"
+    proc = start("run", lake, dump_dir, None, "--workers", "2", "--no-report")   # its own temporary server
+    files = os.path.join(lake, "files", f"dump={DUMP}")
+    deadline = time.time() + 300
+    try:
+        while not (os.path.isdir(files) and len(os.listdir(files)) >= 2):
+            assert proc.poll() is None and time.time() < deadline, proc.stdout.read()
+            time.sleep(0.1)
+        os.killpg(proc.pid, signal.SIGINT)
+        time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        t0 = time.time()
+        out, _ = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130 and time.time() - t0 < 10, out
+    assert "Traceback" not in out, out
+    time.sleep(2)   # the temporary Prefect server ends with the run (parent-death signal)
+    assert session_members(proc.pid) == {}
