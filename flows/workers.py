@@ -31,6 +31,7 @@ from warclake.tasks.config import ExtractConfig
 from warclake.tasks.extract_archive import extract_archive
 from warclake.tasks.lake import archive_name
 from warclake.tasks.outcomes import Outcome
+from warclake.tasks.owners import pid_alive
 from warclake.tasks.record_watch import RecordWatch
 from warclake.tasks.warc_reader import TransientInputError
 
@@ -38,7 +39,7 @@ from . import pool_semaphores as semaphores
 
 log = logging.getLogger(__name__)
 
-_lock = threading.Lock()
+_lock = threading.RLock()  # re-entrant: Ctrl-C may stop the workers while this thread holds it
 _pool: ProcessPoolExecutor | None = None
 _pool_size = 0
 POLL = 0.25          # seconds between two looks at a running worker
@@ -93,6 +94,7 @@ def _new_pool(size: int) -> ProcessPoolExecutor:
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["warclake.tasks.extract_archive"])
     semaphores.remove_left_by_dead_runs()
+    RecordWatch.remove_left_by_dead_runs()
     pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_worker)
     semaphores.register(pool)  # named semaphores: removed at the next start if this process is killed
     return pool
@@ -197,6 +199,7 @@ def _run_extraction(input_path, dump, lake, config, workers, progress) -> dict:
     key = (dump, archive_name(input_path))
     skip = _given_up.setdefault(key, {})
     deaths = _deaths.setdefault(key, Counter())
+    between = 0
     for _ in range(MAX_REBUILDS):
         pool = _pool_for(workers)
         with RecordWatch.create() as watch:
@@ -207,15 +210,18 @@ def _run_extraction(input_path, dump, lake, config, workers, progress) -> dict:
                 _replace_broken(pool)
                 if _interrupted.is_set():
                     raise RunInterrupted(f"{key[1]}: the run was interrupted") from None
-                state = watch.read()
+                state = _settled(watch)
                 if watch.killed_for:   # stopped here for its record: that record is given up
                     skip[state.offset] = watch.killed_for
                     log.warning("%s: the record at %d was stopped (%s); reading goes on after it",
                                 key[1], state.offset, watch.killed_for)
                     continue
-                if state.terminated:   # another worker died: this archive only needs sending again
+                if state.terminated or not state.pid:  # another worker died, or this one never began
                     continue
-                if not state.busy:
+                if not state.busy:   # between records: nothing to blame; sent again, twice at most
+                    between += 1
+                    if between <= 2:
+                        continue
                     raise WorkerDied(f"{key[1]}: the extraction worker died between records "
                                      f"(after {state.bytes_read} input bytes)") from None
                 deaths[state.offset] += 1
@@ -230,6 +236,17 @@ def _run_extraction(input_path, dump, lake, config, workers, progress) -> dict:
         _deaths.pop(key, None)
         return summary
     raise WorkerDied(f"{key[1]}: the extraction pool broke {MAX_REBUILDS} times while it held this archive")
+
+
+def _settled(watch: RecordWatch, timeout: float = 3.0):
+    """The watch of a worker once that worker is gone: the pool fails its futures before it
+    stops the other workers, which then mark themselves terminated."""
+    state = watch.read()
+    deadline = time.monotonic() + timeout
+    while state.pid and pid_alive(state.pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+        state = watch.read()
+    return watch.read()
 
 
 def _watch(fut, watch: RecordWatch, config: ExtractConfig, progress) -> dict:
@@ -248,10 +265,10 @@ def _watch(fut, watch: RecordWatch, config: ExtractConfig, progress) -> dict:
         if not state.busy or not state.pid:
             continue
         why = None
-        if time.monotonic() - state.started > config.record_seconds:
-            why = Outcome.TIMED_OUT.value
-        elif _rss(state.pid) > limit:
+        if _rss(state.pid) > limit:
             why = Outcome.OUT_OF_MEMORY.value
+        elif time.monotonic() - state.started > config.record_seconds:
+            why = Outcome.TIMED_OUT.value
         if why and watch.read().offset == state.offset:  # still on that record
             watch.killed_for = why
             try:

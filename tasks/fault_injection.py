@@ -38,6 +38,6 @@ def _fail(kind: str) -> None:
             time.sleep(1)
     if kind == "swell":
         hoard = []
-        while True:   # ~400 MB a second, until the parent stops this process
+        while True:   # ~1 GB a second, until the parent stops this process
             hoard.append(bytearray(40 << 20))
-            time.sleep(0.1)
+            time.sleep(0.04)

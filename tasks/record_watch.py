@@ -16,6 +16,8 @@ import tempfile
 import time
 from dataclasses import dataclass
 
+from .owners import pid_alive
+
 # pid, record offset (-1: between records), input bytes read, record start (CLOCK_MONOTONIC,
 # the same clock in every process of the machine), terminated (1: stopped by its pool, not
 # by its own record)
@@ -47,10 +49,23 @@ class RecordWatch:
 
     @classmethod
     def create(cls) -> "RecordWatch":
-        fd, path = tempfile.mkstemp(prefix="warclake-watch-", suffix=".bin")
+        fd, path = tempfile.mkstemp(prefix=f"warclake-watch-{os.getpid()}-", suffix=".bin")
         os.write(fd, _FMT.pack(0, -1, 0, 0.0, 0))
         os.close(fd)
         return cls(path)
+
+    @staticmethod
+    def remove_left_by_dead_runs() -> None:
+        """Remove the watch files of parents that were killed (named after the parent's pid)."""
+        folder = tempfile.gettempdir()
+        for name in os.listdir(folder):
+            if name.startswith("warclake-watch-") and name.endswith(".bin"):
+                pid = name[len("warclake-watch-"):].split("-", 1)[0]
+                if pid.isdigit() and not pid_alive(int(pid)):
+                    try:
+                        os.unlink(os.path.join(folder, name))
+                    except OSError:
+                        pass
 
     # worker side
     def record(self, offset: int, bytes_read: int) -> None:

@@ -65,14 +65,14 @@ def test_a_page_that_kills_its_worker_or_hangs_costs_that_page_only(tmp_path):
         extract_archive(path, "TEST-DUMP", str(reference), config)
 
     lake = tmp_path / "lake"
-    rc, out = run_cli(lake, dump_dir, tmp_path, "--workers", "2", "--record-seconds", "4",
+    rc, out = run_cli(lake, dump_dir, tmp_path, "--workers", "2", "--record-seconds", "8",
                       "--worker-memory-mb", "1500", fault=f"crash:{crash_url},hang:{hang_url},swell:{swell_url}")
     assert rc == 0, out
     for path, url, outcome in ((a, crash_url, "worker_crashed"), (b, hang_url, "timed_out"),
                                (c, swell_url, "out_of_memory")):
         name = os.path.basename(path)
         rows = ledger(str(lake), name)
-        assert [r["url"] for r in rows if r["outcome"] == outcome] == [url]
+        assert [r["url"] for r in rows if r["outcome"] == outcome] == [url], (outcome, out)
         assert len(rows) == len(ledger(str(reference), name))  # every other record read
         expected = doc_ids(str(reference), name)
         expected.pop(url, None)
