@@ -201,6 +201,8 @@ def _run_extraction(input_path, dump, lake, config, workers, progress) -> dict:
     deaths = _deaths.setdefault(key, Counter())
     between = 0
     for _ in range(MAX_REBUILDS):
+        if _interrupted.is_set():  # no new pool once the run is being stopped
+            raise RunInterrupted(f"{key[1]}: the run was interrupted")
         pool = _pool_for(workers)
         with RecordWatch.create() as watch:
             try:
