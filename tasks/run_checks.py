@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 from urllib.parse import urlsplit
 
+UNCHECKED = {"inproc", "ucx", "ws", "wss"}  # Dask transports a TCP connect does not tell about
 DASK_TIMEOUT = 3.0  # seconds: a scheduler on the network answers a connect far sooner
 
 
@@ -22,6 +23,8 @@ def check_dask_address(address: str, timeout: float = DASK_TIMEOUT) -> None:
     """ValueError unless something accepts a TCP connection at the Dask scheduler's address
     (``tcp://host:port`` or ``host:port``)."""
     parts = urlsplit(address if "://" in address else f"tcp://{address}")
+    if parts.scheme in UNCHECKED:  # an in-process cluster or another transport: Dask's to judge
+        return
     if parts.scheme not in ("tcp", "tls") or not parts.hostname:
         raise ValueError(f"Dask scheduler address {address!r} is not tcp://HOST:PORT")
     try:
