@@ -44,7 +44,7 @@ _pool: ProcessPoolExecutor | None = None
 _pool_size = 0
 POLL = 0.25          # seconds between two looks at a running worker
 DEATHS_TO_NARROW = 2  # deaths on one record before it is given up
-MAX_REBUILDS = 50    # pools broken under one archive before it counts as failed
+MAX_REBUILDS = 20    # pools broken under one archive before it counts as failed
 
 
 class WorkerDied(TransientInputError):
@@ -218,13 +218,13 @@ def _run_extraction(input_path, dump, lake, config, workers, progress) -> dict:
                     log.warning("%s: the record at %d was stopped (%s); reading goes on after it",
                                 key[1], state.offset, watch.killed_for)
                     continue
-                if state.terminated or not state.pid:  # another worker died, or this one never began
+                if state.terminated:   # another worker died: this archive is sent again
                     continue
-                if not state.busy:   # between records: nothing to blame; sent again, twice at most
+                if not state.busy:   # before or between records: nothing to blame; sent again twice
                     between += 1
                     if between <= 2:
                         continue
-                    raise WorkerDied(f"{key[1]}: the extraction worker died between records "
+                    raise WorkerDied(f"{key[1]}: the extraction worker died outside any record "
                                      f"(after {state.bytes_read} input bytes)") from None
                 deaths[state.offset] += 1
                 if deaths[state.offset] >= DEATHS_TO_NARROW:
