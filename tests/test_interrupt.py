@@ -65,7 +65,7 @@ def test_one_ctrl_c_stops_run_cancels_its_flow_run_and_leaves_nothing(tmp_path, 
     proc = start("run", lake, dump_dir, prefect_server["env"], "--workers", "2", "--no-report")
     rc, seconds, out = interrupt_when_busy(proc, str(lake), 2)
     assert rc == 130, out
-    assert seconds < 15, out
+    assert seconds < 30, (seconds, out)   # a few seconds; the bound leaves room for a loaded machine
     assert out.count("interrupted") >= 1 and "Traceback" not in out, out
     assert [line for line in out.splitlines() if line.startswith("warclake:")] == \
         ["warclake: interrupted: stopping (press Ctrl-C again to force)"]
@@ -85,7 +85,7 @@ def test_one_ctrl_c_stops_extract_with_one_line(tmp_path):
     lake = tmp_path / "lake"
     proc = start("extract", lake, dump_dir)
     rc, seconds, out = interrupt_when_busy(proc, str(lake), 2)
-    assert rc == 130 and seconds < 10, out
+    assert rc == 130 and seconds < 20, (seconds, out)
     assert "Traceback" not in out and "KeyboardInterrupt" not in out, out
     assert out.splitlines()[-1] == "warclake: interrupted: stopping (press Ctrl-C again to force)"
     assert leftovers(str(lake)) == []
