@@ -95,7 +95,8 @@ def _new_pool(size: int) -> ProcessPoolExecutor:
     ctx.set_forkserver_preload(["warclake.tasks.extract_archive"])
     semaphores.remove_left_by_dead_runs()
     RecordWatch.remove_left_by_dead_runs()
-    pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_worker)
+    pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_worker,
+                               initargs=(os.getpid(),))
     semaphores.register(pool)  # named semaphores: removed at the next start if this process is killed
     return pool
 
@@ -109,8 +110,11 @@ def _replace_broken(broken: ProcessPoolExecutor) -> None:
     broken.shutdown(wait=False, cancel_futures=True)
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int) -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    # Each worker holds the write end of its pool's queues, so a parent killed with -9
+    # would leave idle workers waiting for ever (and their named semaphores with them).
+    threading.Thread(target=_exit_with, args=(parent,), name="parent-watch", daemon=True).start()
     # A worker's own warnings (damage, resumed downloads) would be written straight to the
     # terminal, through the parent's progress bars: what they say is in the archive's
     # summary, which the parent reports in its line for the archive.
@@ -120,6 +124,12 @@ def _init_worker() -> None:
     signal.signal(signal.SIGTERM, _on_terminate)
     # Ctrl-C reaches the whole process group: the parent decides how workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _exit_with(parent: int) -> None:
+    while pid_alive(parent):
+        time.sleep(1.0)
+    os._exit(0)
 
 
 _current: RecordWatch | None = None
