@@ -9,6 +9,8 @@ others.
 """
 from __future__ import annotations
 
+from warclake.tasks.catalog import sql_literal
+
 from .dump_inputs import DumpInputs
 from .engine import parquet_list, part_expr, query_table
 from .layout import CorpusLayout, write_table
@@ -28,13 +30,14 @@ def stats_partition(con, layout: CorpusLayout, inputs: DumpInputs, part: int, pa
     where = f"WHERE {part_expr('text_hash', parts)} = {part} AND n_chars > 0"
     hosts = query_table(con, f"""
         SELECT text_hash, host, any_value(domain ORDER BY domain NULLS LAST) AS domain,
+               {sql_literal(inputs.dump)} AS dump,
                count(*)::BIGINT AS n_docs, count(DISTINCT url_hash)::BIGINT AS n_urls,
                min(date) AS first_date, max(date) AS last_date,
                min(docId) AS sample_doc, arg_min(idx, docId) AS sample_idx
         FROM {src} {where}
         GROUP BY text_hash, host ORDER BY text_hash, host NULLS LAST""")
     paths = query_table(con, f"""
-        SELECT text_hash, path, count(*)::BIGINT AS n
+        SELECT text_hash, path, {sql_literal(inputs.dump)} AS dump, count(*)::BIGINT AS n
         FROM {src} {where}
         GROUP BY text_hash, path ORDER BY text_hash, path""")
     write_table(layout.file("para_hosts", inputs.dump, name), _table(hosts))

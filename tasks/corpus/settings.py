@@ -59,7 +59,7 @@ class DecisionConfig:
     similarity: float = 0.7
     template_min_pages: int = 3
     template_min_pages_good: int = 10
-    notice_min_domains: int = 3
+    notice_min_domains: int = 4
     notice_min_domains_good: int = 10
     min_paragraph_chars: int = 1
     drop_all_copies: bool = False       # drop every copy of a duplicate cluster, keep none
