@@ -11,9 +11,10 @@ import duckdb
 
 from warclake import __version__
 from warclake.cli import bench, evaluate, extract, report, run
+from warclake.cli import corpus  # the corpus stage: corpus, export
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
-COMMANDS = (extract, run, report, evaluate, bench)
+COMMANDS = (extract, run, report, evaluate, bench, corpus)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -124,7 +124,7 @@ def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, d
     check_quality_overrides(opts.decide)
     layout = CorpusLayout(lake)
     layout.clean_stale_tmp()
-    counts = {"signed": 0, "partitions": 0, "dumps": {}}
+    counts = {"signed": 0, "partitions": 0}
     t0 = time.monotonic()
     for dump in dumps:
         for warc, summary in archives.get(dump, []):
@@ -139,6 +139,31 @@ def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, d
             counts["partitions"] += pairs_task(lake, dumps, dump, part, opts)
             counts["partitions"] += para_decisions_task(lake, dumps, dump, part, opts)
         doc_decisions_task(lake, dumps, dump, opts)
-        counts["dumps"][dump] = layout.read_state(DOC_STEP, dump, "decisions")
     counts["seconds"] = round(time.monotonic() - t0, 2)
+    return counts
+
+
+def dump_summary(lake: str, dump: str, parts: int) -> dict:
+    """What the decisions of a dump say: documents, kept, paragraphs dropped, run id."""
+    layout = CorpusLayout(lake)
+    doc = layout.read_state(DOC_STEP, dump, "decisions") or {}
+    dropped = sum((layout.read_state(PARA_STEP, dump, layout.part_name(p)) or {}).get("dropped", 0)
+                  for p in range(parts))
+    return {"documents": doc.get("documents", 0), "kept": doc.get("kept", 0),
+            "paragraphs_dropped": dropped, "run_id": doc.get("run_id")}
+
+
+def finish(lake: str, dumps: list[str], archives: dict, opts: StageOptions, report: bool = True,
+           progress=None) -> dict:
+    """``run_stage``, then the catalogue (so ``warclake sql`` sees the corpus views) and the
+    report page."""
+    from warclake.tasks.catalog import build_catalog
+
+    counts = run_stage(lake, dumps, archives, opts, progress)
+    counts["dumps"] = {d: dump_summary(lake, d, opts.sig.partitions) for d in dumps}
+    build_catalog(lake)
+    if report:
+        from .report import write_corpus_report
+
+        counts["report"] = write_corpus_report(lake)[1]
     return counts
