@@ -24,8 +24,9 @@ CREATE OR REPLACE VIEW paragraph_paths AS
 SELECT * FROM read_parquet(corpus_glob('para_paths'), hive_partitioning = false, union_by_name = true);
 
 -- source: duplicate_pairs
+-- (a pair whose documents share band keys of several partitions is found in each: DISTINCT)
 CREATE OR REPLACE VIEW duplicate_pairs AS
-SELECT * FROM read_parquet(corpus_glob('pairs'), hive_partitioning = false, union_by_name = true);
+SELECT DISTINCT * FROM read_parquet(corpus_glob('pairs'), hive_partitioning = false, union_by_name = true);
 
 -- source: document_decisions
 CREATE OR REPLACE VIEW document_decisions AS
