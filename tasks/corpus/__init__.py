@@ -1,0 +1,1 @@
+"""The corpus stage: from lake documents to a training-ready corpus."""
