@@ -29,7 +29,7 @@ def sentence(rng: random.Random, n: int = 4) -> str:
         clauses.append(f"the {rng.choice(_ADJS)} {rng.choice(_NOUNS)} of the {rng.choice(_NOUNS)} "
                        f"was {rng.choice(_VERBS)} with the {rng.choice(_NOUNS)} and that "
                        f"{rng.choice(_NOUNS)} {rng.choice(_VERBS)} a {rng.choice(_ADJS)} {rng.choice(_NOUNS)}")
-    return "; ".join(clauses).capitalize() + "."
+    return " ".join(c.capitalize() + "." for c in clauses)
 
 
 def doc_id(dump: str, key: str) -> str:
