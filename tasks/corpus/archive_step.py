@@ -41,9 +41,11 @@ DOCSIGS = pa.schema([
 
 
 def archive_key(lake_dir: str, dump: str, warc_name: str, summary: dict, sig: SignatureConfig) -> dict:
-    """What the step's output depends on: the documents file and the signature settings."""
+    """What the step's output depends on: the documents file (its size, and the summary
+    the extraction wrote with it: a redone extraction writes a new one) and the signature
+    settings. No modification time, so a copy of a lake judges the same as its original."""
     st = os.stat(os.path.join(lake_dir, "documents", f"dump={dump}", warc_name + ".parquet"))
-    return {"documents_bytes": st.st_size, "documents_mtime_ns": st.st_mtime_ns,
+    return {"documents_bytes": st.st_size,
             "extraction": summary.get("config_fingerprint"), "finished": summary.get("finished"),
             "signatures": sig.fingerprint()}
 

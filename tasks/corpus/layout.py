@@ -58,7 +58,8 @@ class CorpusLayout:
 
     def is_done(self, step: str, dump: str, name: str, key: dict) -> bool:
         st = self.read_state(step, dump, name)
-        return st is not None and st.get("key") == key
+        # compared as stored: JSON turns tuples into lists
+        return st is not None and st.get("key") == json.loads(json.dumps(key, sort_keys=True, default=str))
 
     def mark_done(self, step: str, dump: str, name: str, key: dict, **info) -> None:
         data = json.dumps({"key": key, **info}, indent=1, sort_keys=True, default=str).encode()
