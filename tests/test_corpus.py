@@ -285,19 +285,21 @@ def big_lake(path: str, archives: int = 12, per_archive: int = 150) -> None:
         write_archive(path, DUMP, f"arch-{a:05d}.warc.gz", docs)
 
 
-def test_killed_run_then_rerun_gives_the_same_result(tmp_path):
+@pytest.mark.parametrize("step,after", [("signatures", 3), ("pairs", 2)])
+def test_killed_run_then_rerun_gives_the_same_result(tmp_path, step, after):
+    """kill -9 while archives are signed, and while the global steps run."""
     a, b = str(tmp_path / "a"), str(tmp_path / "b")
     big_lake(a)
     shutil.copytree(a, b)
     assert cli("corpus", "--lake", b, "--no-report").returncode == 0
-    state = os.path.join(a, "corpus", "state", "signatures", f"dump={DUMP}")
+    state = os.path.join(a, "corpus", "state", step, f"dump={DUMP}")
     proc = subprocess.Popen([sys.executable, "-m", "warclake", "corpus", "--lake", a, "--no-report", "-q"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     import time
 
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
-        if os.path.isdir(state) and len([f for f in os.listdir(state) if f.endswith(".json")]) >= 3:
+        if os.path.isdir(state) and len([f for f in os.listdir(state) if f.endswith(".json")]) >= after:
             break
         time.sleep(0.02)
     assert proc.poll() is None, "the run ended before it could be killed: make the lake bigger"
