@@ -37,28 +37,35 @@ PARA_DECISIONS = pa.schema([
 ])
 
 
-def quality_rules_sql(cfg: DecisionConfig) -> tuple[str, list]:
-    """A UNION of one SELECT per quality rule over ``docs``: (docId, rule, value, threshold,
-    ord) for every rule that fires."""
+def quality_rules_table(cfg: DecisionConfig) -> pa.Table:
+    """The quality rules as rows (ord, rule, metric, op, threshold, langs), with the
+    user's threshold overrides applied."""
     from .quality import QUALITY_RULES
 
-    parts = []
-    for order, r in enumerate(QUALITY_RULES):
-        thr = float(cfg.quality.get(r.name, r.threshold))
+    for r in QUALITY_RULES:
         if r.op not in ("<", ">"):
             raise ValueError(f"quality rule {r.name}: unknown operator {r.op!r}")
-        # NaN means "does not apply" (a word-length rule on Chinese text); DuckDB orders NaN
-        # above every number, so it is excluded explicitly
-        value = f"map_extract(metrics, '{r.metric}')[1]"
-        langs = ""
-        if r.langs is not None:
-            langs = " AND lang IN (" + ", ".join("'" + x.replace("'", "''") + "'" for x in sorted(r.langs)) + ")"
-        parts.append(f"SELECT docId, '{r.name}' AS rule, {value}::DOUBLE AS value, {thr!r}::DOUBLE AS threshold, "
-                     f"{order} AS ord FROM docs WHERE NOT isnan({value}) AND {value} {r.op} {thr!r}{langs}")
-    if not parts:
-        return ("SELECT NULL::VARCHAR AS docId, NULL::VARCHAR AS rule, NULL::DOUBLE AS value, "
-                "NULL::DOUBLE AS threshold, 0 AS ord LIMIT 0"), []
-    return " UNION ALL ".join(parts), list(QUALITY_RULES)
+    return pa.table({
+        "ord": pa.array(range(len(QUALITY_RULES)), pa.int32()),
+        "rule": [r.name for r in QUALITY_RULES], "metric": [r.metric for r in QUALITY_RULES],
+        "op": [r.op for r in QUALITY_RULES],
+        "threshold": pa.array([float(cfg.quality.get(r.name, r.threshold)) for r in QUALITY_RULES], pa.float64()),
+        "langs": pa.array([sorted(r.langs) if r.langs is not None else None for r in QUALITY_RULES],
+                          pa.list_(pa.string())),
+    })
+
+
+# Every rule that fires on a document of ``docs``: the metrics map is unnested once and
+# joined to the rules. NaN means "does not apply" (a word-length rule on Chinese text);
+# DuckDB orders NaN above every number, so it is excluded explicitly.
+QUALITY_HITS_SQL = """
+    SELECT m.docId, r.rule, m.value, r.threshold, r.ord
+    FROM (SELECT docId, lang, unnest(map_keys(metrics)) AS metric, unnest(map_values(metrics)) AS value
+          FROM docs) m
+    JOIN quality_rules r USING (metric)
+    WHERE m.value IS NOT NULL AND NOT isnan(m.value)
+      AND CASE r.op WHEN '<' THEN m.value < r.threshold ELSE m.value > r.threshold END
+      AND (r.langs IS NULL OR list_contains(r.langs, m.lang))"""
 
 
 def check_quality_overrides(cfg: DecisionConfig) -> None:
@@ -74,8 +81,8 @@ def document_decisions(con, docs: pa.Table, pairs: pa.Table, cfg: DecisionConfig
     its verified candidate pairs, whose other side may be a document of an earlier dump."""
     con.register("docs", docs)
     con.register("pairs_in", pairs)
-    qsql, _ = quality_rules_sql(cfg)
-    con.execute(f"CREATE OR REPLACE TEMP TABLE qhits AS {qsql}")
+    con.register("quality_rules", quality_rules_table(cfg))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE qhits AS {QUALITY_HITS_SQL}")
     # edges that pass the threshold; nodes numbered in docId order, so the smallest
     # number of a component is its smallest docId
     con.execute(f"""CREATE OR REPLACE TEMP TABLE edges AS
@@ -144,7 +151,7 @@ def document_decisions(con, docs: pa.Table, pairs: pa.Table, cfg: DecisionConfig
                           'threshold': CASE WHEN dup_rule LIKE 'exact%' THEN 1.0 ELSE {cfg.similarity!r} END}}] END) AS rules
             FROM dup)
         ORDER BY docId""", [run_id, fingerprint])
-    for t in ("docs", "pairs_in", "labels_in"):
+    for t in ("docs", "pairs_in", "labels_in", "quality_rules"):
         con.unregister(t)
     return _table(out).cast(DOC_DECISIONS)
 
