@@ -55,7 +55,9 @@ DEFAULT_GOLD = str(Path(os.environ.get("WARCLAKE_DATA")
                         or Path(__file__).resolve().parents[3] / "shared" / "data") / "gold")
 
 TRUTH = pa.schema([("docId", pa.string()), ("cluster", pa.string()), ("kind", pa.string()),
-                   ("source", pa.string()), ("roles", pa.list_(pa.string()))])
+                   ("source", pa.string()),        # the page whose template (and URL) it has
+                   ("main_source", pa.string()),   # the page whose main text it has
+                   ("roles", pa.list_(pa.string()))])
 
 # Lines inserted by the ads_dates change, written for this set.
 AD_LINES = ("Advertisement", "Sponsored content", "Continue reading below",
@@ -169,6 +171,28 @@ def source_page(page) -> SourcePage | None:
     return sp
 
 
+def distinct_main_texts(pages: list[SourcePage], overlap: float = 0.5) -> list[SourcePage]:
+    """The pages, in id order, without those whose main text shares at least ``overlap`` of
+    the smaller shingle set with an earlier page's: the gold sets hold a few copies of
+    one article (a page in two sets, a story on two sites), which would otherwise be
+    'unrelated' pages that are really duplicates."""
+    kept, owners = [], {}
+    for sp in sorted(pages, key=lambda p: p.id):
+        sh = _shingles(_norm_words(" ".join(p.plain for p, m in zip(sp.paragraphs, sp.main) if m)))
+        hits: dict[int, int] = {}
+        for s in sh:
+            o = owners.get(s)
+            if o is not None:
+                hits[o] = hits.get(o, 0) + 1
+        if any(n >= overlap * min(len(sh), kept[o][1]) for o, n in hits.items()):
+            continue
+        idx = len(kept)
+        kept.append((sp, len(sh)))
+        for s in sh:
+            owners.setdefault(s, idx)
+    return [sp for sp, _ in kept]
+
+
 # ---- the changes ---------------------------------------------------------------------
 
 Doc = list[tuple[Paragraph, str]]   # paragraphs with their roles
@@ -279,7 +303,7 @@ def _host(page: SourcePage) -> str:
 
 
 def _add(b: Built, seed: int, split: str, name: str, doc: Doc, cluster: str, kind: str,
-         page: SourcePage, url: str, date: datetime) -> None:
+         page: SourcePage, url: str, date: datetime, main_source: SourcePage | None = None) -> None:
     from warclake.tasks.boilerplate import classify
 
     paragraphs = [p for p, _ in doc]
@@ -291,7 +315,7 @@ def _add(b: Built, seed: int, split: str, name: str, doc: Doc, cluster: str, kin
         "boilerplate": "sieve", "paragraph_labels": classify("sieve", paragraphs, page.lang),
     })
     b.truth.append({"docId": doc_id, "cluster": cluster, "kind": kind, "source": page.id,
-                    "roles": [r for _, r in doc]})
+                    "main_source": (main_source or page).id, "roles": [r for _, r in doc]})
 
 
 def build_split(pages: list[SourcePage], split: str, seed: int, clusters: int | None = None) -> Built:
@@ -322,7 +346,7 @@ def build_split(pages: list[SourcePage], split: str, seed: int, clusters: int | 
         for j, donor in enumerate(donors[2 * i:2 * i + 2]):
             name = f"{cluster}-site{j}"
             _add(b, seed, split, name, same_site(page, donor), name, "same_site", page,
-                 f"http://{host}/other-page-{j}.html", when + timedelta(days=j + 1))
+                 f"http://{host}/other-page-{j}.html", when + timedelta(days=j + 1), donor)
     for k, page in enumerate(unrelated):
         name = f"{split}-u{k:04d}"
         _add(b, seed, split, name, _frame(page, page.body()), name, "unrelated", page,
@@ -332,27 +356,39 @@ def build_split(pages: list[SourcePage], split: str, seed: int, clusters: int | 
 
 def build_set(out: str, seed: int = 1, gold_root: str = DEFAULT_GOLD, clusters: int | None = None,
               quiet: bool = False) -> dict[str, int]:
-    """Write the set under ``out``; returns documents per split."""
-    from warclake.tasks.config import SCHEMA_VERSION
-    from warclake.tasks.lake import Lake
-    from warclake.tasks.schema import DOCUMENTS
+    """Write the set made from the gold pages under ``out``; returns documents per split."""
     from warclake.tasks.tooling.evaluation.gold import split_of
 
     by_split: dict[str, list[SourcePage]] = {s: [] for s in SPLITS}
-    for page in gold_pages(gold_root):
-        sp = source_page(page)
-        if sp is not None:
-            by_split[split_of(page.id)].append(sp)
+    usable = [sp for sp in map(source_page, gold_pages(gold_root)) if sp is not None]
+    for sp in distinct_main_texts(usable):
+        by_split[split_of(sp.id)].append(sp)
+    if not quiet:
+        print(" ".join(f"{s}: {len(p)} usable pages" for s, p in by_split.items()), file=sys.stderr)
+    return write_set(out, seed, by_split, clusters)
+
+
+def write_set(out: str, seed: int, by_split: dict[str, list[SourcePage]],
+              clusters: int | None = None) -> dict[str, int]:
+    """Build each split from its pages and write the lake and truth files; the ``SEED``
+    stamp last, so a set cut short is built again."""
+    from warclake.tasks.config import SCHEMA_VERSION
+    from warclake.tasks.lake import Lake
+    from warclake.tasks.schema import DOCUMENTS
+
     lake = Lake(out)
+    os.makedirs(os.path.join(out, "truth"), exist_ok=True)
+    stamp = os.path.join(out, "truth", "SEED")
+    if os.path.exists(stamp):
+        os.remove(stamp)
     counts = {}
-    for split in SPLITS:
-        b = build_split(by_split[split], split, seed, clusters)
+    for split, pages in by_split.items():
+        b = build_split(pages, split, seed, clusters)
         dump = f"neardup-{split}"
         for kind in ("documents", "files"):
             os.makedirs(lake.dir(kind, dump), exist_ok=True)
         pq.write_table(pa.Table.from_pylist(b.docs, schema=DOCUMENTS), lake.path("documents", dump, "neardup"),
                        compression="zstd")
-        os.makedirs(os.path.join(out, "truth"), exist_ok=True)
         pq.write_table(pa.Table.from_pylist(b.truth, schema=TRUTH), os.path.join(out, "truth", f"{split}.parquet"))
         finished = "2024-01-01T00:00:00+00:00"   # fixed: the set is a function of its seed
         lake.write_summary(dump, "neardup", {
@@ -361,9 +397,7 @@ def build_set(out: str, seed: int = 1, gold_root: str = DEFAULT_GOLD, clusters: 
             "skipped": [], "schema_version": SCHEMA_VERSION,
             "config_fingerprint": f"neardup-set-{seed}", "started": finished, "finished": finished})
         counts[split] = len(b.docs)
-        if not quiet:
-            print(f"{split}: {len(by_split[split])} usable pages, {len(b.docs)} documents", file=sys.stderr)
-    with open(os.path.join(out, "truth", "SEED"), "w") as fh:   # written last: the set is whole
+    with open(stamp, "w") as fh:
         fh.write(f"{seed}\n")
     return counts
 
