@@ -61,6 +61,8 @@ _CHROME_ELEMENT = re.compile(
     r"(?:nav|menu|footer|sidebar|breadcrumbs?|comments?|cookies?)",
     re.I)
 
+_CHROME_WORDS = ("nav", "footer", "header", "aside", "menu", "sidebar", "breadcrumb", "comment", "cookie")
+
 # Code-point ranges of the scripts measured in units (Han, kana, Hangul, Thai, Lao, Khmer,
 # Burmese, CJK punctuation and full-width forms).
 _UNIT_RANGES = ((0x1000, 0x109F), (0x0E00, 0x0EFF), (0x1780, 0x17FF), (0x1100, 0x11FF),
@@ -245,8 +247,9 @@ def _line_share(lines: list[str], low: str, phrases: tuple[str, ...]) -> float:
 @lru_cache(maxsize=1 << 16)
 def _is_chrome(path: str) -> bool:
     """Whether any element of the path is chrome; cached, as the paths of a page and of
-    its site share their parents."""
-    if not path:
+    its site share their parents. Most paths hold none of the words at all."""
+    low = path.lower()
+    if not any(w in low for w in _CHROME_WORDS):
         return False
     parent, _, last = path.rpartition(">")
     return bool(_CHROME_ELEMENT.search(last)) or _is_chrome(parent)
@@ -256,17 +259,16 @@ def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | 
     """Every quality metric of one lake document, as floats (NaN where a metric does not
     apply: word lengths in unit mode, stop words outside English, boilerplate share
     without labels)."""
-    chunks = text.split(PARA_SEP) if text else []
-    paths, bodies = [], []
+    links = _LINKS.findall(text) if LINK_START in text else []
+    clean = text.replace(LINK_START, "").replace(LINK_END, "") if links or LINK_END in text else text
+    chunks = clean.split(PARA_SEP) if clean else []
+    paths, paras = [], []
     for c in chunks:
         path, _, body = c.partition(PATH_SEP)
         paths.append(path)
-        bodies.append(body)
-    raw = "\n".join(bodies)
-    plain = raw.replace(LINK_START, "").replace(LINK_END, "")
-    paras = [b.replace(LINK_START, "").replace(LINK_END, "").strip() for b in bodies]
-    lines = [ln.strip() for p in paras for ln in p.split("\n")]
-    lines = [ln for ln in lines if ln]
+        paras.append(body)
+    plain = "\n".join(paras)
+    lines = [ln for ln in map(str.strip, plain.split("\n")) if ln]
     n_lines = len(lines)
 
     cs = _char_stats(plain)
@@ -312,9 +314,8 @@ def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | 
     min_units = 5 if char_mode else 3
     # C4: sentences of the lines it keeps (ending in terminal punctuation, 3 words or 5
     # units; the lake collapses whitespace, so two spaces mean three words)
-    m["c4_sentences"] = float(sum(
-        len(_SENTENCE_END.findall(ln)) for ln, e in zip(lines, ends)
-        if e and (len(ln) >= 5 if char_mode else ln.count(" ") >= 2)))
+    m["c4_sentences"] = float(len(_SENTENCE_END.findall("\n".join(
+        ln for ln, e in zip(lines, ends) if e and (len(ln) >= 5 if char_mode else ln.count(" ") >= 2)))))
     line_len = np.fromiter(map(len, lines), dtype=np.int64, count=n_lines)
     m["short_line_share"] = float((line_len <= short).sum()) / n_lines if n_lines else 0.0
     m["javascript_line_share"] = _line_share(lines, low, ("javascript",))
@@ -327,7 +328,8 @@ def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | 
     m["hiragana_share"] = cs.hiragana / nonspace if nonspace else 0.0
 
     # What only the lake has: link markers, paragraph labels, CSS paths
-    link_chars = sum(len(t) - t.count(" ") for t in _LINKS.findall(raw)) if LINK_START in raw else 0
+    linked = "".join(links)
+    link_chars = len(linked) - linked.count(" ") - linked.count("\n")
     m["link_char_share"] = link_chars / nonspace if nonspace else 0.0
     sizes = [len(p) for p in paras]
     total = sum(sizes)
