@@ -305,7 +305,7 @@ def test_killed_run_then_rerun_gives_the_same_result(tmp_path, step, after):
     assert proc.poll() is None, "the run ended before it could be killed: make the lake bigger"
     proc.kill()   # SIGKILL: no cleanup of any kind
     proc.wait()
-    assert not os.path.exists(os.path.join(a, "corpus", "decisions"))
+    assert not os.path.exists(os.path.join(a, "corpus", "decisions", "documents"))   # killed before the end
     assert cli("corpus", "--lake", a, "--no-report").returncode == 0
     assert decision_bytes(a) == decision_bytes(b) and decision_bytes(a)
     leftovers = [p for p in glob.glob(os.path.join(a, "corpus", "**", ".*"), recursive=True) if p.endswith(".tmp")]

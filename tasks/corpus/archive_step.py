@@ -86,7 +86,8 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
             p_label.append(labels[j - 1] if labels is not None and j - 1 < len(labels) else None)
             p_host.append(host); p_dom.append(dom); p_url.append(uh)
             p_lang.append(cols["lang"][i]); p_dump.append(cols["dump"][i]); p_date.append(cols["date"][i])
-        clean = "\n".join(normalise(body) for _, _, body in dedup_paragraphs(text, labels))
+        first = len(p_norm) - len(paras)   # this document's paragraphs, normalised above
+        clean = "\n".join(p_norm[first + j - 1] for j, _, _ in dedup_paragraphs(text, labels))
         d_host.append(host); d_dom.append(dom); d_url.append(uh); d_npara.append(len(paras))
         d_nchars.append(len(clean)); d_clean_hash.append(hash64(clean)); d_clean.append(clean)
         d_metrics.append(sorted(document_metrics(text or "", labels, cols["lang"][i]).items())

@@ -8,13 +8,11 @@ sentence under another template or link markup hashes alike.
 from __future__ import annotations
 
 import hashlib
-import re
 import unicodedata
 
 PARAGRAPH_SEP = "\n\n"
 PATH_SEP = "\x1c"
 _MARKERS = str.maketrans("", "", "\x02\x03")
-_SPACE = re.compile(r"\s+")
 
 
 def split_paragraphs(text: str | None) -> list[tuple[str, str]]:
@@ -35,7 +33,7 @@ def plain(body: str) -> str:
 
 def normalise(body: str) -> str:
     """The form a paragraph is compared in: NFKC, lower case, whitespace collapsed."""
-    return _SPACE.sub(" ", unicodedata.normalize("NFKC", plain(body)).lower()).strip()
+    return " ".join(unicodedata.normalize("NFKC", plain(body)).lower().split())
 
 
 def hash64(s: str) -> int:
