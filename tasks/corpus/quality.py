@@ -517,10 +517,26 @@ def evaluate_rules(metrics: dict, lang: str | None,
     return fired
 
 
+def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
+    """The gold main texts of the development pages as lake documents (one paragraph per
+    line): text a person judged to be the page's content, so a rule dropping it is a
+    false drop."""
+    from warclake.tasks.boilerplate.text import guess_language
+    from warclake.tasks.tooling.neardup_set import gold_pages
+
+    docs = []
+    for page in gold_pages(gold_root):
+        lines = [ln for ln in page.gold.split("\n") if ln.strip()]
+        if lines:
+            docs.append((PARA_SEP.join("body>p" + PATH_SEP + ln for ln in lines), None,
+                         guess_language(lines) or None))
+    return docs
+
+
 def _measure(argv: list[str] | None = None) -> None:
-    """``python -m warclake.tasks.corpus.quality PARQUET...``: per rule, the share of the
-    documents it would drop, by language (the most frequent ones), and the CPU time of
-    :func:`document_metrics` per document."""
+    """``python -m warclake.tasks.corpus.quality [PARQUET...] [--gold-main DIR]``: per rule,
+    the share of the documents it would drop, by language (the most frequent ones), and
+    the CPU time of :func:`document_metrics` per document."""
     import argparse
     import time
     from collections import Counter
@@ -529,10 +545,12 @@ def _measure(argv: list[str] | None = None) -> None:
 
     ap = argparse.ArgumentParser(prog="python -m warclake.tasks.corpus.quality",
                                  description=_measure.__doc__.split("\n\n")[0])
-    ap.add_argument("files", nargs="+", help="documents parquet files of a lake")
+    ap.add_argument("files", nargs="*", help="documents parquet files of a lake")
+    ap.add_argument("--gold-main", metavar="DIR",
+                    help="instead: the main texts of the gold pages under DIR (cleaneval/, dragnet/, ...)")
     ap.add_argument("--langs", type=int, default=6, help="columns for this many languages")
     a = ap.parse_args(argv)
-    docs = []
+    docs = _gold_main_documents(a.gold_main) if a.gold_main else []
     for f in a.files:
         t = pq.read_table(f, columns=["text", "paragraph_labels", "lang"])
         docs += zip(*(t.column(c).to_pylist() for c in ("text", "paragraph_labels", "lang")))
