@@ -100,6 +100,7 @@ _CLASS = _class_table()
 _ASTRAL_CJK = _LETTER | _UNIT | _CJK
 
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
+_TAIL = np.uint64(0xFFFFFFFF00000000)
 
 
 @dataclass(slots=True)
@@ -193,45 +194,58 @@ def _ngram_shares(units: list[str], scale: int = 1) -> dict[str, float]:
     total = float(csum[-1])
     if total == 0:
         return out
+    grams = {}   # n -> hashes of the n-grams (of n * scale units) at every start
     h = ids
-    repeated = None   # starts whose 5-gram occurs more than once: the only candidates for n > 5
     for n in range(2, 10 * scale + 1):
         if w < n:
             break
         h = h[:-1] * _HASH_MUL + ids[n - 1:]       # wraps modulo 2**64
-        if n % scale:
-            continue
-        key = n // scale
-        if key <= 4:
-            srt = np.sort(h)
-            lo = np.concatenate(([0], np.flatnonzero(srt[1:] != srt[:-1]) + 1))
-            counts = np.diff(np.append(lo, srt.size))
-            top = counts.max()
-            if top > 1:
-                tied = srt[lo[counts == top]]
-                pos = np.flatnonzero(np.isin(h, tied)) if tied.size > 4 else \
-                    np.array([int((h == v).argmax()) for v in tied])
-                out[f"top_{key}gram_char_share"] = float(top * (csum[pos + n] - csum[pos]).max()) / total
-            continue
-        cand = np.arange(h.size) if repeated is None else repeated[repeated < h.size]
-        if cand.size < 2:
+        if n % scale == 0:
+            grams[n // scale] = h
+    for n in (2, 3, 4):
+        if n not in grams:
             break
-        order, lo, hi = _groups(h[cand])
-        later = np.ones(cand.size, dtype=bool)
-        later[order[lo]] = False                  # the first occurrence of each n-gram
-        if repeated is None:
-            multi = np.repeat(hi - lo > 1, hi - lo)
-            rep = np.empty(cand.size, dtype=bool)
-            rep[order] = multi
-            repeated = cand[rep]
-        starts = cand[later]
-        if not starts.size:
-            break
-        cover = np.zeros(w + 1, dtype=np.int32)
-        cover[starts] += 1
-        cover[starts + n] -= 1
-        covered = np.cumsum(cover[:-1]) > 0
-        out[f"dup_{key}gram_char_share"] = float(lens[covered].sum()) / total
+        h, span = grams[n], n * scale
+        srt = np.sort(h)
+        lo = np.concatenate(([0], np.flatnonzero(srt[1:] != srt[:-1]) + 1))
+        counts = np.diff(np.append(lo, srt.size))
+        top = counts.max()
+        if top > 1:
+            tied = srt[lo[counts == top]]
+            pos = np.flatnonzero(np.isin(h, tied)) if tied.size > 4 else \
+                np.array([int((h == v).argmax()) for v in tied])
+            out[f"top_{n}gram_char_share"] = float(top * (csum[pos + span] - csum[pos]).max()) / total
+    keys = [n for n in range(5, 11) if n in grams]
+    if not keys:
+        return out
+    # Only starts whose 5-gram occurs twice can start a repeated longer n-gram: all the
+    # lengths are then done at once, one row per n.
+    order, lo, hi = _groups(grams[5])
+    rep = np.empty(order.size, dtype=bool)
+    rep[order] = np.repeat(hi - lo > 1, hi - lo)
+    cand = np.flatnonzero(rep)
+    if cand.size < 2:
+        return out
+    rows = np.empty((len(keys), cand.size), dtype=np.uint64)
+    unique_tail = _TAIL + cand.astype(np.uint64)     # past the end of a row: never equal
+    for r, n in enumerate(keys):
+        g = grams[n]
+        rows[r] = np.where(cand < g.size, g[np.minimum(cand, g.size - 1)], unique_tail)
+    order = np.argsort(rows, axis=1, kind="stable")
+    srt = np.take_along_axis(rows, order, axis=1)
+    later_sorted = np.zeros(srt.shape, dtype=bool)
+    later_sorted[:, 1:] = srt[:, 1:] == srt[:, :-1]   # not the first (earliest) of its run
+    later = np.empty_like(later_sorted)
+    np.put_along_axis(later, order, later_sorted, axis=1)
+    r_idx, c_idx = np.nonzero(later)
+    starts = cand[c_idx]
+    cover = np.zeros((len(keys), w + 1), dtype=np.int32)
+    cover[r_idx, starts] += 1
+    cover[r_idx, starts + np.array(keys)[r_idx] * scale] -= 1
+    covered = np.cumsum(cover[:, :-1], axis=1) > 0
+    chars = covered.astype(np.int64) @ lens
+    for r, n in enumerate(keys):
+        out[f"dup_{n}gram_char_share"] = float(chars[r]) / total
     return out
 
 
