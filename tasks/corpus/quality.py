@@ -106,48 +106,53 @@ _TAIL = np.uint64(0xFFFFFFFF00000000)
 @dataclass(slots=True)
 class _Chars:
     nonspace: int       # characters other than whitespace
-    unit_chars: int     # characters of the scripts measured in units
     cjk: int            # Han, kana and Hangul characters
     hiragana: int
-    tokens: int         # whitespace-separated tokens
-    tokens_lettered: int
-    units: int          # units (see the module's docstring)
-    units_lettered: int
+    char_mode: bool     # measured in units (see the module's docstring), not words
+    words: int          # words, or units in char mode
+    words_lettered: int  # of those, the ones holding a letter
 
 
-def _token_count(start: np.ndarray, body: np.ndarray, letter: np.ndarray) -> tuple[int, int]:
-    """(tokens, tokens holding a letter), tokens starting where ``start`` is set and made of
-    the ``body`` characters up to the next start."""
+def _token_count(start: np.ndarray, letter: np.ndarray) -> tuple[int, int]:
+    """(tokens, tokens holding a letter), tokens starting where ``start`` is set and running
+    to the next start (whitespace never holds a letter, so it needs no mask)."""
     n = int(np.count_nonzero(start))
     if not n:
         return 0, 0
-    tid = np.cumsum(start)[letter & body]     # non-decreasing: count its distinct values
-    lettered = int(np.count_nonzero(tid[1:] != tid[:-1])) + 1 if tid.size else 0
-    return n, lettered
+    tid = np.cumsum(start)[letter]     # non-decreasing: count its distinct values
+    return n, int(np.count_nonzero(tid[1:] != tid[:-1])) + 1 if tid.size else 0
 
 
-def _char_stats(plain: str) -> _Chars:
-    """Character and token counts of the plain text, one vectorised pass over its code
-    points."""
+def _char_stats(plain: str, lang: str | None) -> _Chars:
+    """Character and word (or unit) counts of the plain text, vectorised over its code
+    points. Units when ``lang`` is written without spaces or half the text is in such
+    scripts."""
     if not plain:
-        return _Chars(0, 0, 0, 0, 0, 0, 0, 0)
+        return _Chars(0, 0, 0, lang in CHAR_UNIT_LANGS, 0, 0)
     cp = np.frombuffer(plain.encode("utf-32-le"), dtype=np.uint32)
     cls = _CLASS[np.minimum(cp, 0xFFFF)]
-    if cp.size and cp.max() > 0xFFFF:
+    if cp.max() > 0xFFFF:
         astral = cp > 0xFFFF
         cls[astral] = np.where((cp[astral] >= 0x20000) & (cp[astral] <= 0x2FFFF), _ASTRAL_CJK, 0)
     space = (cls & _SPACE).astype(bool)
     letter = (cls & _LETTER).astype(bool)
-    unit = (cls & _UNIT).astype(bool)
-    body = ~space
-    prev_space = np.empty_like(space)
-    prev_space[0], prev_space[1:] = True, space[:-1]
-    prev_unit = np.empty_like(unit)
-    prev_unit[0], prev_unit[1:] = False, unit[:-1]
-    tokens = _token_count(body & prev_space, body, letter)
-    units = _token_count(body & (prev_space | unit | prev_unit), body, letter)
-    return _Chars(int(np.count_nonzero(body)), int(np.count_nonzero(unit)),
-                  int(np.count_nonzero(cls & _CJK)), int(np.count_nonzero(cls & _HIRA)), *tokens, *units)
+    nonspace = cp.size - int(np.count_nonzero(space))
+    cjk = int(np.count_nonzero(cls & _CJK))
+    unit = None
+    char_mode = lang in CHAR_UNIT_LANGS
+    if not char_mode and cjk:      # every CJK character is a unit: none, no unit mode
+        unit = (cls & _UNIT).astype(bool)
+        char_mode = 2 * int(np.count_nonzero(unit)) >= nonspace
+    start = np.empty_like(space)   # a word starts after whitespace ...
+    start[0], start[1:] = True, space[:-1]
+    if char_mode:                  # ... a unit also at and after a unit-script character
+        unit = (cls & _UNIT).astype(bool) if unit is None else unit
+        start[1:] |= unit[:-1]
+        start |= unit
+    start &= ~space
+    words = _token_count(start, letter)
+    hira = int(np.count_nonzero(cls & _HIRA)) if cjk else 0
+    return _Chars(nonspace, cjk, hira, char_mode, *words)
 
 
 def _duplicates(items: list[str]) -> tuple[int, int, int]:
@@ -285,9 +290,8 @@ def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | 
     lines = [ln for ln in map(str.strip, plain.split("\n")) if ln]
     n_lines = len(lines)
 
-    cs = _char_stats(plain)
-    nonspace = cs.nonspace
-    char_mode = lang in CHAR_UNIT_LANGS or (nonspace > 0 and cs.unit_chars * 2 >= nonspace)
+    cs = _char_stats(plain, lang)
+    nonspace, char_mode = cs.nonspace, cs.char_mode
     low = plain.lower()
     # the n-gram measures need the units themselves; counts come from _char_stats
     units = _UNITS.findall(low) if char_mode else low.split()
@@ -304,7 +308,7 @@ def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | 
     m["symbol_word_ratio"] = symbols / n_units if n_units else 0.0
     m["bullet_line_share"] = sum(map(str.startswith, lines, repeat(BULLETS))) / n_lines if n_lines else 0.0
     m["ellipsis_line_share"] = sum(map(str.endswith, lines, repeat(ELLIPSES))) / n_lines if n_lines else 0.0
-    lettered = cs.units_lettered if char_mode else cs.tokens_lettered
+    lettered = cs.words_lettered
     m["alpha_word_share"] = lettered / n_units if n_units else 0.0
     if lang == "en":
         m["en_stop_words"] = float(sum(map(units.count, GOPHER_STOP_WORDS)))
@@ -570,15 +574,20 @@ def _measure(argv: list[str] | None = None) -> None:
         docs += zip(*(t.column(c).to_pylist() for c in ("text", "paragraph_labels", "lang")))
     if not docs:
         raise SystemExit("no documents in the files given")
-    t0 = time.process_time()
-    metrics = [document_metrics(*d) for d in docs]
-    cpu = time.process_time() - t0
+    metrics, cpu = [], []
+    for d in docs:
+        t0 = time.process_time_ns()
+        metrics.append(document_metrics(*d))
+        cpu.append(time.process_time_ns() - t0)
     sizes = sorted(len(d[0]) for d in docs)
+    per_doc = sorted(cpu)
     langs = Counter(d[2] or "-" for d in docs)
     cols = [lg for lg, _ in langs.most_common(a.langs)]
     fired = [{r.name for r, _, _ in evaluate_rules(m, d[2])} for m, d in zip(metrics, docs)]
-    print(f"{len(docs)} documents, median {sizes[len(sizes) // 2]} characters; "
-          f"document_metrics {cpu / len(docs) * 1e6:.0f} µs/doc (CPU)")
+    print(f"{len(docs)} documents, median {sizes[len(sizes) // 2]} characters; document_metrics CPU time "
+          f"per document: median {per_doc[len(cpu) // 2] / 1e3:.0f} µs, 90th percentile "
+          f"{per_doc[len(cpu) * 9 // 10] / 1e3:.0f} µs, mean {sum(cpu) / len(cpu) / 1e3:.0f} µs "
+          f"({sum(cpu) / sum(sizes) * 1e3 / 1e3:.1f} µs per 1,000 characters)")
     print("| rule | all | " + " | ".join(f"{lg} ({langs[lg]})" for lg in cols) + " |")
     print("|---|---:|" + "---:|" * len(cols))
     for rule in QUALITY_RULES + (None,):
