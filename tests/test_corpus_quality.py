@@ -113,6 +113,9 @@ def test_cjk_pages_are_measured_in_characters_not_words():
     zh = lake_text([(ARTICLE, "".join(SENTENCES["zh"] + EXTRA["zh"]))])
     assert document_metrics(zh, None, None)["char_units"] == 1.0
     assert fired(zh, None) == set()
+    # so is Thai (no spaces between words), by its characters alone
+    th = lake_text([(ARTICLE, "วันนี้อากาศดีมากและเด็กๆไปเล่นที่สวนสาธารณะ")])
+    assert document_metrics(th, None, None)["char_units"] == 1.0
 
 
 def test_values_match_hand_computed_figures():

@@ -28,10 +28,9 @@ import numpy as np
 
 from ..paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
 
-# Languages written without spaces between words (or, for Korean, where the brief of the
-# corpus stage asks for characters): measured in units, not words.
+# Languages written without spaces between words, and Korean, whose syllable blocks each
+# carry what several Latin letters do: measured in units, not words.
 CHAR_UNIT_LANGS = frozenset({"zh", "ja", "ko", "th", "lo", "km", "my"})
-CJK_LANGS = frozenset({"zh", "ja", "ko"})
 
 # A line this short (in characters) is "short" for FineWeb's short-line rule. A CJK
 # character carries about what two Latin letters do, hence half the length there.
@@ -138,15 +137,11 @@ def _char_stats(plain: str, lang: str | None) -> _Chars:
     letter = (cls & _LETTER).astype(bool)
     nonspace = cp.size - int(np.count_nonzero(space))
     cjk = int(np.count_nonzero(cls & _CJK))
-    unit = None
-    char_mode = lang in CHAR_UNIT_LANGS
-    if not char_mode and cjk:      # every CJK character is a unit: none, no unit mode
-        unit = (cls & _UNIT).astype(bool)
-        char_mode = 2 * int(np.count_nonzero(unit)) >= nonspace
+    unit = (cls & _UNIT).astype(bool)
+    char_mode = lang in CHAR_UNIT_LANGS or 2 * int(np.count_nonzero(unit)) >= nonspace
     start = np.empty_like(space)   # a word starts after whitespace ...
     start[0], start[1:] = True, space[:-1]
     if char_mode:                  # ... a unit also at and after a unit-script character
-        unit = (cls & _UNIT).astype(bool) if unit is None else unit
         start[1:] |= unit[:-1]
         start |= unit
     start &= ~space
