@@ -206,14 +206,11 @@ def _ngram_shares(units: list[str], scale: int = 1) -> dict[str, float]:
         if n not in grams:
             break
         h, span = grams[n], n * scale
-        srt = np.sort(h)
-        lo = np.concatenate(([0], np.flatnonzero(srt[1:] != srt[:-1]) + 1))
-        counts = np.diff(np.append(lo, srt.size))
+        order, lo, hi = _groups(h)
+        counts = hi - lo
         top = counts.max()
         if top > 1:
-            tied = srt[lo[counts == top]]
-            pos = np.flatnonzero(np.isin(h, tied)) if tied.size > 4 else \
-                np.array([int((h == v).argmax()) for v in tied])
+            pos = order[lo[counts == top]]     # where each of the most frequent ones is
             out[f"top_{n}gram_char_share"] = float(top * (csum[pos + span] - csum[pos]).max()) / total
     keys = [n for n in range(5, 11) if n in grams]
     if not keys:
@@ -306,7 +303,7 @@ def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | 
     lettered = cs.words_lettered
     m["alpha_word_share"] = lettered / n_units if n_units else 0.0
     if lang == "en":
-        m["en_stop_words"] = float(sum(map(units.count, GOPHER_STOP_WORDS)))
+        m["en_stop_words"] = float(sum(map(GOPHER_STOP_WORDS.__contains__, units)))
     else:
         m["en_stop_words"] = math.nan
 
