@@ -182,3 +182,18 @@ def test_empty_document_fails_the_minimum_without_errors():
     m = document_metrics("", None, None)
     assert m["word_count"] == 0
     assert "gopher_min_words" in {r.name for r, _, _ in evaluate_rules(m, None)}
+
+
+def test_metrics_do_not_depend_on_the_process_hash_seed():
+    """n-grams are compared through str hashes, which Python salts per process: the
+    figures (ties among the most frequent n-grams included) must not move."""
+    import os
+    import subprocess
+    import sys
+
+    text, _, _ = FAILING["gopher_top_2gram"]
+    code = ("import json; from warclake.tasks.corpus.quality import document_metrics; "
+            f"print(json.dumps(document_metrics({text!r}, None, 'en'), sort_keys=True))")
+    outs = [subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
+                           capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "3")]
+    assert outs[0] == outs[1] == outs[2] and outs[0].startswith("{")
