@@ -166,8 +166,9 @@ def _duplicates(items: list[str]) -> tuple[int, int, int]:
 
 
 def _groups(h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Stable sort order of ``h``, and where each run of equal values starts and ends in it."""
-    order = np.argsort(h, kind="stable")
+    """Sort order of ``h`` (not stable: numpy's stable sort is several times slower), and
+    where each run of equal values starts and ends in it."""
+    order = np.argsort(h)
     s = h[order]
     edges = np.concatenate(([0], np.flatnonzero(s[1:] != s[:-1]) + 1, [s.size]))
     return order, edges[:-1], edges[1:]
@@ -206,11 +207,15 @@ def _ngram_shares(units: list[str], scale: int = 1) -> dict[str, float]:
         if n not in grams:
             break
         h, span = grams[n], n * scale
-        order, lo, hi = _groups(h)
-        counts = hi - lo
+        values, counts = np.unique(h, return_counts=True)   # a plain sort: the cheapest
         top = counts.max()
         if top > 1:
-            pos = order[lo[counts == top]]     # where each of the most frequent ones is
+            tied = values[counts == top]
+            if tied.size <= 8:      # where each of the most frequent ones is
+                pos = np.array([int(np.argmax(h == v)) for v in tied])
+            else:
+                order, lo, hi = _groups(h)
+                pos = order[lo[hi - lo == top]]
             out[f"top_{n}gram_char_share"] = float(top * (csum[pos + span] - csum[pos]).max()) / total
     keys = [n for n in range(5, 11) if n in grams]
     if not keys:
@@ -228,14 +233,16 @@ def _ngram_shares(units: list[str], scale: int = 1) -> dict[str, float]:
     for r, n in enumerate(keys):
         g = grams[n]
         rows[r] = np.where(cand < g.size, g[np.minimum(cand, g.size - 1)], unique_tail)
-    order = np.argsort(rows, axis=1, kind="stable")
+    order = np.argsort(rows, axis=1)
     srt = np.take_along_axis(rows, order, axis=1)
-    later_sorted = np.zeros(srt.shape, dtype=bool)
-    later_sorted[:, 1:] = srt[:, 1:] == srt[:, :-1]   # not the first (earliest) of its run
-    later = np.empty_like(later_sorted)
-    np.put_along_axis(later, order, later_sorted, axis=1)
-    r_idx, c_idx = np.nonzero(later)
-    starts = cand[c_idx]
+    run_start = np.ones(srt.shape, dtype=bool)
+    run_start[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    run_start = run_start.ravel()
+    pos = cand[order].ravel()                 # start positions, run by run, row by row
+    first = np.minimum.reduceat(pos, np.flatnonzero(run_start))   # each n-gram's first start
+    later = pos != first[np.cumsum(run_start) - 1]
+    r_idx = np.repeat(np.arange(len(keys)), cand.size)[later]
+    starts = pos[later]
     cover = np.zeros((len(keys), w + 1), dtype=np.int32)
     cover[r_idx, starts] += 1
     cover[r_idx, starts + np.array(keys)[r_idx] * scale] -= 1
