@@ -28,10 +28,9 @@ import numpy as np
 
 from ..paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
 
-# Languages written without spaces between words (or, for Korean, where the brief of the
-# corpus stage asks for characters): measured in units, not words.
+# Languages written without spaces between words, and Korean, whose syllable blocks each
+# carry what several Latin letters do: measured in units, not words.
 CHAR_UNIT_LANGS = frozenset({"zh", "ja", "ko", "th", "lo", "km", "my"})
-CJK_LANGS = frozenset({"zh", "ja", "ko"})
 
 # A line this short (in characters) is "short" for FineWeb's short-line rule. A CJK
 # character carries about what two Latin letters do, hence half the length there.
@@ -100,53 +99,55 @@ _CLASS = _class_table()
 _ASTRAL_CJK = _LETTER | _UNIT | _CJK
 
 _HASH_MUL = np.uint64(0x9E3779B97F4A7C15)
+_TAIL = np.uint64(0xFFFFFFFF00000000)
 
 
 @dataclass(slots=True)
 class _Chars:
     nonspace: int       # characters other than whitespace
-    unit_chars: int     # characters of the scripts measured in units
     cjk: int            # Han, kana and Hangul characters
     hiragana: int
-    tokens: int         # whitespace-separated tokens
-    tokens_lettered: int
-    units: int          # units (see the module's docstring)
-    units_lettered: int
+    char_mode: bool     # measured in units (see the module's docstring), not words
+    words: int          # words, or units in char mode
+    words_lettered: int  # of those, the ones holding a letter
 
 
-def _token_count(start: np.ndarray, body: np.ndarray, letter: np.ndarray) -> tuple[int, int]:
-    """(tokens, tokens holding a letter), tokens starting where ``start`` is set and made of
-    the ``body`` characters up to the next start."""
+def _token_count(start: np.ndarray, letter: np.ndarray) -> tuple[int, int]:
+    """(tokens, tokens holding a letter), tokens starting where ``start`` is set and running
+    to the next start (whitespace never holds a letter, so it needs no mask)."""
     n = int(np.count_nonzero(start))
     if not n:
         return 0, 0
-    tid = np.cumsum(start)[letter & body]     # non-decreasing: count its distinct values
-    lettered = int(np.count_nonzero(tid[1:] != tid[:-1])) + 1 if tid.size else 0
-    return n, lettered
+    tid = np.cumsum(start)[letter]     # non-decreasing: count its distinct values
+    return n, int(np.count_nonzero(tid[1:] != tid[:-1])) + 1 if tid.size else 0
 
 
-def _char_stats(plain: str) -> _Chars:
-    """Character and token counts of the plain text, one vectorised pass over its code
-    points."""
+def _char_stats(plain: str, lang: str | None) -> _Chars:
+    """Character and word (or unit) counts of the plain text, vectorised over its code
+    points. Units when ``lang`` is written without spaces or half the text is in such
+    scripts."""
     if not plain:
-        return _Chars(0, 0, 0, 0, 0, 0, 0, 0)
+        return _Chars(0, 0, 0, lang in CHAR_UNIT_LANGS, 0, 0)
     cp = np.frombuffer(plain.encode("utf-32-le"), dtype=np.uint32)
     cls = _CLASS[np.minimum(cp, 0xFFFF)]
-    if cp.size and cp.max() > 0xFFFF:
+    if cp.max() > 0xFFFF:
         astral = cp > 0xFFFF
         cls[astral] = np.where((cp[astral] >= 0x20000) & (cp[astral] <= 0x2FFFF), _ASTRAL_CJK, 0)
     space = (cls & _SPACE).astype(bool)
     letter = (cls & _LETTER).astype(bool)
+    nonspace = cp.size - int(np.count_nonzero(space))
+    cjk = int(np.count_nonzero(cls & _CJK))
     unit = (cls & _UNIT).astype(bool)
-    body = ~space
-    prev_space = np.empty_like(space)
-    prev_space[0], prev_space[1:] = True, space[:-1]
-    prev_unit = np.empty_like(unit)
-    prev_unit[0], prev_unit[1:] = False, unit[:-1]
-    tokens = _token_count(body & prev_space, body, letter)
-    units = _token_count(body & (prev_space | unit | prev_unit), body, letter)
-    return _Chars(int(np.count_nonzero(body)), int(np.count_nonzero(unit)),
-                  int(np.count_nonzero(cls & _CJK)), int(np.count_nonzero(cls & _HIRA)), *tokens, *units)
+    char_mode = lang in CHAR_UNIT_LANGS or 2 * int(np.count_nonzero(unit)) >= nonspace
+    start = np.empty_like(space)   # a word starts after whitespace ...
+    start[0], start[1:] = True, space[:-1]
+    if char_mode:                  # ... a unit also at and after a unit-script character
+        start[1:] |= unit[:-1]
+        start |= unit
+    start &= ~space
+    words = _token_count(start, letter)
+    hira = int(np.count_nonzero(cls & _HIRA)) if cjk else 0
+    return _Chars(nonspace, cjk, hira, char_mode, *words)
 
 
 def _duplicates(items: list[str]) -> tuple[int, int, int]:
@@ -165,8 +166,9 @@ def _duplicates(items: list[str]) -> tuple[int, int, int]:
 
 
 def _groups(h: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Stable sort order of ``h``, and where each run of equal values starts and ends in it."""
-    order = np.argsort(h, kind="stable")
+    """Sort order of ``h`` (not stable: numpy's stable sort is several times slower), and
+    where each run of equal values starts and ends in it."""
+    order = np.argsort(h)
     s = h[order]
     edges = np.concatenate(([0], np.flatnonzero(s[1:] != s[:-1]) + 1, [s.size]))
     return order, edges[:-1], edges[1:]
@@ -193,45 +195,61 @@ def _ngram_shares(units: list[str], scale: int = 1) -> dict[str, float]:
     total = float(csum[-1])
     if total == 0:
         return out
+    grams = {}   # n -> hashes of the n-grams (of n * scale units) at every start
     h = ids
-    repeated = None   # starts whose 5-gram occurs more than once: the only candidates for n > 5
     for n in range(2, 10 * scale + 1):
         if w < n:
             break
         h = h[:-1] * _HASH_MUL + ids[n - 1:]       # wraps modulo 2**64
-        if n % scale:
-            continue
-        key = n // scale
-        if key <= 4:
-            srt = np.sort(h)
-            lo = np.concatenate(([0], np.flatnonzero(srt[1:] != srt[:-1]) + 1))
-            counts = np.diff(np.append(lo, srt.size))
-            top = counts.max()
-            if top > 1:
-                tied = srt[lo[counts == top]]
-                pos = np.flatnonzero(np.isin(h, tied)) if tied.size > 4 else \
-                    np.array([int((h == v).argmax()) for v in tied])
-                out[f"top_{key}gram_char_share"] = float(top * (csum[pos + n] - csum[pos]).max()) / total
-            continue
-        cand = np.arange(h.size) if repeated is None else repeated[repeated < h.size]
-        if cand.size < 2:
+        if n % scale == 0:
+            grams[n // scale] = h
+    for n in (2, 3, 4):
+        if n not in grams:
             break
-        order, lo, hi = _groups(h[cand])
-        later = np.ones(cand.size, dtype=bool)
-        later[order[lo]] = False                  # the first occurrence of each n-gram
-        if repeated is None:
-            multi = np.repeat(hi - lo > 1, hi - lo)
-            rep = np.empty(cand.size, dtype=bool)
-            rep[order] = multi
-            repeated = cand[rep]
-        starts = cand[later]
-        if not starts.size:
-            break
-        cover = np.zeros(w + 1, dtype=np.int32)
-        cover[starts] += 1
-        cover[starts + n] -= 1
-        covered = np.cumsum(cover[:-1]) > 0
-        out[f"dup_{key}gram_char_share"] = float(lens[covered].sum()) / total
+        h, span = grams[n], n * scale
+        values, counts = np.unique(h, return_counts=True)   # a plain sort: the cheapest
+        top = counts.max()
+        if top > 1:
+            tied = values[counts == top]
+            if tied.size <= 8:      # where each of the most frequent ones is
+                pos = np.array([int(np.argmax(h == v)) for v in tied])
+            else:
+                order, lo, hi = _groups(h)
+                pos = order[lo[hi - lo == top]]
+            out[f"top_{n}gram_char_share"] = float(top * (csum[pos + span] - csum[pos]).max()) / total
+    keys = [n for n in range(5, 11) if n in grams]
+    if not keys:
+        return out
+    # Only starts whose 5-gram occurs twice can start a repeated longer n-gram: all the
+    # lengths are then done at once, one row per n.
+    order, lo, hi = _groups(grams[5])
+    rep = np.empty(order.size, dtype=bool)
+    rep[order] = np.repeat(hi - lo > 1, hi - lo)
+    cand = np.flatnonzero(rep)
+    if cand.size < 2:
+        return out
+    rows = np.empty((len(keys), cand.size), dtype=np.uint64)
+    unique_tail = _TAIL + cand.astype(np.uint64)     # past the end of a row: never equal
+    for r, n in enumerate(keys):
+        g = grams[n]
+        rows[r] = np.where(cand < g.size, g[np.minimum(cand, g.size - 1)], unique_tail)
+    order = np.argsort(rows, axis=1)
+    srt = np.take_along_axis(rows, order, axis=1)
+    run_start = np.ones(srt.shape, dtype=bool)
+    run_start[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    run_start = run_start.ravel()
+    pos = cand[order].ravel()                 # start positions, run by run, row by row
+    first = np.minimum.reduceat(pos, np.flatnonzero(run_start))   # each n-gram's first start
+    later = pos != first[np.cumsum(run_start) - 1]
+    r_idx = np.repeat(np.arange(len(keys)), cand.size)[later]
+    starts = pos[later]
+    cover = np.zeros((len(keys), w + 1), dtype=np.int32)
+    cover[r_idx, starts] += 1
+    cover[r_idx, starts + np.array(keys)[r_idx] * scale] -= 1
+    covered = np.cumsum(cover[:, :-1], axis=1) > 0
+    chars = covered.astype(np.int64) @ lens
+    for r, n in enumerate(keys):
+        out[f"dup_{n}gram_char_share"] = float(chars[r]) / total
     return out
 
 
@@ -271,9 +289,8 @@ def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | 
     lines = [ln for ln in map(str.strip, plain.split("\n")) if ln]
     n_lines = len(lines)
 
-    cs = _char_stats(plain)
-    nonspace = cs.nonspace
-    char_mode = lang in CHAR_UNIT_LANGS or (nonspace > 0 and cs.unit_chars * 2 >= nonspace)
+    cs = _char_stats(plain, lang)
+    nonspace, char_mode = cs.nonspace, cs.char_mode
     low = plain.lower()
     # the n-gram measures need the units themselves; counts come from _char_stats
     units = _UNITS.findall(low) if char_mode else low.split()
@@ -290,10 +307,10 @@ def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | 
     m["symbol_word_ratio"] = symbols / n_units if n_units else 0.0
     m["bullet_line_share"] = sum(map(str.startswith, lines, repeat(BULLETS))) / n_lines if n_lines else 0.0
     m["ellipsis_line_share"] = sum(map(str.endswith, lines, repeat(ELLIPSES))) / n_lines if n_lines else 0.0
-    lettered = cs.units_lettered if char_mode else cs.tokens_lettered
+    lettered = cs.words_lettered
     m["alpha_word_share"] = lettered / n_units if n_units else 0.0
     if lang == "en":
-        m["en_stop_words"] = float(sum(map(units.count, GOPHER_STOP_WORDS)))
+        m["en_stop_words"] = float(sum(map(GOPHER_STOP_WORDS.__contains__, units)))
     else:
         m["en_stop_words"] = math.nan
 
@@ -517,10 +534,26 @@ def evaluate_rules(metrics: dict, lang: str | None,
     return fired
 
 
+def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
+    """The gold main texts of the development pages as lake documents (one paragraph per
+    line): text a person judged to be the page's content, so a rule dropping it is a
+    false drop."""
+    from warclake.tasks.boilerplate.text import guess_language
+    from warclake.tasks.tooling.neardup_set import gold_pages
+
+    docs = []
+    for page in gold_pages(gold_root):
+        lines = [ln for ln in page.gold.split("\n") if ln.strip()]
+        if lines:
+            docs.append((PARA_SEP.join("body>p" + PATH_SEP + ln for ln in lines), None,
+                         guess_language(lines) or None))
+    return docs
+
+
 def _measure(argv: list[str] | None = None) -> None:
-    """``python -m warclake.tasks.corpus.quality PARQUET...``: per rule, the share of the
-    documents it would drop, by language (the most frequent ones), and the CPU time of
-    :func:`document_metrics` per document."""
+    """``python -m warclake.tasks.corpus.quality [PARQUET...] [--gold-main DIR]``: per rule,
+    the share of the documents it would drop, by language (the most frequent ones), and
+    the CPU time of :func:`document_metrics` per document."""
     import argparse
     import time
     from collections import Counter
@@ -529,24 +562,31 @@ def _measure(argv: list[str] | None = None) -> None:
 
     ap = argparse.ArgumentParser(prog="python -m warclake.tasks.corpus.quality",
                                  description=_measure.__doc__.split("\n\n")[0])
-    ap.add_argument("files", nargs="+", help="documents parquet files of a lake")
+    ap.add_argument("files", nargs="*", help="documents parquet files of a lake")
+    ap.add_argument("--gold-main", metavar="DIR",
+                    help="instead: the main texts of the gold pages under DIR (cleaneval/, dragnet/, ...)")
     ap.add_argument("--langs", type=int, default=6, help="columns for this many languages")
     a = ap.parse_args(argv)
-    docs = []
+    docs = _gold_main_documents(a.gold_main) if a.gold_main else []
     for f in a.files:
         t = pq.read_table(f, columns=["text", "paragraph_labels", "lang"])
         docs += zip(*(t.column(c).to_pylist() for c in ("text", "paragraph_labels", "lang")))
     if not docs:
         raise SystemExit("no documents in the files given")
-    t0 = time.process_time()
-    metrics = [document_metrics(*d) for d in docs]
-    cpu = time.process_time() - t0
+    metrics, cpu = [], []
+    for d in docs:
+        t0 = time.process_time_ns()
+        metrics.append(document_metrics(*d))
+        cpu.append(time.process_time_ns() - t0)
     sizes = sorted(len(d[0]) for d in docs)
+    per_doc = sorted(cpu)
     langs = Counter(d[2] or "-" for d in docs)
     cols = [lg for lg, _ in langs.most_common(a.langs)]
     fired = [{r.name for r, _, _ in evaluate_rules(m, d[2])} for m, d in zip(metrics, docs)]
-    print(f"{len(docs)} documents, median {sizes[len(sizes) // 2]} characters; "
-          f"document_metrics {cpu / len(docs) * 1e6:.0f} µs/doc (CPU)")
+    print(f"{len(docs)} documents, median {sizes[len(sizes) // 2]} characters; document_metrics CPU time "
+          f"per document: median {per_doc[len(cpu) // 2] / 1e3:.0f} µs, 90th percentile "
+          f"{per_doc[len(cpu) * 9 // 10] / 1e3:.0f} µs, mean {sum(cpu) / len(cpu) / 1e3:.0f} µs "
+          f"({sum(cpu) / sum(sizes) * 1e3 / 1e3:.1f} µs per 1,000 characters)")
     print("| rule | all | " + " | ".join(f"{lg} ({langs[lg]})" for lg in cols) + " |")
     print("|---|---:|" + "---:|" * len(cols))
     for rule in QUALITY_RULES + (None,):

@@ -25,7 +25,9 @@ choose anything; scores are reported on ``heldout``.
 Written as a small lake, ``<out>/documents/dump=neardup-<split>/neardup.parquet`` (the
 documents schema, boilerplate labels by the ``sieve`` model) with its ``files/`` summary, so
 the corpus stage runs over it, and ``<out>/truth/<split>.parquet``: docId, cluster, kind,
-source page, and the role of each paragraph (``template``, ``main``, ``inserted``).
+source page, and the role of each paragraph: ``template`` (the header and footer of the
+page whose URL it has), ``main``, ``interior`` (other paragraphs among the main ones:
+captions, share buttons, related links), ``inserted`` (by the ads_dates change).
 
     python -m warclake.tasks.tooling.neardup_set --out DIR [--seed S] [--gold DIR]
 """
@@ -101,9 +103,10 @@ class SourcePage:
         return self.paragraphs[self.last_main + 1:]
 
     def body(self) -> list[tuple[Paragraph, str]]:
-        """The paragraphs from the first to the last main one, with their roles."""
+        """The paragraphs from the first to the last main one, with their roles (``main``
+        or ``interior``)."""
         sl = slice(self.first_main, self.last_main + 1)
-        return [(p, "main" if m else "template") for p, m in zip(self.paragraphs[sl], self.main[sl])]
+        return [(p, "main" if m else "interior") for p, m in zip(self.paragraphs[sl], self.main[sl])]
 
     def main_chars(self) -> int:
         return sum(len(p.text) for p, m in zip(self.paragraphs, self.main) if m)
