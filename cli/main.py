@@ -10,10 +10,10 @@ import sys
 import duckdb
 
 from warclake import __version__
-from warclake.cli import bench, evaluate, extract, interrupt, report, run, show
+from warclake.cli import bench, corpus, evaluate, extract, interrupt, report, run, show
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
-COMMANDS = (extract, run, report, evaluate, bench, show)
+COMMANDS = (extract, run, report, evaluate, bench, show, corpus)
 
 
 def build_parser() -> argparse.ArgumentParser:
