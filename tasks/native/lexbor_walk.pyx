@@ -10,7 +10,7 @@ return None, and the caller runs the Python walk on that page.
 """
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memcpy
+from libc.string cimport memchr, memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_AsUTF8String, PyUnicode_DecodeUTF8
 
@@ -162,21 +162,32 @@ def whitespace_table(int below):
 
 cdef inline size_t _space_len(const unsigned char *s, size_t i, size_t n) noexcept nogil:
     """Length of the Unicode whitespace character at s[i] (0: not whitespace)."""
-    if _all_space(s + i, 1):
-        return 1
-    if i + 1 < n and s[i] == 0xC2 and _all_space(s + i, 2):
-        return 2
-    if i + 2 < n and 0xE1 <= s[i] <= 0xE3 and _all_space(s + i, 3):
-        return 3
+    cdef unsigned char c = s[i]
+    if c < 0x80:
+        return 1 if (c == 32 or 9 <= c <= 13 or 28 <= c <= 31) else 0
+    if c == 0xC2:
+        return 2 if (i + 1 < n and _all_space(s + i, 2)) else 0
+    if 0xE1 <= c <= 0xE3:
+        return 3 if (i + 2 < n and _all_space(s + i, 3)) else 0
     return 0
 
 
 cdef size_t _replace(const unsigned char *src, size_t n, const char *old, size_t n_old,
                      const char *new, size_t n_new, unsigned char *dst) noexcept nogil:
     """str.replace (left to right, non-overlapping) into dst (room for the result)."""
-    cdef size_t i = 0, j = 0, k
+    cdef size_t i = 0, j = 0, k, start
+    cdef unsigned char first = <unsigned char> old[0]
+    cdef const unsigned char *hit
     while i < n:
-        if i + n_old <= n and src[i] == <unsigned char> old[0]:
+        hit = <const unsigned char *> memchr(src + i, first, n - i)
+        if hit == NULL:
+            memcpy(dst + j, src + i, n - i)
+            return j + n - i
+        start = hit - src
+        memcpy(dst + j, src + i, start - i)
+        j += start - i
+        i = start
+        if i + n_old <= n:
             k = 1
             while k < n_old and src[i + k] == <unsigned char> old[k]:
                 k += 1
@@ -216,6 +227,16 @@ cdef size_t _normalise_bytes(unsigned char *a, size_t n, unsigned char *b) noexc
     cdef bint run_nl
     # " ".join(raw.split())
     while i < n:
+        c = a[i]
+        if c > 32 and c < 0x80:
+            if pending:
+                a[j] = 32
+                j += 1
+                pending = False
+            a[j] = c
+            j += 1
+            i += 1
+            continue
         w = _space_len(a, i, n)
         if w:
             pending = j > 0
