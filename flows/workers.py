@@ -26,7 +26,7 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _pool_for(size: int) -> ProcessPoolExecutor:
+def _pool_for(size: int, config: ExtractConfig | None = None) -> ProcessPoolExecutor:
     global _pool, _pool_size
     with _lock:
         if _pool is None or _pool_size != size:
@@ -36,13 +36,17 @@ def _pool_for(size: int) -> ProcessPoolExecutor:
             # server process imports the extraction modules once, so workers start fast
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload(["warclake.tasks.extract_archive"])
-            _pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_worker)
+            _pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_worker,
+                                        initargs=(config,))
             _pool_size = size
         return _pool
 
 
-def _init_worker() -> None:
+def _init_worker(config: ExtractConfig | None = None) -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    if config is not None:  # lingua's models load at the worker's start, not in its first archive
+        from warclake.tasks.language import LanguageDetector
+        LanguageDetector.from_config(config).preload()
 
 
 def shutdown() -> None:
@@ -60,4 +64,4 @@ def run_extraction(input_path: str, dump: str, lake: str, config: ExtractConfig,
     """Extract one archive in a worker process (workers >= 1) or in this thread (workers == 0)."""
     if workers <= 0:
         return extract_archive(input_path, dump, lake, config)
-    return _pool_for(workers).submit(extract_archive, input_path, dump, lake, config).result()
+    return _pool_for(workers, config).submit(extract_archive, input_path, dump, lake, config).result()

@@ -100,3 +100,10 @@ def paragraph_walk(hp):
         return None
     STATUS, REASON = "compiled", "checked against the Python walk"
     return pw.walk
+
+
+def describe() -> str:
+    """"paragraph walk: compiled" or "paragraph walk: python (why)", for --version and bench."""
+    import warclake.tasks.html_paragraphs  # noqa: F401 - the choice is made on its import
+
+    return f"paragraph walk: {STATUS}" + ("" if STATUS == "compiled" else f" ({REASON})")
