@@ -57,7 +57,8 @@ def _names_of_static_tags(hp) -> dict[int, str]:
 
 # HTML element names beyond html_paragraphs' own table that lexbor knows statically.
 _MORE_TAGS = ("bgsound frame image isindex keygen menuitem multicol nextid noembed rb rtc "
-              "slot spacer xmp listing plaintext html")
+              "slot spacer xmp listing plaintext html mi mn mo ms mtext mglyph malignmark "
+              "annotation-xml foreignobject desc")
 
 
 def paragraph_walk(hp):
