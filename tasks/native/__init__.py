@@ -81,8 +81,7 @@ def paragraph_walk(hp):
         if any(q != 0 for _, q in ids.values()):
             raise ValueError("unexpected attribute layout")
         pw.configure(hp._CODES, _names_of_static_tags(hp), hp._TEXT_ID, hp._COMMENT_ID,
-                     ids["class"][0], ids["id"][0], ids["href"][0], hp._normalise,
-                     hp._segment_of, hp._tag_name_of, hp.Paragraph, hp.TooManyParagraphs,
+                     ids["class"][0], ids["id"][0], ids["href"][0], hp._segment_of, hp._tag_name_of, hp.Paragraph, hp.TooManyParagraphs,
                      hp.MAX_PATH_ELEMENTS, hp._PATH_HEAD, hp._PATH_TAIL)
         if pw.whitespace_table(0x3100) != [c for c in range(0x3100) if chr(c).isspace()]:
             raise ValueError("whitespace table differs from str.isspace")

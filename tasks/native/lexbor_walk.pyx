@@ -2,9 +2,9 @@
 """The paragraph walk of ``warclake.tasks.html_paragraphs`` over lexbor's own node structs.
 
 It walks the tree selectolax already built (reached through ``LexborNode.mem_id``) and
-gives exactly the Python walk's ``(path, text, n_tags)``: the same loop, the same run
-buffer (UTF-8 bytes here), the same helpers for what is rare or per paragraph (text
-normalisation, path segments). Anything it cannot read with certainty (a static tag id it
+gives exactly the Python walk's ``(path, text, n_tags)``: the same loop, the run buffer as
+UTF-8 bytes, the text normalisation step by step in C, and the Python helpers for path
+segments (per ancestor of a paragraph, not per node). Anything it cannot read with certainty (a static tag id it
 has no name for, an attribute whose written name differs from its id) makes ``walk``
 return None, and the caller runs the Python walk on that page.
 """
@@ -38,7 +38,6 @@ cdef unsigned char CODES[STATIC_ID_LIMIT]
 cdef uintptr_t TEXT_ID = 0, COMMENT_ID = 0, ATTR_CLASS = 0, ATTR_ID = 0, ATTR_HREF = 0
 cdef int MAX_PATH = 100, PATH_HEAD = 50, PATH_TAIL = 50
 cdef dict TAG_NAMES = {}          # static tag id -> clean name
-cdef object NORMALISE = None      # html_paragraphs._normalise
 cdef object SEGMENT = None        # html_paragraphs._segment_of(name, cls, ident)
 cdef object RAW_NAME = None       # html_paragraphs._tag_name_of(raw)
 cdef object PARAGRAPH = None
@@ -51,10 +50,10 @@ class Unsupported(Exception):
 
 def configure(dict codes, dict names, uintptr_t text_id, uintptr_t comment_id,
               uintptr_t attr_class, uintptr_t attr_id, uintptr_t attr_href,
-              normalise, segment, raw_name, paragraph, too_many,
+              segment, raw_name, paragraph, too_many,
               int max_path, int path_head, int path_tail):
     """Tables and helpers from html_paragraphs (one source of truth for both walks)."""
-    global TEXT_ID, COMMENT_ID, ATTR_CLASS, ATTR_ID, ATTR_HREF, TAG_NAMES, NORMALISE
+    global TEXT_ID, COMMENT_ID, ATTR_CLASS, ATTR_ID, ATTR_HREF, TAG_NAMES
     global SEGMENT, RAW_NAME, PARAGRAPH, TOO_MANY, MAX_PATH, PATH_HEAD, PATH_TAIL
     cdef Py_ssize_t i
     for i in range(STATIC_ID_LIMIT):
@@ -66,7 +65,7 @@ def configure(dict codes, dict names, uintptr_t text_id, uintptr_t comment_id,
     TAG_NAMES = dict(names)
     TEXT_ID, COMMENT_ID = text_id, comment_id
     ATTR_CLASS, ATTR_ID, ATTR_HREF = attr_class, attr_id, attr_href
-    NORMALISE, SEGMENT, RAW_NAME = normalise, segment, raw_name
+    SEGMENT, RAW_NAME = segment, raw_name
     PARAGRAPH, TOO_MANY = paragraph, too_many
     MAX_PATH, PATH_HEAD, PATH_TAIL = max_path, path_head, path_tail
 
