@@ -1,4 +1,4 @@
--- warclake: analysts' views over the lake (data contract: DESIGN.md section 2).
+-- warclake: analysts' views over the lake (data contract: README.md, "The lake").
 --
 -- tasks/catalog.py runs this file after defining these macros:
 --   warclake_root()       the lake's absolute path or URL, no trailing slash
@@ -85,7 +85,8 @@ CREATE OR REPLACE MACRO empty_files() AS TABLE
            NULL::VARCHAR AS error, NULL::BIGINT AS error_offset,
            NULL::VARCHAR AS extractor_version, NULL::VARCHAR AS schema_version,
            NULL::VARCHAR AS config_fingerprint, NULL::JSON AS config, NULL::VARCHAR AS host,
-           NULL::TIMESTAMPTZ AS started, NULL::TIMESTAMPTZ AS finished, NULL::DOUBLE AS seconds
+           NULL::TIMESTAMPTZ AS started, NULL::TIMESTAMPTZ AS finished, NULL::DOUBLE AS seconds,
+           NULL::MAP(VARCHAR, STRUCT(count BIGINT, seconds DOUBLE)) AS stages
     LIMIT 0;
 
 -- ---------------------------------------------------------------- sources
@@ -114,7 +115,8 @@ SELECT unnest(json_transform(content, '{
     "status": "VARCHAR", "error": "VARCHAR", "error_offset": "BIGINT",
     "extractor_version": "VARCHAR", "schema_version": "VARCHAR",
     "config_fingerprint": "VARCHAR", "config": "JSON", "host": "VARCHAR",
-    "started": "TIMESTAMPTZ", "finished": "TIMESTAMPTZ", "seconds": "DOUBLE"}'))
+    "started": "TIMESTAMPTZ", "finished": "TIMESTAMPTZ", "seconds": "DOUBLE",
+    "stages": "MAP(VARCHAR, STRUCT(count BIGINT, seconds DOUBLE))"}'))
 FROM read_text(warclake_glob('files', 'json'))
 WHERE json_valid(content);
 

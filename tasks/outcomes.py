@@ -23,6 +23,10 @@ class Outcome(str, Enum):
     EMPTY = "empty"                    # no paragraph with text
     METADATA = "metadata"              # WAT metadata record: parsed, carries no text
     RECORD_BROKEN = "record_broken"    # the archive broke inside this record (salvaged file)
+    # The record stopped its extraction worker; reading went on after it (salvaged file):
+    WORKER_CRASHED = "worker_crashed"  # the worker died on it twice (a crash in compiled code...)
+    TIMED_OUT = "timed_out"            # past record_seconds on it: the worker was stopped
+    OUT_OF_MEMORY = "out_of_memory"    # the worker grew past worker_memory_mb on it: stopped
 
     def __str__(self) -> str:  # so f-strings and parquet columns show the plain value
         return self.value
