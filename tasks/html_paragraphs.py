@@ -17,7 +17,8 @@ Rules (the data contract, in detail):
   and kept in document order; ``>``, ``.``, ``#``, whitespace and ASCII control
   characters are removed from tag names, classes and ids so the path stays parseable.
   A path of more than ``MAX_PATH_ELEMENTS`` elements (only broken markup gets there)
-  keeps its first and last halves with a ``...`` element between them.
+  keeps its first and last halves with a ``...`` element between them. Each element is cut
+  to ``MAX_SEGMENT_CHARS`` characters (a cut ending in ``.`` or ``#`` drops it).
 * Links: text inside ``<a href=...>`` (any value, even empty) is wrapped in
   ``\\x02...\\x03``; ``<a>`` without ``href`` is a named anchor, not a link. Nested links
   give one pair of markers; a link spanning a block is closed at the end of each run and
@@ -32,6 +33,9 @@ Rules (the data contract, in detail):
   end of this one (``body`` and void elements included, comments and the inside of
   dropped subtrees not). Tags of blocks that produced no text count towards the next
   paragraph.
+
+``warclake.tasks.native`` has a compiled walk giving exactly these paragraphs, used when it
+is built and passes its import-time check; the Python walk below is the reference.
 
 The walk follows ``first_child``/``next`` with an explicit stack (no recursion, so
 10,000-deep documents are fine). That is fewer Python-level node objects than
