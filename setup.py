@@ -18,10 +18,13 @@ def native_extensions() -> list:
     extensions = [Extension(name, [source], optional=True, extra_compile_args=["-O2"])
                   for name, source in NATIVE]
     try:
-        return cythonize(extensions, language_level=3, quiet=True)
+        built = cythonize(extensions, language_level=3, quiet=True)
     except Exception as exc:  # noqa: BLE001 - any failure leaves the Python path
         print(f"warning: the compiled core was not generated ({exc}); installing without it")
         return []
+    for ext in built:  # cythonize's copies do not keep it: a compile error only warns
+        ext.optional = True
+    return built
 
 
 setup(ext_modules=native_extensions())
