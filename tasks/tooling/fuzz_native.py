@@ -15,6 +15,16 @@ one (also with a random paragraph limit); a difference in paragraphs or in the e
 raised is printed with its case number. A crash of the compiled code kills the process:
 the last ``case`` line printed (every 1,000 cases, flushed) locates it. Exit 1 on any
 difference; the last line sums up cases, differences and pages left to the Python walk.
+
+``--module FILE`` loads the compiled walk from FILE instead, e.g. a build under
+AddressSanitizer (any memory error aborts with its report)::
+
+    cython -3 tasks/native/lexbor_walk.pyx -o /tmp/asan/lexbor_walk.c
+    gcc -shared -fPIC -O1 -g -fsanitize=address -fno-omit-frame-pointer \
+        -I"$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+        /tmp/asan/lexbor_walk.c -o /tmp/asan/lexbor_walk.so
+    ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \
+        python -m warclake.tasks.tooling.fuzz_native --module /tmp/asan/lexbor_walk.so --cases 20000
 """
 from __future__ import annotations
 
@@ -156,7 +166,17 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start", type=int, default=0, help="first case number")
     ap.add_argument("--hostile", action="store_true", help="also the full-size hostile pages")
+    ap.add_argument("--module", default=None, metavar="FILE",
+                    help="the compiled walk from this built module (e.g. an AddressSanitizer build)")
     args = ap.parse_args(argv)
+    if args.module:  # must be in place before html_paragraphs imports (and checks) the walk
+        import importlib.util
+
+        name = "warclake.tasks.native.lexbor_walk"
+        spec = importlib.util.spec_from_file_location(name, args.module)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
 
     from warclake.tasks import html_paragraphs as hp
     from warclake.tasks import native
@@ -164,6 +184,7 @@ def main(argv=None) -> int:
     if hp._COMPILED_WALK is None:
         print(f"no compiled walk to compare: {native.REASON}", file=sys.stderr)
         return 2
+    print(f"compiled walk: {sys.modules['warclake.tasks.native.lexbor_walk'].__file__}", flush=True)
     left = [0]
 
     def compiled(page, limit):
