@@ -10,11 +10,11 @@ import sys
 import duckdb
 
 from warclake import __version__
-from warclake.cli import bench, evaluate, extract, interrupt, report, run
+from warclake.cli import bench, evaluate, extract, interrupt, report, run, show
 from warclake.tasks import native
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
-COMMANDS = (extract, run, report, evaluate, bench)
+COMMANDS = (extract, run, report, evaluate, bench, show)
 
 
 def build_parser() -> argparse.ArgumentParser:

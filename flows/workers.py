@@ -95,7 +95,8 @@ def _new_pool(size: int, config: ExtractConfig | None = None) -> ProcessPoolExec
     ctx.set_forkserver_preload(["warclake.tasks.extract_archive"])
     semaphores.remove_left_by_dead_runs()
     RecordWatch.remove_left_by_dead_runs()
-    pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_worker, initargs=(config,))
+    pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_worker,
+                               initargs=(os.getpid(), config))
     semaphores.register(pool)  # named semaphores: removed at the next start if this process is killed
     return pool
 
@@ -109,8 +110,11 @@ def _replace_broken(broken: ProcessPoolExecutor) -> None:
     broken.shutdown(wait=False, cancel_futures=True)
 
 
-def _init_worker(config: ExtractConfig | None = None) -> None:
+def _init_worker(parent: int, config: ExtractConfig | None = None) -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
+    # Each worker holds the write end of its pool's queues, so a parent killed with -9
+    # would leave idle workers waiting for ever (and their named semaphores with them).
+    threading.Thread(target=_exit_with, args=(parent,), name="parent-watch", daemon=True).start()
     if config is not None:  # lingua's models load at the worker's start, not in its first archive
         from warclake.tasks.language import LanguageDetector
         LanguageDetector.from_config(config).preload()
@@ -123,6 +127,12 @@ def _init_worker(config: ExtractConfig | None = None) -> None:
     signal.signal(signal.SIGTERM, _on_terminate)
     # Ctrl-C reaches the whole process group: the parent decides how workers stop.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _exit_with(parent: int) -> None:
+    while pid_alive(parent):
+        time.sleep(1.0)
+    os._exit(0)
 
 
 _current: RecordWatch | None = None

@@ -73,7 +73,7 @@ CREATE OR REPLACE MACRO empty_ledger() AS TABLE
     SELECT NULL::VARCHAR AS dump, NULL::VARCHAR AS warc_file, NULL::BIGINT AS warc_offset,
            NULL::VARCHAR AS record_type, NULL::VARCHAR AS url, NULL::VARCHAR AS outcome,
            NULL::VARCHAR AS charset, NULL::VARCHAR AS charset_source, NULL::VARCHAR AS lang,
-           NULL::BIGINT AS bytes_in, NULL::BIGINT AS payload_bytes
+           NULL::BIGINT AS bytes_in, NULL::BIGINT AS payload_bytes, NULL::VARCHAR AS quirks
     LIMIT 0;
 
 CREATE OR REPLACE MACRO empty_files() AS TABLE

@@ -7,9 +7,9 @@ from .boilerplate import MODES
 from .language import KNOWN_LANGS, LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS, UZUSHIO_BUFFER_CHARS
 
 # Bump when the extractor's output for the same input and config changes.
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 # Bump with any change to the documents/ledger/files schema (the data contract).
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 # Settings that change how inputs are read, never the documents: changing them redoes nothing.
 NOT_IN_FINGERPRINT = frozenset({"net_timeout", "net_resumes", "record_seconds", "worker_memory_mb"})

@@ -124,11 +124,12 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     led_tmp = lake.tmp_file("ledger", dump, name)
     docs = ledger = None
     outcomes: Counter[str] = Counter()
+    quirks: Counter[str] = Counter()   # other writers' quirks that cost nothing (see warc_reader)
     try:
         # opened inside the try: a full disk here must not leave temporaries behind either
         docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS)
         ledger = _RowWriter(led_tmp, schema.LEDGER, LEDGER_BATCH)
-        with open_input(input_path, config.net_timeout, config.net_resumes) as raw:
+        with open_input(input_path, config.net_timeout, config.net_resumes, identity.get("size")) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)
             next_report = PROGRESS_STEP
 
@@ -140,7 +141,9 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                     "record_type": rec.rec_type, "url": rec.url, "outcome": res.outcome.value,
                     "charset": res.charset, "charset_source": res.charset_source,
                     "lang": res.lang, "bytes_in": rec.length, "payload_bytes": res.payload_bytes,
+                    "quirks": ",".join(rec.all_quirks()) or None,
                 })
+                quirks.update(rec.quirks)
                 if res.document is not None:
                     docs.add(res.document)
                 ctx.stages.add("write", t)
@@ -218,7 +221,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         # damaged byte ranges (records lost or broken there); reading resumed after each
         skipped=[{"offset": s.offset, "length": s.length, "reason": s.reason} for s in reader.skipped]
         + [{"offset": off, "length": None, "reason": why} for off, why in stopped],
-        stages=ctx.stages.as_dict())
+        stages=ctx.stages.as_dict(), quirks=quirks)
     lake.write_summary(dump, name, summary)
     log.info("%s: %s, %d records, %d documents, %.1fs", name, status, reader.records, docs.count,
              summary["seconds"])
@@ -230,7 +233,8 @@ def build_summary(dump: str, name: str, input_path: str, config: ExtractConfig, 
                   input_identity: dict | None = None, bytes_read: int = 0, documents_bytes: int = 0,
                   ledger_bytes: int = 0, records: int = 0, documents: int = 0,
                   outcomes: Counter | None = None, error_offset: int | None = None,
-                  skipped: list | None = None, stages: dict | None = None) -> dict:
+                  skipped: list | None = None, stages: dict | None = None,
+                  quirks: Counter | None = None) -> dict:
     """An archive's summary JSON (the files table's row): the one place its keys are made."""
     outcomes = outcomes or Counter()
     return {
@@ -250,6 +254,8 @@ def build_summary(dump: str, name: str, input_path: str, config: ExtractConfig, 
         "error": error[:1000] if error else error,
         "error_offset": error_offset,
         "skipped": skipped or [],
+        # other writers' quirks read past, records per quirk (ledger column quirks)
+        "quirks": dict(sorted((quirks or {}).items())),
         "extractor_version": EXTRACTOR_VERSION,
         "schema_version": SCHEMA_VERSION,
         "config_fingerprint": config.fingerprint(),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from .boilerplate import classify as classify_paragraphs
 from .charset import decode_body
 from .config import ExtractConfig
+from .content_encoding import ContentEncodingError
 from .dates import document_date
 from .doc_id import doc_id
 from .language import LangResult, LanguageDetector, LinguaCall
@@ -121,7 +122,9 @@ def begin_record(raw: RawRecord, ctx: Context) -> Result | Pending:
     t = clock()
     try:
         body, size = raw.read_payload()
-    except Exception:  # bad chunking, bad content-encoding
+    except ContentEncodingError:
+        return Result(Outcome.CONTENT_ENCODING_FAILED)
+    except Exception:  # bad chunking
         return Result(Outcome.HTTP_PARSE_ERROR)
     finally:  # the record's own read is counted already (extract_archive): seconds only
         ctx.stages.seconds["read"] += clock() - t

@@ -14,6 +14,7 @@ class Outcome(str, Enum):
     WARC_TRUNCATED = "warc_truncated"  # record carries a WARC-Truncated header
     OVERSIZE = "oversize"              # payload above the configured limit
     HTTP_PARSE_ERROR = "http_parse_error"  # HTTP head or payload could not be read
+    CONTENT_ENCODING_FAILED = "content_encoding_failed"  # unknown Content-Encoding, or its data does not decode
     CHARSET_FAILED = "charset_failed"  # no candidate encoding decoded the window strictly
     LANG_REJECTED = "lang_rejected"    # language found, not among the targets (or no target's script)
     LANG_UNDETERMINED = "lang_undetermined"  # too little evidence: no letters (named targets),

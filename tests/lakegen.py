@@ -28,6 +28,7 @@ LEDGER_SCHEMA = pa.schema([
     ("charset", pa.string()), ("charset_source", pa.string()), ("lang", pa.string()),
     ("bytes_in", pa.int64()),
     ("payload_bytes", pa.int64()),
+    ("quirks", pa.string()),
 ])
 
 # Raw labels as they may appear in older or foreign files; most are already normalised.

@@ -158,3 +158,37 @@ def test_semaphores_of_a_killed_run_are_removed_by_the_next_pool(tmp_path):
                    env={**os.environ, "TMPDIR": str(tmp_path)}, check=True, timeout=120)
     assert [n for n in names if os.path.exists("/dev/shm/sem." + n.lstrip("/"))] == []
     assert os.listdir(registry) == []
+
+
+def test_workers_of_a_run_killed_alone_exit_and_leave_no_semaphore(tmp_path):
+    dump_dir = tmp_path / "dump"
+    make_dump(str(dump_dir), files=2, pages_per_file=20, dump="TEST-DUMP", truncate_last=False)
+    slow_url = response_urls(archives(dump_dir)[0])[2]
+    proc = run_cli(tmp_path / "lake", dump_dir, tmp_path, "--workers", "1", fault=f"hang:{slow_url}", wait=False)
+    registry = tmp_path / "warclake-semaphores"
+    try:
+        deadline = time.time() + 240
+        while time.time() < deadline and not any(offset >= 0 for _, offset in _watch_files(tmp_path)):
+            assert proc.poll() is None, proc.stdout.read()
+            time.sleep(0.1)
+        workers = [pid for pid, _ in _watch_files(tmp_path) if pid]
+        assert workers, "no worker seen at work"
+        (listing,) = os.listdir(registry)
+        names = (registry / listing).read_text().split()
+        os.kill(proc.pid, signal.SIGKILL)   # the run alone, as `kill -9 PID` does
+        proc.wait(30)
+        deadline = time.time() + 30
+        while time.time() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in workers):
+            time.sleep(0.2)
+        assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")], "workers outlived their run"
+        while time.time() < deadline and any(os.path.exists("/dev/shm/sem." + n.lstrip("/")) for n in names):
+            time.sleep(0.2)
+        assert [n for n in names if os.path.exists("/dev/shm/sem." + n.lstrip("/"))] == []
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)   # anything of the group still alive
+            except ProcessLookupError:
+                pass
