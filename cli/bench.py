@@ -22,6 +22,7 @@ from warclake.tasks.extract_archive import extract_archive
 from warclake.tasks.owners import proc_stat
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.language import LanguageDetector
+from warclake.tasks import native
 
 # module path fragment -> stage name, first match wins
 STAGES = [
@@ -31,8 +32,8 @@ STAGES = [
     ("gzip_members", "warc read + inflate"), ("rewind_store", "warc read + inflate"),
     ("charset_normalizer", "charset (detector)"), ("tasks/charset", "charset (sniff + decode)"),
     ("lingua", "language (lingua)"), ("tasks/language", "language (buffer + routing)"),
-    ("selectolax", "html parse"), ("lexbor", "html parse"), ("re.Pattern", "regular expressions"),
-    ("tasks/html_paragraphs", "paragraph walk"), ("tasks/paragraph", "paragraph walk"),
+    ("lexbor_walk", "paragraph walk"), ("selectolax", "html parse"), ("lexbor", "html parse"), ("re.Pattern", "regular expressions"),
+    ("tasks/html_paragraphs", "paragraph walk"), ("tasks/native", "paragraph walk"), ("tasks/paragraph", "paragraph walk"),
     ("tasks/boilerplate", "boilerplate"), ("pyarrow", "parquet write"), ("extract_archive", "parquet write"),
 ]
 
@@ -49,6 +50,11 @@ def add_parser(sub) -> None:
                    help="compare modes in one run: 'read' (bare warcio), 'reader' (the same through "
                         "warclake's reader) and LANGS[+BOILERPLATE], e.g. "
                         "read,reader,ja,all,all+sieve (LANGS joined by '/' for several: ja/en+sieve)")
+    p.add_argument("--walks", default=None, metavar="compiled,python",
+                   help="with --modes: run every mode with each paragraph walk (WARCLAKE_NATIVE=1/0), "
+                        "alternating, in one sitting")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="with --modes: measure every row N times, alternating, and report the median CPU")
     p.add_argument("--markdown", default=None, metavar="FILE", help="with --modes: write the table to FILE")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.set_defaults(handler=run)
@@ -96,7 +102,7 @@ def run(args) -> int:
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"inputs: {len(inputs)} archives, {in_bytes / 1e6:.1f} MB compressed, {records} records, {docs} documents")
-    print(f"langs={','.join(config.langs)} boilerplate={config.boilerplate}")
+    print(f"langs={','.join(config.langs)} boilerplate={config.boilerplate} {native.describe()}")
     print(f"wall {wall:.2f}s  cpu {cpu:.2f}s  (detector load {load_s:.2f}s, not included)")
     print(f"speed: {in_bytes / 1e6 / cpu:.1f} MB/s of input per core, {records / cpu:.0f} records/s, "
           f"{docs / cpu:.1f} docs/s per core")
@@ -238,7 +244,8 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
     if prof:
         for (filename, _, function), (_, _, tottime, _, _) in pstats.Stats(prof).stats.items():
             stages[stage_of(filename, function)] += tottime
-    return {"mode": mode, "cpu": cpu, "load": load_s, "in_bytes": in_bytes, "records": records, "docs": docs,
+    walk = native.STATUS if mode not in ("read", "reader") else "-"
+    return {"mode": mode, "walk": walk, "cpu": cpu, "load": load_s, "in_bytes": in_bytes, "records": records, "docs": docs,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "stages": dict(stages)}
 
 
@@ -253,27 +260,49 @@ def run_modes(args) -> int:
         if m not in ("read", "reader"):
             ExtractConfig.from_langs(parse_mode(m)[0], boilerplate=parse_mode(m)[1])
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per mode
+    walks = [w.strip() for w in args.walks.split(",")] if args.walks else [None]
+    for w in walks:
+        if w not in (None, "compiled", "python"):
+            raise SystemExit(f"--walks: 'compiled' or 'python', not {w!r}")
+    rows = [(m, w) for m in modes for w in (walks if m not in ("read", "reader") else [None])]
+    samples: dict[tuple, list[dict]] = {row: [] for row in rows}
+    saved = os.environ.get(native.ENV)
+    try:
+        for rep in range(max(1, args.repeat)):  # alternating rows: drift of the machine hits all alike
+            for m, w in rows:
+                if w is not None:  # the spawned interpreter reads it when it imports the walk
+                    os.environ[native.ENV] = "1" if w == "compiled" else "0"
+                with ctx.Pool(1) as pool:
+                    r = pool.apply(measure_mode, (m, inputs, False))
+                    if args.profile and rep == 0 and m not in ("read", "reader"):
+                        r["stages"] = pool.apply(measure_mode, (m, inputs, True))["stages"]
+                if samples[(m, w)]:
+                    r["stages"] = samples[(m, w)][0]["stages"]
+                samples[(m, w)].append(r)
+                print(f"{m} ({r['walk']}): {r['in_bytes'] / 1e6 / r['cpu']:.1f} MB/s per core",
+                      file=sys.stderr, flush=True)
+    finally:
+        if saved is None:
+            os.environ.pop(native.ENV, None)
+        else:
+            os.environ[native.ENV] = saved
     results = []
-    for m in modes:
-        with ctx.Pool(1) as pool:
-            results.append(pool.apply(measure_mode, (m, inputs, False)))
-            if args.profile and m not in ("read", "reader"):
-                results[-1]["stages"] = pool.apply(measure_mode, (m, inputs, True))["stages"]
-        r = results[-1]
-        print(f"{m}: {r['in_bytes'] / 1e6 / r['cpu']:.1f} MB/s per core", file=sys.stderr, flush=True)
+    for row in rows:  # the run of median CPU time
+        runs = sorted(samples[row], key=lambda r: r["cpu"])
+        results.append(dict(runs[(len(runs) - 1) // 2], runs=len(runs)))
     mb = results[0]["in_bytes"] / 1e6
     lines = [f"Inputs: {len(inputs)} archives, {mb:.1f} MB of WARC.gz. Command: "
              f"`warclake bench {' '.join(shlex.quote(a) for a in sys.argv[2:])}`" if sys.argv[1:2] == ["bench"]
              else f"Inputs: {len(inputs)} archives, {mb:.1f} MB of WARC.gz.", "",
-             "| mode | MB/s per core | records/s | docs/s | CPU s | model load s | peak RSS MB |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
+             "| mode | MB/s per core | records/s | docs/s | CPU s | model load s | peak RSS MB | paragraph walk |",
+             "|---|---:|---:|---:|---:|---:|---:|---|"]
     for r in results:
         lines.append(f"| {r['mode']} | {r['in_bytes'] / 1e6 / r['cpu']:.1f} | {r['records'] / r['cpu']:,.0f} | "
-                     f"{r['docs'] / r['cpu']:,.0f} | {r['cpu']:.2f} | {r['load']:.2f} | {r['rss_mb']:.0f} |")
+                     f"{r['docs'] / r['cpu']:,.0f} | {r['cpu']:.2f} | {r['load']:.2f} | {r['rss_mb']:.0f} | {r['walk']} |")
     if args.profile:
         names = sorted({s for r in results for s in r["stages"]})
         lines += ["", "Share of profiled time by stage:", "",
-                  "| stage | " + " | ".join(r["mode"] for r in results if r["stages"]) + " |",
+                  "| stage | " + " | ".join(f"{r['mode']} ({r['walk']})" for r in results if r["stages"]) + " |",
                   "|---|" + "---:|" * sum(1 for r in results if r["stages"])]
         for st in names:
             cells = [f"{100 * r['stages'].get(st, 0) / sum(r['stages'].values()):.1f} %"

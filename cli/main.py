@@ -11,6 +11,7 @@ import duckdb
 
 from warclake import __version__
 from warclake.cli import bench, corpus, evaluate, extract, interrupt, report, run, show
+from warclake.tasks import native
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
 COMMANDS = (extract, run, report, evaluate, bench, show, corpus)
@@ -21,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="warclake",
         description="Common Crawl WARC/WET/WAT archives to an Uzushio-format parquet lake.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
-    parser.add_argument("--version", action="version", version=f"warclake {__version__}")
+    parser.add_argument("--version", action="version", version=f"warclake {__version__} ({native.describe()})")
     sub = parser.add_subparsers(dest="command")
     for mod in COMMANDS:
         mod.add_parser(sub)

@@ -77,18 +77,18 @@ def default_workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def _pool_for(size: int) -> ProcessPoolExecutor:
+def _pool_for(size: int, config: ExtractConfig | None = None) -> ProcessPoolExecutor:
     global _pool, _pool_size
     with _lock:
         if _pool is None or _pool_size != size:
             if _pool is not None:
                 _pool.shutdown(wait=True)
-            _pool = _new_pool(size)
+            _pool = _new_pool(size, config)
             _pool_size = size
         return _pool
 
 
-def _new_pool(size: int) -> ProcessPoolExecutor:
+def _new_pool(size: int, config: ExtractConfig | None = None) -> ProcessPoolExecutor:
     # forkserver, not fork: the parent runs Prefect's threads and event loops; the
     # server process imports the extraction modules once, so workers start fast
     ctx = multiprocessing.get_context("forkserver")
@@ -96,7 +96,7 @@ def _new_pool(size: int) -> ProcessPoolExecutor:
     semaphores.remove_left_by_dead_runs()
     RecordWatch.remove_left_by_dead_runs()
     pool = ProcessPoolExecutor(max_workers=size, mp_context=ctx, initializer=_init_worker,
-                               initargs=(os.getpid(),))
+                               initargs=(os.getpid(), config))
     semaphores.register(pool)  # named semaphores: removed at the next start if this process is killed
     return pool
 
@@ -110,11 +110,14 @@ def _replace_broken(broken: ProcessPoolExecutor) -> None:
     broken.shutdown(wait=False, cancel_futures=True)
 
 
-def _init_worker(parent: int) -> None:
+def _init_worker(parent: int, config: ExtractConfig | None = None) -> None:
     os.environ.setdefault("DO_NOT_TRACK", "1")
     # Each worker holds the write end of its pool's queues, so a parent killed with -9
     # would leave idle workers waiting for ever (and their named semaphores with them).
     threading.Thread(target=_exit_with, args=(parent,), name="parent-watch", daemon=True).start()
+    if config is not None:  # lingua's models load at the worker's start, not in its first archive
+        from warclake.tasks.language import LanguageDetector
+        LanguageDetector.from_config(config).preload()
     # A worker's own warnings (damage, resumed downloads) would be written straight to the
     # terminal, through the parent's progress bars: what they say is in the archive's
     # summary, which the parent reports in its line for the archive.
@@ -213,7 +216,7 @@ def _run_extraction(input_path, dump, lake, config, workers, progress) -> dict:
     for _ in range(MAX_REBUILDS):
         if _interrupted.is_set():  # no new pool once the run is being stopped
             raise RunInterrupted(f"{key[1]}: the run was interrupted")
-        pool = _pool_for(workers)
+        pool = _pool_for(workers, config)
         with RecordWatch.create() as watch:
             try:
                 fut = pool.submit(_extract_watched, input_path, dump, lake, config, watch.path, dict(skip))

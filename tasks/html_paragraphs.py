@@ -17,7 +17,8 @@ Rules (the data contract, in detail):
   and kept in document order; ``>``, ``.``, ``#``, whitespace and ASCII control
   characters are removed from tag names, classes and ids so the path stays parseable.
   A path of more than ``MAX_PATH_ELEMENTS`` elements (only broken markup gets there)
-  keeps its first and last halves with a ``...`` element between them.
+  keeps its first and last halves with a ``...`` element between them. Each element is cut
+  to ``MAX_SEGMENT_CHARS`` characters (a cut ending in ``.`` or ``#`` drops it).
 * Links: text inside ``<a href=...>`` (any value, even empty) is wrapped in
   ``\\x02...\\x03``; ``<a>`` without ``href`` is a named anchor, not a link. Nested links
   give one pair of markers; a link spanning a block is closed at the end of each run and
@@ -33,6 +34,9 @@ Rules (the data contract, in detail):
   dropped subtrees not). Tags of blocks that produced no text count towards the next
   paragraph.
 
+``warclake.tasks.native`` has a compiled walk giving exactly these paragraphs, used when it
+is built and passes its import-time check; the Python walk below is the reference.
+
 The walk follows ``first_child``/``next`` with an explicit stack (no recursion, so
 10,000-deep documents are fine). That is fewer Python-level node objects than
 ``traverse()`` plus parent look-ups, dropped subtrees are never entered, and CSS paths are
@@ -41,6 +45,7 @@ built only for the ancestors of emitted paragraphs.
 from __future__ import annotations
 
 import re
+import sys
 
 from selectolax.lexbor import LexborHTMLParser
 
@@ -69,6 +74,9 @@ VOID_TAGS = frozenset(
 # broken markup would otherwise give quadratic output.
 MAX_PATH_ELEMENTS = 100
 _PATH_HEAD = _PATH_TAIL = MAX_PATH_ELEMENTS // 2
+# One path element (``tag.classes#id``) keeps at most this many characters: a multi-MB
+# class attribute must not become a multi-MB path (real ones stay far below).
+MAX_SEGMENT_CHARS = 256
 
 _BR = "\x01"  # line-break sentinel inside a raw run; becomes "\n" when normalised
 
@@ -158,27 +166,37 @@ def _normalise(raw: str) -> str:
     return raw if raw.strip(_INVISIBLE) else ""
 
 
+def _tag_name_of(raw: str) -> str:
+    """Path name of a tag outside the known ones (custom elements, ``o:p``...)."""
+    return "".join(_clean(raw).split())[:MAX_SEGMENT_CHARS] or "x"
+
+
+def _segment_of(name: str, cls: str | None, ident: str | None) -> str:
+    """``name.class1.class2#id``, cut to MAX_SEGMENT_CHARS (both walks build it here)."""
+    if cls:
+        parts = _clean(cls).split()  # classes split on any whitespace
+        if parts:
+            name += "." + ".".join(parts)
+    if ident:
+        ident = "".join(_clean(ident).split())
+        if ident:
+            name += "#" + ident
+    if len(name) > MAX_SEGMENT_CHARS:
+        name = name[:MAX_SEGMENT_CHARS].rstrip(".#")
+    return name
+
+
 def _segment(node) -> str:
     """``tag.class1.class2#id`` for one element."""
     name = _TAG_NAMES.get(node.tag_id)
     if name is None:
-        name = "".join(_clean(node.tag or "").split()) or "x"
+        name = _tag_name_of(node.tag or "")
     # one dict of all attributes is ~2x cheaper than attrs.get(), which raises KeyError
     # inside for every element without a class
     attributes = node.attributes
     if not attributes:
         return name
-    cls = attributes.get("class")
-    if cls:
-        parts = _clean(cls).split()  # classes split on any whitespace
-        if parts:
-            name += "." + ".".join(parts)
-    ident = attributes.get("id")
-    if ident:
-        ident = "".join(_clean(ident).split())
-        if ident:
-            name += "#" + ident
-    return name
+    return _segment_of(name, attributes.get("class"), attributes.get("id"))
 
 
 def _take(buf: list[str], in_link: int) -> str:
@@ -209,7 +227,17 @@ class TooManyParagraphs(ValueError):
 
 def extract_paragraphs(html: str | bytes, max_paragraphs: int | None = None) -> list[Paragraph]:
     """Paragraphs of an HTML document, in document order (see the module docstring).
-    Raises TooManyParagraphs once more than ``max_paragraphs`` were found."""
+    Raises TooManyParagraphs once more than ``max_paragraphs`` were found. Runs the
+    compiled walk when warclake.tasks.native has one, else the Python walk below."""
+    return _paragraphs(html, max_paragraphs, _COMPILED_WALK)
+
+
+def python_paragraphs(html: str | bytes, max_paragraphs: int | None = None) -> list[Paragraph]:
+    """extract_paragraphs by the Python walk: the reference the compiled one must equal."""
+    return _paragraphs(html, max_paragraphs, None)
+
+
+def _paragraphs(html, max_paragraphs, compiled) -> list[Paragraph]:
     if isinstance(html, (bytes, bytearray, memoryview)):
         html = bytes(html).decode("utf-8", "replace")
     if html[:1] == "\ufeff":  # a BOM left by a plain utf-8 decode would be body text
@@ -222,7 +250,15 @@ def extract_paragraphs(html: str | bytes, max_paragraphs: int | None = None) -> 
         return []
     dirty = ("\x01" in html or "\x02" in html or "\x03" in html
              or _CTRL_REF.search(html) is not None)
+    if compiled is not None:
+        # the tree (and so every node the walk reads) lives until this call returns
+        out = compiled(body.mem_id, dirty, -1 if max_paragraphs is None else max_paragraphs)
+        if out is not None:
+            return out
+    return _python_walk(body, dirty, max_paragraphs)
 
+
+def _python_walk(body, dirty: bool, max_paragraphs: int | None) -> list[Paragraph]:
     # The open elements, body first (parallel lists, for speed), and the CSS paths of
     # the first len(paths) of them, built lazily for the ancestors of paragraphs only.
     stack = [body]
@@ -334,3 +370,11 @@ def extract_paragraphs(html: str | bytes, max_paragraphs: int | None = None) -> 
             path = _path_of(blocks[-1], stack, kinds, paths)
             out.append(Paragraph(path, text, ntags))
     return out
+
+
+def _compiled_walk():
+    from warclake.tasks import native
+    return native.paragraph_walk(sys.modules[__name__])
+
+
+_COMPILED_WALK = _compiled_walk()

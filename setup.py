@@ -1,0 +1,30 @@
+"""Build of the optional compiled core (everything else is in pyproject.toml).
+
+The extension is optional: without Cython or a C compiler the build warns and installs the
+pure-Python package, which then runs the Python reference walk (warclake.tasks.native).
+"""
+from setuptools import setup
+from setuptools.extension import Extension
+
+NATIVE = [("warclake.tasks.native.lexbor_walk", "tasks/native/lexbor_walk.pyx")]
+
+
+def native_extensions() -> list:
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        print("warning: Cython is missing; warclake installs without its compiled core")
+        return []
+    extensions = [Extension(name, [source], optional=True, extra_compile_args=["-O2"])
+                  for name, source in NATIVE]
+    try:
+        built = cythonize(extensions, language_level=3, quiet=True)
+    except Exception as exc:  # noqa: BLE001 - any failure leaves the Python path
+        print(f"warning: the compiled core was not generated ({exc}); installing without it")
+        return []
+    for ext in built:  # cythonize's copies do not keep it: a compile error only warns
+        ext.optional = True
+    return built
+
+
+setup(ext_modules=native_extensions())
