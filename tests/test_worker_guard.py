@@ -131,64 +131,63 @@ def test_a_killed_worker_is_replaced_and_its_archive_redone_whole(tmp_path):
     assert "BrokenProcessPool" not in out and "documents, 0 failed" in out, out
 
 
-def test_semaphores_of_a_killed_run_are_removed_by_the_next_pool(tmp_path):
+def _run_hanging_on_a_page(tmp_path):
+    """A `run` with one worker, stopped on a page that hangs; its pool's semaphore names."""
     dump_dir = tmp_path / "dump"
     make_dump(str(dump_dir), files=2, pages_per_file=20, dump="TEST-DUMP", truncate_last=False)
     slow_url = response_urls(archives(dump_dir)[0])[2]
     proc = run_cli(tmp_path / "lake", dump_dir, tmp_path, "--workers", "1", fault=f"hang:{slow_url}", wait=False)
     registry = tmp_path / "warclake-semaphores"
-    try:
-        deadline = time.time() + 240
-        while time.time() < deadline and not (registry.is_dir() and os.listdir(registry)):
-            assert proc.poll() is None, proc.stdout.read()
-            time.sleep(0.1)
-        time.sleep(1)
-        os.killpg(proc.pid, signal.SIGKILL)   # the run, its workers and its resource tracker
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.time() + 240
+    while time.time() < deadline and not any(offset >= 0 for _, offset in _watch_files(tmp_path)):
+        if proc.poll() is not None:
+            raise AssertionError(proc.stdout.read())
+        time.sleep(0.1)
     (listing,) = os.listdir(registry)
     names = (registry / listing).read_text().split()
     assert len(names) == 5
-    left = [n for n in names if os.path.exists("/dev/shm/sem." + n.lstrip("/"))]
-    assert left, "the kill left no semaphore behind: nothing for this test to check"
+    return proc, registry, names
+
+
+def _semaphores_left(names):
+    return [n for n in names if os.path.exists("/dev/shm/sem." + n.lstrip("/"))]
+
+
+def _kill_group(proc):
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def test_semaphores_of_a_killed_run_are_removed_by_the_next_pool(tmp_path):
+    proc, registry, names = _run_hanging_on_a_page(tmp_path)
+    try:
+        _kill_group(proc)   # the run, its workers and its resource tracker
+        proc.wait(30)
+    finally:
+        _kill_group(proc)
+    assert _semaphores_left(names), "the kill left no semaphore behind: nothing for this test to check"
     subprocess.run([sys.executable, "-c", "from warclake.flows.workers import _pool_for, shutdown; "
                     "_pool_for(1).submit(int, 1).result(); shutdown()"],
                    env={**os.environ, "TMPDIR": str(tmp_path)}, check=True, timeout=120)
-    assert [n for n in names if os.path.exists("/dev/shm/sem." + n.lstrip("/"))] == []
+    assert _semaphores_left(names) == []
     assert os.listdir(registry) == []
 
 
 def test_workers_of_a_run_killed_alone_exit_and_leave_no_semaphore(tmp_path):
-    dump_dir = tmp_path / "dump"
-    make_dump(str(dump_dir), files=2, pages_per_file=20, dump="TEST-DUMP", truncate_last=False)
-    slow_url = response_urls(archives(dump_dir)[0])[2]
-    proc = run_cli(tmp_path / "lake", dump_dir, tmp_path, "--workers", "1", fault=f"hang:{slow_url}", wait=False)
-    registry = tmp_path / "warclake-semaphores"
+    proc, _registry, names = _run_hanging_on_a_page(tmp_path)
     try:
-        deadline = time.time() + 240
-        while time.time() < deadline and not any(offset >= 0 for _, offset in _watch_files(tmp_path)):
-            assert proc.poll() is None, proc.stdout.read()
-            time.sleep(0.1)
         workers = [pid for pid, _ in _watch_files(tmp_path) if pid]
         assert workers, "no worker seen at work"
-        (listing,) = os.listdir(registry)
-        names = (registry / listing).read_text().split()
         os.kill(proc.pid, signal.SIGKILL)   # the run alone, as `kill -9 PID` does
         proc.wait(30)
         deadline = time.time() + 30
         while time.time() < deadline and any(os.path.exists(f"/proc/{pid}") for pid in workers):
             time.sleep(0.2)
         assert not [pid for pid in workers if os.path.exists(f"/proc/{pid}")], "workers outlived their run"
-        while time.time() < deadline and any(os.path.exists("/dev/shm/sem." + n.lstrip("/")) for n in names):
+        while time.time() < deadline and _semaphores_left(names):
             time.sleep(0.2)
-        assert [n for n in names if os.path.exists("/dev/shm/sem." + n.lstrip("/"))] == []
+        assert _semaphores_left(names) == []
     finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)   # anything of the group still alive
-            except ProcessLookupError:
-                pass
+        _kill_group(proc)   # anything of the group still alive
