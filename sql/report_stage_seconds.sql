@@ -16,9 +16,11 @@ WITH per_stage AS (
     UNION ALL
     SELECT dump, stage, records, seconds FROM other
 )
-SELECT dump, stage, records, seconds,
-       seconds / nullif(sum(seconds) OVER (PARTITION BY dump), 0) AS share,
-       1000 * seconds / nullif(records, 0) AS ms_per_record
+-- Rounded to the microsecond: sums of floats depend on the order the files are read in,
+-- and one lake must report the same figures wherever it is read from.
+SELECT dump, stage, records, round(seconds, 6) AS seconds,
+       round(seconds / nullif(sum(seconds) OVER (PARTITION BY dump), 0), 6) AS share,
+       round(1000 * seconds / nullif(records, 0), 6) AS ms_per_record
 FROM rows
 ORDER BY dump, list_position(['read', 'charset', 'language', 'parse', 'boilerplate', 'write', 'other'], stage),
          stage;
