@@ -8,7 +8,8 @@ and by page type.
 A kept paragraph is extra when less than half of its tokens align with the gold text (the
 alignment the ``sieve`` training labels use); its tokens count as extra text. Shares are of
 all extra tokens of a set; "lift" is a path word's share among extra tokens over its share
-among correctly kept tokens. Kinds are decided in order, first match wins (see ``KINDS``).
+among correctly kept tokens (words on at least 1 % of the extra tokens, highest lift
+first). Kinds are decided in order, first match wins (see ``KINDS``).
 Page types: the modern pages' annotated type; Dragnet pages with and without user comments.
 """
 from __future__ import annotations
@@ -145,11 +146,15 @@ def report(res: dict, top: int = 20) -> str:
     out += [f"| {k} | {v / ex:.1%} |" for k, v in res["kinds"].most_common()]
     out += ["", "| class/id word on the path | share of extra tokens | lift (vs. kept gold text) |",
             "|---|---:|---:|"]
-    for w, v in res["words_extra"].most_common(top):
+    # words on at least 1 % of the extra tokens, the most telling (highest lift) first
+    rows = []
+    for w, v in res["words_extra"].items():
         share = v / ex
-        good = res["words_good"].get(w, 0) / good_total
-        lift = f"{share / good:.1f}" if good else "only extra"
-        out.append(f"| {w} | {share:.1%} | {lift} |")
+        if share >= 0.01:
+            good = res["words_good"].get(w, 0) / good_total
+            rows.append((share / good if good else float("inf"), share, w))
+    for lift, share, w in sorted(rows, reverse=True)[:top]:
+        out.append(f"| {w} | {share:.1%} | {'only extra' if lift == float('inf') else f'{lift:.1f}'} |")
     out += ["", "| page type | pages | extra share of kept tokens | share of all extra tokens |",
             "|---|---:|---:|---:|"]
     for t, (n, e, k) in sorted(res["types"].items(), key=lambda kv: -kv[1][1]):
