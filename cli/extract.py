@@ -12,9 +12,10 @@ from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.extract_archive import extract_archive, record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, archive_name, check_dump_name
-from warclake.tasks.plan import check_unique_names
+from warclake.tasks.plan import check_unique_names, plan_dump
 
-from .progress import TerminalProgress
+from .interrupt import on_ctrl_c, raise_interrupt
+from .progress import TerminalProgress, archive_line
 
 
 def add_extract_options(p) -> None:
@@ -37,6 +38,8 @@ def add_extract_options(p) -> None:
     p.add_argument("--base-url", default=None,
                    help="base URL for relative entries of a warc.paths listing")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display on the terminal")
+    p.add_argument("--force", action="store_true",
+                   help="redo archives that are done already (same input, extractor version and config)")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="archives, folders, globs, http(s)/s3 URLs or a warc.paths[.gz] listing")
 
@@ -53,7 +56,9 @@ def config_from_args(args) -> ExtractConfig:
     return ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate,
                                     min_lang_score=getattr(args, "min_lang_score", 0.0),
                                     min_chars=getattr(args, "min_chars", 0),
-                                    net_timeout=getattr(args, "net_timeout", 60.0))
+                                    net_timeout=getattr(args, "net_timeout", 60.0),
+                                    record_seconds=getattr(args, "record_seconds", 120.0),
+                                    worker_memory_mb=getattr(args, "worker_memory_mb", 8192))
 
 
 def prepare(args) -> tuple[ExtractConfig, list[str]]:
@@ -73,16 +78,26 @@ def add_parser(sub) -> None:
 
 def run(args) -> int:
     config, inputs = prepare(args)
-    with DumpLock(args.lake, args.dump):   # one writer per dump and lake
+    # Ctrl-C unwinds: the archive being written removes its temporaries, the lock is released
+    with on_ctrl_c(first=raise_interrupt), DumpLock(args.lake, args.dump):   # one writer per dump and lake
         Lake(args.lake).clean_stale_tmp(args.dump)
         return _extract_all(args, config, inputs)
 
 
 def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
+    done = 0
+    if not args.force:  # incremental, as `run`: an archive whose summary says done is skipped
+        plan = plan_dump(inputs, args.dump, args.lake, config)
+        todo = [p.input for p in plan if p.todo]
+        done = len(inputs) - len(todo)
+        if done:
+            print(f"{done} of {len(inputs)} archives done already (same input, extractor version and "
+                  f"config): skipped; --force redoes them", flush=True)
+        inputs = todo
     sizes = [_local_size(p) for p in inputs]
     failed = 0
     t0 = time.time()
-    with TerminalProgress(len(inputs), sum(filter(None, sizes)) or None, quiet=args.quiet) as bar:
+    with TerminalProgress(len(inputs), sum(filter(None, sizes)) or None, quiet=args.quiet, planned=True) as bar:
         for path, size in zip(inputs, sizes):
             bar.start_archive(archive_name(path), size)
             try:
@@ -97,15 +112,11 @@ def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
                 bar.archive_done(size)
                 continue
             bar.archive_done(s["input_bytes"])
-            kept = s["outcomes"].get("kept", 0)
-            where = f"damaged at {s['error_offset']}: " if s["error_offset"] is not None else ""
-            more = len(s["skipped"]) - 1
-            note = (f" ({where}{s['error']}" + (f"; {more} more damaged ranges" if more > 0 else "") + ")"
-                    if s["error"] else "")
-            bar.print(f"{s['warc_file']}: {s['status']}, {s['records']} records, {kept} documents{note}")
+            bar.print(archive_line({**s, "documents": s["outcomes"].get("kept", 0), "damaged": len(s["skipped"])}))
             if s["status"] == "failed":
                 failed += 1
-    print(f"{len(inputs)} archives in {time.time() - t0:.1f}s, {failed} failed")
+    print(f"{len(inputs)} archives in {time.time() - t0:.1f}s, {failed} failed"
+          + (f", {done} done already" if done else ""))
     return 1 if failed else 0
 
 

@@ -10,10 +10,10 @@ import sys
 import duckdb
 
 from warclake import __version__
-from warclake.cli import bench, evaluate, extract, report, run
+from warclake.cli import bench, corpus, evaluate, extract, interrupt, report, run, show
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
-COMMANDS = (extract, run, report, evaluate, bench)
+COMMANDS = (extract, run, report, evaluate, bench, show, corpus)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +48,10 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"warclake: error: {_one_line(exc)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # stopped cleanly (cli/interrupt.py); one line, no traceback
+        if not interrupt.said:
+            print("warclake: interrupted", file=sys.stderr)
+        return interrupt.INTERRUPTED
     return int(rc or 0)
 
 

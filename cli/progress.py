@@ -3,6 +3,7 @@ input, ETA, and the archive being read by bytes. Silent when stderr is not a ter
 ``--quiet``, so logs and pipes get only the one line per archive."""
 from __future__ import annotations
 
+import logging
 import sys
 
 from rich.console import Console
@@ -10,14 +11,28 @@ from rich.progress import (BarColumn, DownloadColumn, Progress, TaskProgressColu
                            TimeElapsedColumn, TimeRemainingColumn, TransferSpeedColumn)
 
 
+def archive_line(s: dict) -> str:
+    """One line for a finished archive, naming it: status, records, documents, first damage."""
+    where = f"damaged at {s['error_offset']}: " if s.get("error_offset") is not None else ""
+    more = (s.get("damaged") or 0) - 1
+    note = (f" ({where}{s['error']}" + (f"; {more} more damaged ranges" if more > 0 else "") + ")"
+            if s.get("error") else "")
+    return f"{s['warc_file']}: {s['status']}, {s['records']} records, {s['documents']} documents{note}"
+
+
 class TerminalProgress:
     """Two bars over input bytes: the whole run, and the archive being read."""
 
-    def __init__(self, total_archives: int, total_bytes: int | None = None, quiet: bool = False):
+    def __init__(self, total_archives: int, total_bytes: int | None = None, quiet: bool = False,
+                 planned: bool | None = None):
         self.enabled = not quiet and sys.stderr.isatty()
         self.total, self.done = total_archives, 0
+        # `run` learns its size from the flow's plan: until then the bar says it is planning
+        self.planned = total_archives > 0 if planned is None else planned
+        self._moved: list[tuple[logging.StreamHandler, object, int]] = []
         self._progress = self._run = self._current = None
         self._run_bytes = 0
+        self._reading: dict[str, int] = {}   # archives being read by workers -> bytes so far
         if not self.enabled:
             return
         self._progress = Progress(
@@ -27,20 +42,41 @@ class TerminalProgress:
         self._run = self._progress.add_task(self._label(), total=total_bytes or None)
 
     def _label(self) -> str:
-        return f"{self.done}/{self.total} archives"
+        return f"{self.done}/{self.total} archives" if self.planned else "planning the run"
 
     def __enter__(self) -> "TerminalProgress":
         if self._progress:
             self._progress.start()
+            self._route_logs_above_bars()
         return self
 
     def __exit__(self, *exc) -> None:
         if self._progress:
+            for handler, stream, level in self._moved:
+                handler.setStream(stream)
+                handler.setLevel(level)
+            self._moved = []
             self._progress.stop()
+
+    def _route_logs_above_bars(self) -> None:
+        """Log handlers writing to the terminal (ours, Prefect's console) write through the
+        bars' redirected stderr while they show, so each line lands above them, whole; and
+        only warnings and errors: the bars and the line per archive say the rest."""
+        real = (sys.__stderr__, sys.__stdout__)
+        if sys.stderr in real:  # the bars did not redirect stderr: nothing to route through
+            return
+        loggers = [logging.getLogger()] + [lg for lg in logging.Logger.manager.loggerDict.values()
+                                           if isinstance(lg, logging.Logger)]
+        for lg in loggers:
+            for h in lg.handlers:
+                if type(h) is not logging.FileHandler and isinstance(h, logging.StreamHandler) \
+                        and h.stream in real and all(h is not m for m, _, _ in self._moved):
+                    self._moved.append((h, h.setStream(sys.stderr), h.level))
+                    h.setLevel(max(h.level, logging.WARNING))
 
     def plan(self, total_archives: int, total_bytes: int | None) -> None:
         """The run's size, once it is known (``run`` learns it from the flow's plan)."""
-        self.total = total_archives
+        self.total, self.planned = total_archives, True
         if self._progress:
             self._progress.update(self._run, total=total_bytes or None, description=self._label())
 
@@ -57,11 +93,19 @@ class TerminalProgress:
             self._progress.update(self._current, completed=n)
             self._progress.update(self._run, completed=self._run_bytes + n)
 
-    def archive_done(self, input_bytes: int | None) -> None:
+    def reading(self, name: str, n: int) -> None:
+        """A worker has read ``n`` bytes of archive ``name`` (``run``: several at once)."""
+        self._reading[name] = n
+        if self._progress:
+            self._progress.update(self._run, completed=self._run_bytes + sum(self._reading.values()))
+
+    def archive_done(self, input_bytes: int | None, name: str | None = None) -> None:
         self.done += 1
         self._run_bytes += input_bytes or 0
+        self._reading.pop(name, None)
         if self._progress:
-            self._progress.update(self._run, completed=self._run_bytes, description=self._label())
+            self._progress.update(self._run, completed=self._run_bytes + sum(self._reading.values()),
+                                  description=self._label())
             if self._current is not None:
                 self._progress.remove_task(self._current)
                 self._current = None

@@ -9,9 +9,11 @@ import time
 from warclake.tasks.boilerplate import MODES
 from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
+from warclake.tasks.run_checks import check_counts, check_dask_address
 
 from .extract import add_extract_options, config_from_args
-from .progress import TerminalProgress
+from .interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
+from .progress import TerminalProgress, archive_line
 
 
 def add_parser(sub) -> None:
@@ -37,8 +39,14 @@ def add_run_options(p) -> None:
     p.add_argument("--max-in-flight", type=int, default=None, help="archives submitted at once")
     p.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run tasks on an existing Dask cluster (scheduler address, e.g. tcp://10.0.0.5:8786)")
+    p.add_argument("--record-seconds", type=float, default=120.0, metavar="SECONDS",
+                   help="a record whose work takes longer stops its worker and is ledgered timed_out (default: 120)")
+    p.add_argument("--worker-memory-mb", type=int, default=8192, metavar="MIB",
+                   help="a record during which its worker grows past this memory is stopped and ledgered "
+                        "out_of_memory (default: 8192)")
     p.add_argument("--report-dir", default=None, help="where the dump's report goes (default: <lake>/reports/<dump>)")
     p.add_argument("--no-report", action="store_true", help="skip the report at the end")
+    p.add_argument("--corpus", action="store_true", help="then run the corpus stage (flow corpus-dump) on the dump")
 
 
 def flow_for(args):
@@ -55,41 +63,61 @@ def flow_for(args):
 
 
 def run_flow(args, inputs: list[str]):
+    from warclake.flows import workers
     from warclake.flows.progress import listening
 
     flow_fn = flow_for(args)
+    shield_prefect_server()
+    workers.reset_interrupt()
     bar = TerminalProgress(0, quiet=getattr(args, "quiet", False))
 
     def show(event: str, data: dict) -> None:
         if event == "planned":
             bar.plan(data["archives"], data["bytes"])
+        elif event == "reading":
+            bar.reading(data["name"], data["bytes"])
         else:
-            bar.archive_done(data["input_bytes"])
-            bar.print(f"{data['name']}: {data['status']}")
+            bar.archive_done(data["input_bytes"], data["name"])
+            bar.print(archive_line(data["result"]) if data["result"] else f"{data['name']}: {data['status']}")
 
-    with bar, listening(show):
+    with bar, listening(show), on_ctrl_c(first=workers.interrupt, force=workers.kill_workers):
         state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs,
                         boilerplate=args.boilerplate,
                         min_lang_score=getattr(args, "min_lang_score", 0.0),
                         min_chars=getattr(args, "min_chars", 0),
                         net_timeout=getattr(args, "net_timeout", 60.0), base_url=getattr(args, "base_url", None),
                         workers=args.workers, max_in_flight=args.max_in_flight,
-                        report=not args.no_report, report_dir=args.report_dir, return_state=True)
-    print(state.message or state.name)
+                        report=not args.no_report, report_dir=args.report_dir,
+                        record_seconds=args.record_seconds, worker_memory_mb=args.worker_memory_mb,
+                        return_state=True)
+    if not state.is_cancelled():  # interrupted: the Ctrl-C line said it
+        print(state.message or state.name)
     return state
+
+
+def check_run_options(args) -> None:
+    """Counts and the Dask address, before Prefect starts: one clear line (ValueError)."""
+    check_counts(args.workers, args.max_in_flight)
+    if args.dask:
+        check_dask_address(args.dask)
 
 
 def run(args) -> int:
     config_from_args(args)  # checked here, before Prefect starts: one clear line
+    check_run_options(args)
     Lake(args.lake).check_writable()
     DumpLock(args.lake, args.dump).check()  # another run of this dump: one line, before Prefect starts
     state = run_flow(args, args.inputs)
-    return 0 if state.is_completed() else 1
+    if state.is_completed() and args.corpus:   # the extraction's follow-up: the corpus stage
+        from warclake.flows.corpus_flow import corpus_dump
+        corpus_dump(lake=args.lake, dump=args.dump, dask=args.dask, report=not args.no_report)
+    return 0 if state.is_completed() else INTERRUPTED if state.is_cancelled() else 1
 
 
 def demo(args) -> int:
     from warclake.tasks.tooling.sample_dump import make_dump
 
+    check_run_options(args)
     root = os.path.abspath(args.dir)
     if args.fresh and os.path.isdir(root):
         shutil.rmtree(root)
@@ -105,9 +133,20 @@ def demo(args) -> int:
     print(f"demo finished in {time.time() - t0:.1f}s")
     print(f"  lake:    {args.lake}")
     print(f"  report:  {args.report_dir}")
-    print(f"  query:   warclake sql --lake {args.lake}")
+    print(f"  query:   {_command_prefix()}warclake sql --lake {args.lake}")
     # The demo's dump holds a deliberately truncated archive: salvaged, not failed.
     return 0 if state.is_completed() else 1
+
+
+def _command_prefix() -> str:
+    """How this user runs warclake: through a clone's ``./dev`` (its .venv is this Python's)
+    or as an installed command."""
+    venv = os.path.abspath(sys.prefix)
+    dev = os.path.join(os.path.dirname(venv), "dev")
+    if os.path.basename(venv) == ".venv" and os.path.isfile(dev):
+        rel = os.path.relpath(dev)
+        return (rel if rel.startswith(("/", ".")) else f"./{rel}") + " "
+    return ""
 
 
 if __name__ == "__main__":

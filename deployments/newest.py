@@ -18,7 +18,11 @@ import re
 import fsspec
 from prefect import flow, get_run_logger
 
-from warclake.flows.dump_flow import extract_dump
+from prefect.states import Failed
+
+from warclake.flows.dump_flow import DumpFailed, extract_dump
+from warclake.tasks.config import ExtractConfig
+from warclake.tasks.run_checks import check_counts, check_dask_address
 
 DUMP_PATTERN = r"CC-MAIN-\d{4}-\d{2}"
 LISTINGS = ("warc.paths.gz", "warc.paths")
@@ -77,7 +81,15 @@ def extract_newest_dump(root: str, lake: str, langs: str = "ja", boilerplate: st
     dask: a Dask scheduler address to run the archives on (workers then default to 0:
     Dask workers are processes already).
     """
-    dump = newest_dump(root, pattern)
+    try:  # mistakes in the parameters: one line, before the cluster or the dump is touched
+        ExtractConfig.from_langs(langs, boilerplate=boilerplate)
+        check_counts(workers, max_in_flight)
+        if dask:
+            check_dask_address(dask)
+        dump = newest_dump(root, pattern)
+    except (ValueError, OSError) as exc:
+        get_run_logger().error("%s", exc)
+        return Failed(message=str(exc), data=DumpFailed(str(exc), {"root": root}))
     inputs = dump_inputs(root, dump)
     get_run_logger().info("newest dump under %s: %s (inputs %s)", root, dump, inputs)
     target = extract_dump

@@ -75,6 +75,7 @@ def _spec(flow_name: str, flow_fn, table: dict, defaults: dict, default_name: st
     missing = [n for n, p in sig.parameters.items() if p.default is inspect.Parameter.empty and n not in params]
     if missing:
         raise ValueError(f"{where}: missing {missing}")
+    check_parameters(params, merged.get("dask"), where)
     tags = merged.get("tags", [])
     return DeploymentSpec(
         flow_name=flow_name, name=str(merged.get("name") or default_name),
@@ -83,6 +84,21 @@ def _spec(flow_name: str, flow_fn, table: dict, defaults: dict, default_name: st
         description=merged.get("description"), paused=bool(merged.get("paused", False)),
         # a flow with its own "dask" parameter gets it as a parameter; otherwise the task runner is set here
         dask=merged.get("dask") if "dask" not in allowed else None)
+
+
+def check_parameters(params: dict, dask: str | None, where: str) -> None:
+    """The values a run would refuse, refused when the file is read: langs, boilerplate mode,
+    counts (a Dask address is checked by each run: the cluster may start after serve)."""
+    from warclake.tasks.config import ExtractConfig
+    from warclake.tasks.run_checks import check_counts
+
+    try:
+        ExtractConfig.from_langs(params.get("langs", "ja"), boilerplate=params.get("boilerplate", "none"))
+        check_counts(params.get("workers"), params.get("max_in_flight"))
+    except ValueError as exc:
+        raise ValueError(f"{where}: {exc}") from None
+    if dask is not None and not isinstance(dask, str):
+        raise ValueError(f"{where}: dask {dask!r} is not a scheduler address")
 
 
 def load_config(path: str, base: str | None = None) -> list[DeploymentSpec]:

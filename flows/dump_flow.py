@@ -16,7 +16,7 @@ from collections import Counter
 
 from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
-from prefect.states import Completed, Failed
+from prefect.states import Cancelled, Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from warclake.tasks.config import ExtractConfig
@@ -25,10 +25,14 @@ from warclake.tasks.extract_archive import record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, check_dump_name
 from warclake.tasks.plan import plan_dump
+from warclake.tasks.run_checks import check_counts
 from warclake.tasks.warc_reader import TransientInputError
 
-from warclake.flows.progress import RunProgress
-from warclake.flows.workers import default_workers, run_extraction, shutdown as shutdown_workers
+from warclake.flows.progress import RunProgress, reading
+from warclake.flows.workers import (RunInterrupted, default_workers, interrupted, run_extraction,
+                                    shutdown as shutdown_workers)
+
+INTERRUPTED = "interrupted"  # an archive's task stopped by Ctrl-C: neither done nor failed
 
 # Errors worth retrying: the network or storage, not the bytes of the archive.
 TRANSIENT = (TransientInputError, ConnectionError, TimeoutError)
@@ -67,11 +71,18 @@ def retry_if_transient(task_, task_run, state) -> bool:
       retry_condition_fn=retry_if_transient, persist_result=False)
 def extract_archive_task(input_path: str, name: str, dump: str, lake: str, config: ExtractConfig,
                          workers: int) -> dict:
-    summary = run_extraction(input_path, dump, lake, config, workers)
-    get_run_logger().info("%s: %s, %d records, %d documents", name, summary["status"], summary["records"],
-                          summary["documents"])
-    return {k: summary[k] for k in ("warc_file", "status", "records", "documents", "error", "error_offset",
-                                    "seconds", "input_bytes", "output_bytes")}
+    try:
+        summary = run_extraction(input_path, dump, lake, config, workers,
+                                 progress=lambda n: reading(name, n))
+    except RunInterrupted:  # left undone, as if never started: not a failure
+        return {"warc_file": name, "status": INTERRUPTED}
+    where = f"damaged at {summary['error_offset']}: " if summary["error_offset"] is not None else ""
+    damage = f" ({where}{summary['error']})" if summary["error"] else ""
+    get_run_logger().info("%s: %s, %d records, %d documents%s", name, summary["status"], summary["records"],
+                          summary["documents"], damage)
+    return {**{k: summary[k] for k in ("warc_file", "status", "records", "documents", "error", "error_offset",
+                                       "seconds", "input_bytes", "output_bytes")},
+            "damaged": len(summary["skipped"])}
 
 
 @task(name="resolve-inputs", retries=3, retry_delay_seconds=[2, 8, 30], retry_condition_fn=retry_if_transient,
@@ -94,7 +105,8 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
                  min_lang_score: float = 0.0, min_chars: int = 0, net_timeout: float = 60.0,
                  base_url: str | None = None, workers: int | None = None, max_in_flight: int | None = None,
                  report: bool = True, report_dir: str | None = None,
-                 retry_delays: list[float] | None = None):
+                 retry_delays: list[float] | None = None, record_seconds: float = 120.0,
+                 worker_memory_mb: int = 8192):
     """Extract one dump into the lake.
 
     workers: extraction processes (default: all cores); 0 runs in the task's own thread
@@ -103,13 +115,17 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     pending future costs memory).
     retry_delays: seconds between attempts after a transient (network/storage) error.
     net_timeout: seconds without a byte before a remote read counts as stalled.
+    record_seconds, worker_memory_mb: a record that takes longer, or grows its worker past
+    this memory, is stopped and ledgered timed_out / out_of_memory (workers >= 1).
     """
     log = get_run_logger()
     try:  # mistakes in the parameters: one clear line, before any work
         check_dump_name(dump)
         config = ExtractConfig.from_langs(langs, boilerplate=boilerplate,
                                           min_lang_score=min_lang_score, min_chars=min_chars,
-                                          net_timeout=net_timeout)
+                                          net_timeout=net_timeout, record_seconds=record_seconds,
+                                          worker_memory_mb=worker_memory_mb)
+        check_counts(workers, max_in_flight)
         lake_obj = Lake(lake)
         lake_obj.check_writable()
         lock = DumpLock(lake_obj, dump).acquire()   # one run per dump and lake
@@ -158,8 +174,11 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         for fut in done_futures:
             item = pending.pop(fut)
             try:
-                results.append(fut.result())
-                progress.archive_finished(item.name, results[-1]["status"], results[-1]["input_bytes"])
+                result = fut.result()
+                if result["status"] == INTERRUPTED:
+                    continue
+                results.append(result)
+                progress.archive_finished(item.name, result["status"], result["input_bytes"], result)
             except Exception as exc:  # the archive's task failed for good (after its retries)
                 error = f"{type(exc).__name__}: {exc}"[:500]
                 failures[item.name] = error
@@ -175,6 +194,8 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         for item in todo:
             if len(pending) >= max_in_flight:
                 collect(_next_done(finished))
+            if interrupted():
+                break
             fut = extract.submit(item.input, item.name, dump, lake_obj.url, config, workers)
             pending[fut] = item
             fut.add_done_callback(finished.put)
@@ -184,6 +205,12 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         # The worker processes end with the run: a pool left alive keeps a process that
         # runs flows as its child (serve, workers) from ever exiting.
         shutdown_workers()
+
+    if interrupted():
+        lake_obj.clean_stale_tmp(dump)   # what the stopped workers were writing
+        message = (f"{dump}: interrupted; {len(results)} archives extracted in this run, "
+                   f"{len(todo) - len(results) - len(failures)} left undone (the next run does them)")
+        return Cancelled(message=message)
 
     statuses = Counter(r["status"] for r in results)
     docs = sum(r["documents"] for r in results)

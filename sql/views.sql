@@ -1,4 +1,4 @@
--- warclake: analysts' views over the lake (data contract: DESIGN.md section 2).
+-- warclake: analysts' views over the lake (data contract: README.md, "The lake").
 --
 -- tasks/catalog.py runs this file after defining these macros:
 --   warclake_root()       the lake's absolute path or URL, no trailing slash
@@ -73,7 +73,7 @@ CREATE OR REPLACE MACRO empty_ledger() AS TABLE
     SELECT NULL::VARCHAR AS dump, NULL::VARCHAR AS warc_file, NULL::BIGINT AS warc_offset,
            NULL::VARCHAR AS record_type, NULL::VARCHAR AS url, NULL::VARCHAR AS outcome,
            NULL::VARCHAR AS charset, NULL::VARCHAR AS charset_source, NULL::VARCHAR AS lang,
-           NULL::BIGINT AS bytes_in, NULL::BIGINT AS payload_bytes
+           NULL::BIGINT AS bytes_in, NULL::BIGINT AS payload_bytes, NULL::VARCHAR AS quirks
     LIMIT 0;
 
 CREATE OR REPLACE MACRO empty_files() AS TABLE
@@ -85,7 +85,8 @@ CREATE OR REPLACE MACRO empty_files() AS TABLE
            NULL::VARCHAR AS error, NULL::BIGINT AS error_offset,
            NULL::VARCHAR AS extractor_version, NULL::VARCHAR AS schema_version,
            NULL::VARCHAR AS config_fingerprint, NULL::JSON AS config, NULL::VARCHAR AS host,
-           NULL::TIMESTAMPTZ AS started, NULL::TIMESTAMPTZ AS finished, NULL::DOUBLE AS seconds
+           NULL::TIMESTAMPTZ AS started, NULL::TIMESTAMPTZ AS finished, NULL::DOUBLE AS seconds,
+           NULL::MAP(VARCHAR, STRUCT(count BIGINT, seconds DOUBLE)) AS stages
     LIMIT 0;
 
 -- ---------------------------------------------------------------- sources
@@ -114,7 +115,8 @@ SELECT unnest(json_transform(content, '{
     "status": "VARCHAR", "error": "VARCHAR", "error_offset": "BIGINT",
     "extractor_version": "VARCHAR", "schema_version": "VARCHAR",
     "config_fingerprint": "VARCHAR", "config": "JSON", "host": "VARCHAR",
-    "started": "TIMESTAMPTZ", "finished": "TIMESTAMPTZ", "seconds": "DOUBLE"}'))
+    "started": "TIMESTAMPTZ", "finished": "TIMESTAMPTZ", "seconds": "DOUBLE",
+    "stages": "MAP(VARCHAR, STRUCT(count BIGINT, seconds DOUBLE))"}'))
 FROM read_text(warclake_glob('files', 'json'))
 WHERE json_valid(content);
 

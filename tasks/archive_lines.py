@@ -16,8 +16,9 @@ from .rewind_store import RewindStore
 
 # A line that starts a record: the WARC version line (WARC/0.17 and 0.18 as ClueWeb09
 # writes them), or an ARC header line "URL IP DATE CONTENT-TYPE LENGTH" (the URL may hold
-# spaces; warcio splits from the right too).
-_WARC = rb"WARC/(?:1\.[01]|0\.1[78])\r?\n"
+# spaces; warcio splits from the right too). Lines may end in CR LF, a bare LF, or CR CR LF
+# as some writers leave them (warcio reads all three).
+_WARC = rb"WARC/(?:1\.[01]|0\.1[78])\r*\n"
 _ARC = rb"[^\s][^\r\n]* [^ \r\n]+ \d{12,14} [^ \r\n]* \d+\r?\n"
 _WARC_LINE = re.compile(_WARC)
 _ARC_LINE = re.compile(_ARC)
@@ -27,8 +28,8 @@ _WARC_AT_LINE = re.compile(_WARC)
 _ARC_AT_LINE = re.compile(rb"^" + _ARC, re.M)
 _ANY_AT_LINE = re.compile(rb"(?:" + _WARC + rb"|^" + _ARC + rb")", re.M)
 
-_BLANKS = re.compile(rb"(?:\r?\n)*")
-_HEADER_END = re.compile(rb"\n\r?\n")
+_BLANKS = re.compile(rb"(?:\r*\n)*")
+_HEADER_END = re.compile(rb"\n\r*\n")
 
 SCAN_STEP = 1 << 20
 
@@ -44,6 +45,29 @@ def is_arc_line(line: bytes) -> bool:
 def is_record_line(line: bytes) -> bool:
     """A WARC version line or an ARC header line (complete, with its line end)."""
     return is_warc_line(line) or is_arc_line(line)
+
+
+def is_blank(line: bytes) -> bool:
+    """An empty line, whatever its line end (CR LF, LF, CR CR LF)."""
+    return line[-1:] == b"\n" and not line[:-1].strip(b"\r")
+
+
+def line_end(line: bytes) -> bytes:
+    """The line end of a line (b"" when it has none)."""
+    return line[len(line.rstrip(b"\r\n")):]
+
+
+# Quirks of other writers that lose nothing, recorded per record (ledger ``quirks``).
+QUIRK_LINE_ENDS = {b"\n": "lf_lines", b"\r\r\n": "cr_cr_lf_lines"}
+
+
+def line_end_quirk(first: bytes, header: bytes) -> str | None:
+    """The quirk of a WARC header's line ends, judged by its first line (writers end every
+    line alike) and a CR CR LF anywhere: None for CR LF throughout."""
+    end = line_end(first)
+    if end == b"\r\n":
+        return QUIRK_LINE_ENDS[b"\r\r\n"] if b"\r\r\n" in header else None
+    return QUIRK_LINE_ENDS.get(end, QUIRK_LINE_ENDS[b"\r\r\n"])  # LF, or two CRs and more
 
 
 def has_warc_line(chunks: Iterable[bytes]) -> bool:
@@ -175,7 +199,7 @@ class LineReader:
         while True:
             j = _BLANKS.match(self._buf, self._i).end()
             n = len(self._buf)
-            more = j == n or (j == n - 1 and self._buf[j] == 13)  # a CR LF may straddle reads
+            more = j == n or (n - j <= 2 and not self._buf[j:n].strip(b"\r"))  # a line end may straddle reads
             if not more or not self._extend():
                 break
         if j > self._i:

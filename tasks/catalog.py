@@ -147,6 +147,8 @@ def install_views(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike,
         if m and m.group(1) in SOURCES and not present[m.group(1)]:
             stmt = f"CREATE OR REPLACE VIEW {m.group(1)} AS SELECT * FROM empty_{m.group(1)}()"
         con.execute(stmt)
+    from warclake.tasks.corpus.catalog_views import install_corpus_views  # the corpus stage's tables
+    present.update(install_corpus_views(con, root, dump))
     return present
 
 
@@ -210,10 +212,14 @@ def _missed_sources(path: Path, lake: str | os.PathLike) -> bool:
     try:
         built = set(con.execute("SELECT sources_present FROM warclake_catalog").fetchone()[0])
         root = lake_root(lake)
+        from warclake.tasks.corpus.catalog_views import CORPUS_SOURCES, corpus_glob
+
+        globs = {**{s: source_glob(root, s) for s in SOURCES},
+                 **{v: corpus_glob(root, v) for v in CORPUS_SOURCES}}
         return any(
             con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)",
-                        [source_glob(root, s)]).fetchone()[0] > 0
-            for s in SOURCES if s not in built)
+                        [pattern]).fetchone()[0] > 0
+            for s, pattern in globs.items() if s not in built)
     except duckdb.Error:
         return True   # not a catalogue we can read: build a fresh one
     finally:

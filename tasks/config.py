@@ -3,28 +3,29 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
+from .boilerplate import MODES
 from .language import KNOWN_LANGS, LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS, UZUSHIO_BUFFER_CHARS
 
 # Bump when the extractor's output for the same input and config changes.
-EXTRACTOR_VERSION = "4"
+EXTRACTOR_VERSION = "5"
 # Bump with any change to the documents/ledger/files schema (the data contract).
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 
 # Settings that change how inputs are read, never the documents: changing them redoes nothing.
-NOT_IN_FINGERPRINT = frozenset({"net_timeout", "net_resumes"})
+NOT_IN_FINGERPRINT = frozenset({"net_timeout", "net_resumes", "record_seconds", "worker_memory_mb"})
 
 
 @dataclass(frozen=True)
 class ExtractConfig:
     langs: tuple[str, ...] = ("ja",)          # ISO 639-1 targets; ("all",) keeps every language
-    boilerplate: str = "none"                 # none | justext | density | bte | <model name>
+    boilerplate: str = "none"                 # a mode of tasks/boilerplate (MODES)
     charset_window: int = 20 * 1024           # bytes strictly decoded per charset candidate
     # Language buffers (tasks/language.py), in characters of the decoded text:
     lang_window_chars: int = LANG_WINDOW_CHARS        # how far into the page the buffers read
     uzushio_buffer_chars: int = UZUSHIO_BUFFER_CHARS  # Uzushio buffer: script routing, non-Latin lingua
     latin_buffer_chars: int = LATIN_BUFFER_CHARS      # Latin buffer: Latin-script lingua
     # Minimums a page's language evidence must meet, or it is recorded as lang_undetermined.
-    # None by default: lingua judges short text too, and "all" keeps every page.
+    # 0 by default: lingua judges short text too, and "all" keeps every page.
     min_lang_score: float = 0.0               # lingua's confidence (script decisions: the script's share)
     min_chars: int = 0                        # letters (or characters of the deciding script) judged
     max_payload: int = 8 * 1024 * 1024        # larger payloads are recorded as oversize
@@ -39,6 +40,11 @@ class ExtractConfig:
     # they are left out of the fingerprint.
     net_timeout: float = 60.0                 # seconds without a byte before a read is stalled
     net_resumes: int = 5                      # Range resumes of a broken body within one attempt
+    # Guards of an extraction worker (flows/workers.py): a record that takes longer, or during
+    # which the worker's memory grows past the limit, stops the worker and is ledgered
+    # timed_out / out_of_memory; reading goes on after it. Not in the fingerprint either.
+    record_seconds: float = 120.0             # one record's work, seconds
+    worker_memory_mb: int = 8192              # a worker's resident memory, MiB
 
     @classmethod
     def from_langs(cls, langs: str | list[str] | tuple[str, ...] = "ja", **kw) -> "ExtractConfig":
@@ -56,6 +62,12 @@ class ExtractConfig:
             raise ValueError(f"net_timeout {kw['net_timeout']} is not a positive number of seconds")
         if kw.get("min_chars", 0) < 0:
             raise ValueError(f"min_chars {kw['min_chars']} is negative")
+        for key in ("record_seconds", "worker_memory_mb"):
+            if kw.get(key, 1) <= 0:
+                raise ValueError(f"{key} {kw[key]} is not a positive number")
+        if "boilerplate" in kw:
+            if kw["boilerplate"] not in MODES:
+                raise ValueError(f"unknown boilerplate mode {kw['boilerplate']!r}: choose from {', '.join(MODES)}")
         return cls(langs=tuple(sorted(set(langs))), **kw)
 
     def as_dict(self) -> dict:

@@ -2,6 +2,9 @@
 
 Every record ends with exactly one ledger outcome. The checks run cheapest first, and
 language comes before HTML parsing so that pages in other languages cost almost nothing.
+Each step returns what it made, or the :class:`Outcome` that ends the record there; the
+record's :class:`Result` gets its outcome only where a step's answer is returned
+(:func:`_end`), never as a side effect deeper down.
 """
 from __future__ import annotations
 
@@ -11,11 +14,13 @@ from dataclasses import dataclass, field
 from .boilerplate import classify as classify_paragraphs
 from .charset import decode_body
 from .config import ExtractConfig
+from .content_encoding import ContentEncodingError
 from .dates import document_date
 from .doc_id import doc_id
 from .language import LangResult, LanguageDetector, LinguaCall
 from .outcomes import Outcome
 from .paragraph import Paragraph, join_paragraphs
+from .stage_stats import StageStats, clock
 from .html_limits import too_complex
 from .html_paragraphs import TooManyParagraphs, extract_paragraphs
 from .warc_reader import RawRecord
@@ -32,6 +37,7 @@ class Context:
     warc_name: str
     config: ExtractConfig
     detector: LanguageDetector = field(init=False, repr=False)
+    stages: StageStats = field(default_factory=StageStats, repr=False)  # seconds per stage
 
     def __post_init__(self):
         self.detector = LanguageDetector.from_config(self.config)
@@ -71,11 +77,27 @@ def process_record(raw: RawRecord, ctx: Context) -> Result:
     return finish_pending([out], ctx)[0] if isinstance(out, Pending) else out
 
 
-def finish_pending(pages: list[Pending], ctx: Context) -> list[Result]:
+def finish_pending(pages: list[Pending], ctx: Context, mark=None) -> list[Result]:
     """The pages' lingua calls back to back, then their documents: lingua's models stay in
-    the CPU caches, which inside an extraction takes lingua from ~2.1 to ~1.25 ms a page."""
-    langs = [ctx.detector.run(p.call) for p in pages]
-    return [_accept(p.raw, ctx, p.res, p.paragraphs, lang) for p, lang in zip(pages, langs)]
+    the CPU caches, which inside an extraction takes lingua from ~2.1 to ~1.25 ms a page.
+    ``mark(offset)``, if given, is told each page's record before its work starts."""
+    t = clock()
+    if mark is None:
+        langs = [ctx.detector.run(p.call) for p in pages]
+        for _ in pages:
+            ctx.stages.counts["language"] += 1
+        ctx.stages.seconds["language"] += clock() - t
+        return [_accept(p.raw, ctx, p.res, p.paragraphs, lang) for p, lang in zip(pages, langs)]
+    langs = []
+    for p in pages:
+        mark(p.raw.offset)
+        langs.append(ctx.detector.run(p.call))
+        t = ctx.stages.add("language", t)
+    out = []
+    for p, lang in zip(pages, langs):
+        mark(p.raw.offset)
+        out.append(_accept(p.raw, ctx, p.res, p.paragraphs, lang))
+    return out
 
 
 def begin_record(raw: RawRecord, ctx: Context) -> Result | Pending:
@@ -97,10 +119,15 @@ def begin_record(raw: RawRecord, ctx: Context) -> Result | Pending:
     ctype = media_type(raw.http_headers.get("content-type"))
     if ctype and ctype not in HTML_TYPES:
         return Result(Outcome.NOT_TEXT)
+    t = clock()
     try:
         body, size = raw.read_payload()
-    except Exception:  # bad chunking, bad content-encoding
+    except ContentEncodingError:
+        return Result(Outcome.CONTENT_ENCODING_FAILED)
+    except Exception:  # bad chunking
         return Result(Outcome.HTTP_PARSE_ERROR)
+    finally:  # the record's own read is counted already (extract_archive): seconds only
+        ctx.stages.seconds["read"] += clock() - t
     if size != len(body):
         return _oversize(raw, size)
     if not raw.complete():
@@ -118,58 +145,75 @@ def _oversize(raw: RawRecord, size: int | None) -> Result:
     return Result(Outcome.OVERSIZE, payload_bytes=size)
 
 
-def _decode(body: bytes, content_type: str | None, ctx: Context, res: Result) -> str | None:
-    """The charset cascade; None (outcome set) when no candidate decodes."""
+def _end(res: Result, outcome: Outcome) -> Result:
+    """The record ends here with ``outcome``: the one place a step's answer becomes the outcome."""
+    res.outcome = outcome
+    return res
+
+
+def _decode(body: bytes, content_type: str | None, ctx: Context, res: Result) -> str | Outcome:
+    """The charset cascade: the text (its charset noted in ``res``), or ``charset_failed``."""
+    t = clock()
     decoded = decode_body(body, content_type, ctx.config.charset_window)
+    ctx.stages.add("charset", t)
     if decoded is None:
-        res.outcome = Outcome.CHARSET_FAILED
-        return None
+        return Outcome.CHARSET_FAILED
     res.charset, res.charset_source = decoded.charset, decoded.source
     return decoded.text
 
 
-def _detect(text: str, ctx: Context, res: Result) -> float | None:
-    """The language; None (outcome set) when it is not a target."""
-    return _apply(ctx.detector.detect(text), res)
+def _detect(text: str, ctx: Context, res: Result) -> float | Outcome:
+    """The language: its score when it is a target, else the outcome that rejects it."""
+    t = clock()
+    lang = ctx.detector.detect(text)
+    ctx.stages.add("language", t)
+    return _judge(lang, res)
 
 
-def _apply(lang: LangResult, res: Result) -> float | None:
-    """Record a language decision; its score, or None (outcome set) when it is not a target."""
+def _judge(lang: LangResult, res: Result) -> float | Outcome:
+    """A language decision (noted in ``res``): its score, or lang_undetermined / lang_rejected."""
     res.lang = lang.lang
     if not lang.accepted:
-        res.outcome = Outcome.LANG_UNDETERMINED if lang.undetermined else Outcome.LANG_REJECTED
-        return None
+        return Outcome.LANG_UNDETERMINED if lang.undetermined else Outcome.LANG_REJECTED
     return lang.score
+
+
+def _paragraphs(text: str, ctx: Context) -> list[Paragraph] | Outcome:
+    """The page's paragraphs, or too_complex / html_parse_error."""
+    cfg = ctx.config
+    t = clock()
+    try:
+        if too_complex(text, cfg.max_depth, cfg.max_tags):  # checked before the parser pays for it
+            return Outcome.TOO_COMPLEX
+        return extract_paragraphs(text, cfg.max_paragraphs)
+    except TooManyParagraphs:
+        return Outcome.TOO_COMPLEX
+    except Exception:  # the parser must not take the archive down with it
+        return Outcome.HTML_PARSE_ERROR
+    finally:
+        ctx.stages.add("parse", t)
 
 
 def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result | Pending:
     res = Result(Outcome.KEPT, payload_bytes=len(body))
     if not body.strip():
-        res.outcome = Outcome.EMPTY
-        return res
+        return _end(res, Outcome.EMPTY)
     text = _decode(body, raw.http_headers.get("content-type"), ctx, res)
-    if text is None:
-        return res
+    if isinstance(text, Outcome):
+        return _end(res, text)
     # Non-Latin targets: language first, so most pages are rejected before any parsing.
     # Latin targets: parse first and judge the language on the paragraphs' text.
     early = not ctx.detector.wants_paragraphs
     score = _detect(text, ctx, res) if early else 0.0
-    if score is None:
-        return res
-    cfg = ctx.config
-    if too_complex(text, cfg.max_depth, cfg.max_tags):  # checked before the parser pays for it
-        res.outcome = Outcome.TOO_COMPLEX
-        return res
-    try:
-        paragraphs = extract_paragraphs(text, cfg.max_paragraphs)
-    except TooManyParagraphs:
-        res.outcome = Outcome.TOO_COMPLEX
-        return res
-    except Exception:  # the parser must not take the archive down with it
-        res.outcome = Outcome.HTML_PARSE_ERROR
-        return res
+    if isinstance(score, Outcome):
+        return _end(res, score)
+    paragraphs = _paragraphs(text, ctx)
+    if isinstance(paragraphs, Outcome):
+        return _end(res, paragraphs)
     if not early:
-        decision = ctx.detector.plan(text, _leading_text(paragraphs, cfg.latin_buffer_chars))
+        t = clock()
+        decision = ctx.detector.plan(text, _leading_text(paragraphs, ctx.config.latin_buffer_chars))
+        ctx.stages.add("language", t)
         if isinstance(decision, LinguaCall):
             return Pending(raw, res, paragraphs, decision)
         return _accept(raw, ctx, res, paragraphs, decision)
@@ -177,9 +221,9 @@ def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result | Pending
 
 
 def _accept(raw: RawRecord, ctx: Context, res: Result, paragraphs: list[Paragraph], lang: LangResult) -> Result:
-    score = _apply(lang, res)
-    if score is None:
-        return res
+    score = _judge(lang, res)
+    if isinstance(score, Outcome):
+        return _end(res, score)
     return _finish(raw, ctx, res, paragraphs, score)
 
 
@@ -196,7 +240,9 @@ def _leading_text(paragraphs: list[Paragraph], chars: int) -> str:
 
 
 def _process_text(raw: RawRecord, ctx: Context) -> Result:
+    t = clock()
     body, size = raw.read_raw()
+    ctx.stages.seconds["read"] += clock() - t
     if size != len(body):
         return _oversize(raw, size)
     if not raw.complete():
@@ -204,28 +250,36 @@ def _process_text(raw: RawRecord, ctx: Context) -> Result:
     res = Result(Outcome.KEPT, payload_bytes=size)
     # WET text is UTF-8 by Common Crawl's definition: say so as the "header" would.
     text = _decode(body, "text/plain; charset=utf-8", ctx, res)
-    if text is None:
-        return res
+    if isinstance(text, Outcome):
+        return _end(res, text)
     score = _detect(text, ctx, res)
-    if score is None:
-        return res
+    if isinstance(score, Outcome):
+        return _end(res, score)
     # A WET record is lines of text without markup: each line is a paragraph with no path.
     paragraphs = [Paragraph("", " ".join(line.split())) for line in text.splitlines()]
     paragraphs = [p for p in paragraphs if p.text]
     return _finish(raw, ctx, res, paragraphs, score)
 
 
-def _finish(raw: RawRecord, ctx: Context, res: Result, paragraphs: list[Paragraph], score: float) -> Result:
+def _too_much(paragraphs: list[Paragraph], text: str, cfg: ExtractConfig) -> Outcome | None:
+    """empty / too_complex for a page's paragraphs and joined text, or None when it may be kept."""
     if not paragraphs:
-        res.outcome = Outcome.EMPTY
-        return res
-    text = join_paragraphs(paragraphs)
-    if len(paragraphs) > ctx.config.max_paragraphs or len(text) > ctx.config.max_text_chars:
-        res.outcome = Outcome.TOO_COMPLEX
-        return res
+        return Outcome.EMPTY
+    if len(paragraphs) > cfg.max_paragraphs or len(text) > cfg.max_text_chars:
+        return Outcome.TOO_COMPLEX
+    return None
+
+
+def _finish(raw: RawRecord, ctx: Context, res: Result, paragraphs: list[Paragraph], score: float) -> Result:
+    text = join_paragraphs(paragraphs) if paragraphs else ""
+    stop = _too_much(paragraphs, text, ctx.config)
+    if stop is not None:
+        return _end(res, stop)
     labels = None
     if ctx.config.boilerplate != "none":
+        t = clock()
         labels = classify_paragraphs(ctx.config.boilerplate, paragraphs, res.lang)
+        ctx.stages.add("boilerplate", t)
     hdrs = raw.http_headers or {}
     res.document = {
         "text": text,

@@ -18,6 +18,7 @@ from isal import isal_zlib
 from .archive_lines import starts_record
 
 MAGIC = b"\x1f\x8b\x08"    # gzip id and the deflate method: how every member starts
+RESERVED_FLAGS = 0xE0      # FLG bits 5-7 (RFC 1952): zlib refuses them, ISA-L reads past them
 READ_SIZE = 32 << 10       # compressed bytes per read: the inflated output stays small
 KEEP_CAP = 16 << 20        # compressed bytes of one member kept for a rescan (records are far smaller)
 PEEK = 4096                # compressed bytes inflated to judge a candidate member
@@ -51,6 +52,7 @@ class MemberReader:
         self.start = 0
         self.end: int | None = None     # where the current member ended (cleanly or not)
         self.damage: str | None = None
+        self.reserved_flags = 0         # of the current member's header
         self._d = None
         self._fed = 0                   # offset of the next byte to inflate
         self._keep = True
@@ -105,8 +107,10 @@ class MemberReader:
         self.start, self.end, self.damage = pos, None, None
         head = self._chunks[0] if self._chunks else b""
         at = pos - self._base
-        if not (head.startswith(MAGIC, at) if at + 3 <= len(head) else self._bytes(pos, pos + 3) == MAGIC):
+        if not (head.startswith(MAGIC, at) if at + 4 <= len(head) else self._bytes(pos, pos + 3) == MAGIC):
             return False
+        flags = head[at + 3] if at + 4 <= len(head) else (self._bytes(pos + 3, pos + 4) or b"\0")[0]
+        self.reserved_flags = flags & RESERVED_FLAGS
         self._d = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
         self._fed = pos
         self._keep = True

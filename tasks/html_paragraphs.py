@@ -1,7 +1,7 @@
 """HTML to Uzushio paragraphs with selectolax (lexbor).
 
 ``extract_paragraphs(html) -> list[Paragraph]``; ``join_paragraphs`` of the result is the
-lake's ``text`` column (DESIGN.md section 2).
+lake's ``text`` column (README.md, "The lake (data contract)").
 
 Rules (the data contract, in detail):
 

@@ -140,18 +140,71 @@ def input_identity(path: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
     return ident
 
 
-def open_input(path: str, timeout: float = DEFAULT_TIMEOUT, resumes: int = DEFAULT_RESUMES):
+def open_input(path: str, timeout: float = DEFAULT_TIMEOUT, resumes: int = DEFAULT_RESUMES,
+               size: int | None = None):
     """A binary stream of the archive; remote files are streamed, not downloaded whole.
 
-    http(s) inputs are read by :class:`RemoteStream` (timeouts, Range resumes, a short body
-    is an error, never an end); other URLs by fsspec.
+    ``size`` is the size :func:`input_identity` found. http(s) inputs are read by
+    :class:`RemoteStream` (timeouts, Range resumes, a body short of ``size`` or of its
+    Content-Length is an error, never an end); other URLs by fsspec, and a stream that ends
+    before ``size`` raises :class:`TransientInputError` there too.
     """
     if not is_url(path):
         return open(path, "rb", buffering=1 << 20)
     if is_http(path):
-        return RemoteStream(path, timeout=timeout, resumes=resumes)
+        return RemoteStream(path, timeout=timeout, resumes=resumes, expected_size=size)
     fs, p = fsspec.core.url_to_fs(path)
     try:
-        return fs.open(p, "rb", block_size=1 << 22)
+        fh = fs.open(p, "rb", block_size=1 << 22)
     except FileNotFoundError as exc:  # fsspec's word for any failed lookup: let retries decide
         raise TransientInputError(f"opening {path} failed: {exc}") from exc
+    return fh if size is None else SizeCheckedStream(fh, size, path)
+
+
+class SizeCheckedStream:
+    """Passes reads through; an end before ``size`` bytes, or bytes past it, is transient
+    (the object changed or the store gave a short read), never the archive's end."""
+
+    def __init__(self, raw, size: int, name: str):
+        self._raw, self.size, self.name, self.pos = raw, size, name, 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._raw.read(n)
+        self.pos += len(data)
+        if (not data and n != 0 and self.pos < self.size) or self.pos > self.size:
+            raise TransientInputError(f"{self.name}: the stream gave {self.pos} bytes where its size is "
+                                      f"{self.size} (it changed meanwhile, or the read was cut short)")
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def open_at(path: str, offset: int, timeout: float = DEFAULT_TIMEOUT):
+    """A stream of the input from byte ``offset`` on, to read the record there: a seek for
+    files, a ``Range`` request over HTTP (a server that ignores it is an error, not the
+    wrong bytes)."""
+    if not is_url(path):
+        fh = open(path, "rb")
+        fh.seek(offset)
+        return fh
+    if is_http(path):
+        resp = http_request("GET", path, timeout, {"Range": f"bytes={offset}-"})
+        if resp.status != 206 and offset:
+            resp.close()
+            raise OSError(f"{path}: the server does not answer Range requests (HTTP {resp.status}), "
+                          f"so the record at {offset} cannot be read alone")
+        return resp
+    fs, p = fsspec.core.url_to_fs(path)
+    fh = fs.open(p, "rb")
+    fh.seek(offset)
+    return fh

@@ -345,15 +345,16 @@ class LanguageDetector:
         counts[KANA] = counts[OTHER] = counts[LATIN] = 0  # Latin is judged on its own buffer
         best = int(np.argmax(counts))
         n = script_chars = int(counts[best])
-        latin = None
-        if MIN_SCRIPT_CHARS <= n < FEW_SCRIPT_CHARS:
+        latin = letters = None
+        if n >= MIN_SCRIPT_CHARS:
+            latin = self._latin_text(text, paragraphs_text)
+            letters = len(_LATIN_LETTER.findall(latin))
             # A little non-Latin text on a page (a language menu, a quoted title) decides only
             # if it outweighs the page's Latin text.
-            latin = self._latin_text(text, paragraphs_text)
-            if n * _CHAR_WEIGHT.get(best, 1) < len(_LATIN_LETTER.findall(latin)):
+            if n < FEW_SCRIPT_CHARS and n * _CHAR_WEIGHT.get(best, 1) < letters:
                 n = 0
         if n >= MIN_SCRIPT_CHARS:
-            share = n / max(1, int(counts.sum()))
+            share = script_share(counts, best, letters)
             if best == HAN:
                 if kana >= MIN_SCRIPT_CHARS and kana >= KANA_SHARE * (kana + han):
                     return self._result("ja", share, "kana", n)
@@ -367,19 +368,20 @@ class LanguageDetector:
             return LangResult(None, 0.0, False, "no-target-script")
         if latin is None:
             latin = self._latin_text(text, paragraphs_text)
-        letters = len(_LATIN_LETTER.findall(latin))
+            letters = len(_LATIN_LETTER.findall(latin))
         if letters == 0:
             if script_chars and self.all:
                 # A few characters of another script and no Latin letter: they are all there is.
-                return self._decide_script(best, buf, script_chars, kana, han)
+                return self._decide_script(best, buf, script_chars, kana, han, script_share(counts, best, 0))
             return self._result(None, 0.0, "no-letters")
         return LinguaCall(latin, LATIN_LANGS, self.low_accuracy, letters)
 
-    def _decide_script(self, best: int, buf: str, n: int, kana: int, han: int) -> "LangResult | LinguaCall":
+    def _decide_script(self, best: int, buf: str, n: int, kana: int, han: int,
+                       share: float) -> "LangResult | LinguaCall":
         if best == HAN:
-            return self._result("ja" if kana else "zh", 1.0, "kana" if kana else "script", n)
+            return self._result("ja" if kana else "zh", share, "kana" if kana else "script", n)
         if best in EXACT_SCRIPT_LANG:
-            return self._result(EXACT_SCRIPT_LANG[best], 1.0, "script", n)
+            return self._result(EXACT_SCRIPT_LANG[best], share, "script", n)
         if best in LINGUA_SCRIPT_LANGS:
             return LinguaCall(buf, LINGUA_SCRIPT_LANGS[best], self.low_accuracy, n)
         return self._result(None, 0.0, "no-letters")
@@ -407,6 +409,18 @@ class LanguageDetector:
 
 FIRST_LOOK_CHARS = 200
 SURE = 0.99
+
+_WEIGHTS = np.array([_CHAR_WEIGHT.get(i, 1) for i in range(N_SCRIPTS)], dtype=np.intp)
+
+
+def script_share(counts: np.ndarray, best: int, latin_letters: int) -> float:
+    """The score of a decision by script: the deciding script's share of the letters judged
+    (every script of the Uzushio buffer and the Latin buffer's letters, a Han or Hangul
+    character weighing 3 letters as in the outweighing rule). A page in one script scores
+    1.0; an English page with a Japanese menu far less, so ``min_lang_score`` can drop it."""
+    weighted = counts * _WEIGHTS
+    total = int(weighted.sum()) + latin_letters
+    return float(weighted[best]) / total if total else 0.0
 
 
 _CJK = re.compile(r"[\u3040-\u30fa\u30fd-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"

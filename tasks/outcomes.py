@@ -14,6 +14,7 @@ class Outcome(str, Enum):
     WARC_TRUNCATED = "warc_truncated"  # record carries a WARC-Truncated header
     OVERSIZE = "oversize"              # payload above the configured limit
     HTTP_PARSE_ERROR = "http_parse_error"  # HTTP head or payload could not be read
+    CONTENT_ENCODING_FAILED = "content_encoding_failed"  # unknown Content-Encoding, or its data does not decode
     CHARSET_FAILED = "charset_failed"  # no candidate encoding decoded the window strictly
     LANG_REJECTED = "lang_rejected"    # language found, not among the targets (or no target's script)
     LANG_UNDETERMINED = "lang_undetermined"  # too little evidence: no letters (named targets),
@@ -23,6 +24,10 @@ class Outcome(str, Enum):
     EMPTY = "empty"                    # no paragraph with text
     METADATA = "metadata"              # WAT metadata record: parsed, carries no text
     RECORD_BROKEN = "record_broken"    # the archive broke inside this record (salvaged file)
+    # The record stopped its extraction worker; reading went on after it (salvaged file):
+    WORKER_CRASHED = "worker_crashed"  # the worker died on it twice (a crash in compiled code...)
+    TIMED_OUT = "timed_out"            # past record_seconds on it: the worker was stopped
+    OUT_OF_MEMORY = "out_of_memory"    # the worker grew past worker_memory_mb on it: stopped
 
     def __str__(self) -> str:  # so f-strings and parquet columns show the plain value
         return self.value

@@ -8,6 +8,11 @@ cannot resume (no Range support, the file changed, the resumes ran out) it raise
 :class:`TransientInputError`: a body that ended early is never handed on as a short file,
 because the reader would take that for a truncated archive and record it as ``salvaged``.
 
+"Early" is measured against every size the source states: the size a HEAD request gave
+(``expected_size``), the reply's Content-Length and a resumed reply's Content-Range total.
+They must agree, and the body must reach that size: a well-formed reply shorter than the
+file, or one without Content-Length that breaks off, is resumed or transient, never an end.
+
 Errors no retry can fix are raised as such: 404/410 as FileNotFoundError, 401/403 as
 PermissionError.
 """
@@ -48,13 +53,21 @@ def http_request(method: str, url: str, timeout: float = DEFAULT_TIMEOUT, header
 class RemoteStream:
     """``read(n)`` over an HTTP GET, resumed with Range requests when the body breaks off."""
 
-    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT, resumes: int = DEFAULT_RESUMES):
+    def __init__(self, url: str, timeout: float = DEFAULT_TIMEOUT, resumes: int = DEFAULT_RESUMES,
+                 expected_size: int | None = None):
         self.url, self.timeout, self.resumes_left = url, timeout, resumes
         self.pos = 0          # bytes handed to the caller so far
         self.resumed = 0      # how many times the body was resumed
         self._resp = http_request("GET", url, timeout)
         h = self._resp.headers
-        self.size = _int(h.get("Content-Length")) if self._resp.status == 200 else None
+        length = _int(h.get("Content-Length")) if self._resp.status == 200 else None
+        if expected_size is not None and length is not None and length > expected_size:
+            self._close_response()   # a longer reply than the file: it changed since the HEAD
+            raise TransientInputError(f"{url}: the reply announces {length} bytes where the file had "
+                                      f"{expected_size} (it changed meanwhile)")
+        # A shorter Content-Length than the HEAD's size is a reply cut short on purpose (a
+        # proxy, a server's limit): its end is resumed from like any other break.
+        self.size = expected_size if expected_size is not None else length
         # What pins the resumed bytes to the same file: a changed file answers If-Range with
         # the whole new body (200), which is refused below.
         self._validator = h.get("ETag") or h.get("Last-Modified")
@@ -76,6 +89,9 @@ class RemoteStream:
                 continue
             if data or size == 0:
                 self.pos += len(data)
+                if self.size is not None and self.pos > self.size:
+                    raise TransientInputError(f"{self.url}: more than the {self.size} bytes the server "
+                                              f"stated (the file changed meanwhile)")
                 return data
             if self.size is None or self.pos >= self.size:
                 return b""    # the real end (or a body of unknown length: its end is all we know)
@@ -101,10 +117,16 @@ class RemoteStream:
             except TransientInputError as exc:  # a 5xx or a refused connection: try again
                 last = str(exc)
                 continue
-            if resp.status != 206 or not resp.headers.get("Content-Range", "").startswith(f"bytes {self.pos}-"):
+            crange = resp.headers.get("Content-Range", "")
+            if resp.status != 206 or not crange.startswith(f"bytes {self.pos}-"):
                 resp.close()
                 raise TransientInputError(f"{where} ({why}); the server answered the resume with "
                                           f"HTTP {resp.status} (file changed or no Range support)")
+            total = crange.rpartition("/")[2].strip()
+            if total != "*" and _int(total) != self.size:
+                resp.close()
+                raise TransientInputError(f"{where} ({why}); the resumed reply gives the file as {total} "
+                                          f"bytes, not {self.size} (it changed meanwhile)")
             self._resp = resp
             return
         raise TransientInputError(f"{where} ({last}); no resume left")

@@ -31,4 +31,5 @@ LEDGER = pa.schema([
     ("lang", pa.string()),
     ("bytes_in", pa.int64()),        # the record's WARC Content-Length, every outcome
     ("payload_bytes", pa.int64()),   # the payload's length, when it was read in full
+    ("quirks", pa.string()),         # other writers' quirks read past, comma-separated; null: none
 ])

@@ -28,8 +28,10 @@ from isal import isal_zlib
 from warcio.bufferedreaders import BufferedReader
 from warcio.recordloader import ArcWarcRecordLoader
 
-from .archive_lines import LineReader, has_warc_line, is_arc_line, is_record_line, is_warc_line, starts_record
+from .archive_lines import (QUIRK_LINE_ENDS, LineReader, has_warc_line, is_arc_line, is_blank, is_record_line,
+                            is_warc_line, line_end, line_end_quirk, starts_record)
 from .block_digest import block_digest_ok
+from .content_encoding import payload_stream
 from .gzip_members import MemberReader, has_member
 
 log = logging.getLogger(__name__)
@@ -119,14 +121,24 @@ class RawRecord:
     _max_payload: int = 0
     _settle: Callable[[], bool] | None = field(default=None, repr=False)
     _complete: bool | None = None
+    # Quirks of the writer that cost nothing (ledger ``quirks``): line ends, a digest that
+    # does not match an intact block, reserved gzip flags, how the content encoding read
+    quirks: list[str] = field(default_factory=list)
 
     def read_payload(self) -> tuple[bytes, int | None]:
         """The decoded HTTP payload (chunked and content encodings undone): at most
         max_payload bytes of it, and the whole payload's length (see :func:`_read_capped`).
 
-        Raises on decoding errors within the first max_payload bytes.
+        Raises on decoding errors within the first max_payload bytes
+        (:class:`~.content_encoding.ContentEncodingError` for a content encoding).
         """
-        return _read_capped(self._record.content_stream(), self._max_payload)
+        stream = payload_stream(self._record, self.quirks)
+        return _read_capped(stream, self._max_payload)
+
+    def all_quirks(self) -> list[str]:
+        """The record's quirks, once it is read to its end (some show only there)."""
+        self.complete()
+        return self.quirks
 
     def complete(self) -> bool:
         """Drain what is left of the record; False when it is damaged: cut short, not
@@ -192,6 +204,7 @@ class ArchiveReader:
         self.skipped: list[Skip] = []
         self.records = 0
         self._arc: bool | None = None  # plain input: ARC (True) or WARC records seen so far
+        self._line_quirk: str | None = None  # of the header read last
 
     @property
     def bytes_read(self) -> int:
@@ -255,13 +268,19 @@ class ArchiveReader:
             return problem
         state: dict = {}
         raw = self._wrap(rec, h, members.start, first)
-        raw._settle = lambda: self._settle_member(rec, lines, members, first, state)
+        if members.reserved_flags:
+            # RFC 1952 asks a reader to refuse these and zlib does; ISA-L inflates the
+            # member, and its CRC and length still prove every byte was read as written.
+            raw.quirks.append("gzip_reserved_flags")
+        quirks = raw.quirks  # not raw itself: a record that refers to itself waits for the GC
+        raw._settle = lambda: self._settle_member(rec, lines, members, first, state, quirks)
         self.records += 1
         yield raw
         raw.complete()
         return state.get("problem")
 
-    def _settle_member(self, rec, lines: LineReader, members: MemberReader, first: bytes, state: dict) -> bool:
+    def _settle_member(self, rec, lines: LineReader, members: MemberReader, first: bytes, state: dict,
+                       quirks: list[str]) -> bool:
         missing = _drain(rec)
         if missing:
             members.drain()
@@ -269,11 +288,7 @@ class ArchiveReader:
             return False
         # in a member, the block is followed by two blank lines (WARC) or one newline (ARC)
         want, eol = _after_block(first, in_member=True)
-        same = 0
-        line = lines.readline(LINE_CAP)
-        while line in (b"\r\n", b"\n"):
-            same += line == eol
-            line = lines.readline(LINE_CAP)
+        line, _, same = _blank_lines(lines, eol, quirks)
         ok = True
         if line and is_record_line(line):
             state["problem"] = "gzip member holds more than one record (the rest of it is not read)"
@@ -308,7 +323,8 @@ class ArchiveReader:
                 self._arc = not first.startswith(b"WARC/")
             state: dict = {}
             raw = self._wrap(rec, h, start, first)
-            raw._settle = lambda: self._settle_plain(rec, lines, first, start, state)
+            quirks = raw.quirks  # not raw itself: a record that refers to itself waits for the GC
+            raw._settle = lambda: self._settle_plain(rec, lines, first, start, state, quirks)
             self.records += 1
             yield raw
             raw.complete()
@@ -335,19 +351,15 @@ class ArchiveReader:
         self._skip(start, lines.pos - start, problem)
         return nxt
 
-    def _settle_plain(self, rec, lines: LineReader, first: bytes, start: int, state: dict) -> bool:
+    def _settle_plain(self, rec, lines: LineReader, first: bytes, start: int, state: dict,
+                      quirks: list[str]) -> bool:
         if _drain(rec):
             state["problem"] = "archive ends inside this record (or its Content-Length is too large)"
             return False
         digest = self._block_digest(rec, lines, first)
         want, eol = _after_block(first, in_member=False)
         sep_start = lines.pos
-        blank = same = 0
-        line = lines.readline(LINE_CAP)
-        while line in (b"\r\n", b"\n"):
-            blank += 1
-            same += line == eol
-            line = lines.readline(LINE_CAP)
+        line, blank, same = _blank_lines(lines, eol, quirks)
         lines.unread(line)
         if line and not is_record_line(line):
             if not (want <= same and blank):
@@ -367,12 +379,16 @@ class ArchiveReader:
                                 if line else "archive ends inside the blank lines after its last record")
             return False
         if digest is False:
-            state["damaged"] = (start, sep_start - start, "record fails its WARC-Block-Digest")
-        elif same < blank:  # a writer's quirk or a changed byte: the record itself is all there
+            # The block ends exactly on its blank lines and the next record (or the end) and
+            # holds no record: structurally intact. warcio, jwarc and pywb read such records
+            # (they check digests only on request), and writers do get digests wrong: the
+            # record is kept and the mismatch recorded.
+            quirks.append("digest_mismatch")
+        if same < blank:  # a writer's quirk or a changed byte: the record itself is all there
             state["damaged"] = (sep_start, lines.pos - sep_start,
                                 "damaged blank lines after a record" if line
                                 else "archive ends inside the blank lines after its last record")
-        return digest is not False
+        return True
 
     @staticmethod
     def _block_digest(rec, lines: LineReader, first: bytes) -> bool | None:
@@ -412,6 +428,7 @@ class ArchiveReader:
             if checked and _BAD_FIELD.search(text, len(first)):
                 lines.read(len(text))
                 return first, start, "malformed WARC header line (no name: value)"
+        self._line_quirk = line_end_quirk(first, text) if warc else None
         return first, start, None
 
     def _parse(self, lines: LineReader):
@@ -456,6 +473,8 @@ class ArchiveReader:
             _record=rec,
             _max_payload=self._max_payload,
         )
+        if self._line_quirk:
+            raw.quirks.append(self._line_quirk)
         if rec.http_headers is not None and rec.rec_type in ("response", "revisit"):
             try:
                 raw.http_status = int(rec.http_headers.get_statuscode())
@@ -479,8 +498,33 @@ def _after_block(first: bytes, in_member: bool) -> tuple[int, bytes]:
     the line end of the record's first line; one newline for ARC in a gzip member, none
     required in a plain ARC file (writers differ; some count it in the length)."""
     if first.startswith(b"WARC/"):
-        return 2, b"\r\n" if first.endswith(b"\r\n") else b"\n"
+        return 2, line_end(first)
     return (1 if in_member else 0), b"\n"
+
+
+_PLAIN_BLANKS = (b"\r\n", b"\n")
+
+
+def _blank_lines(lines: LineReader, eol: bytes, quirks: list[str]) -> tuple[bytes, int, int]:
+    """Read the blank lines after a block: (the first other line, how many blank lines, how
+    many of them end alike: with the header's line end, or else all like the first). A
+    block that ran into them leaves too few or mixed ones ("\n\r\n" of "\r\n\r\n"). Blank
+    lines that end otherwise than the header, all alike, are a writer's quirk (recorded)."""
+    blank = same = first_like = 0
+    kind = None
+    line = lines.readline(LINE_CAP)
+    while line == eol or line in _PLAIN_BLANKS or is_blank(line):  # the common cases first
+        blank += 1
+        kind = kind or line
+        same += line == eol
+        first_like += line == kind
+        line = lines.readline(LINE_CAP)
+    if first_like > same:
+        quirk = QUIRK_LINE_ENDS.get(kind)
+        if quirk and first_like >= 2 and quirk not in quirks:
+            quirks.append(quirk)
+        same = first_like
+    return line, blank, same
 
 
 def _drain(rec) -> int:
@@ -511,7 +555,7 @@ def iter_responses(path: str) -> Iterator[tuple[str | None, bytes, str | None]]:
 def _leading_text(head: bytes) -> bytes:
     """The first bytes of the archive's content (inflated if gzip), leading newlines off;
     empty when a gzip member is too long to peek into."""
-    text = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 64) if head[:2] == b"\x1f\x8b" else head
+    text = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS).decompress(head, 64) if head[:2] == b"\x1f\x8b" else head
     return text.lstrip(b"\r\n")
 
 
@@ -525,7 +569,7 @@ def not_an_archive(head: bytes) -> str | None:
         return None  # empty file: no records, nothing wrong
     try:
         text = _leading_text(head)
-    except zlib.error as exc:
+    except (zlib.error, isal_zlib.error) as exc:
         return f"not an archive: bad gzip header ({exc})"
     if text.startswith((b"WARC/", b"filedesc://")) or not text:
         return None

@@ -18,7 +18,7 @@ def cluster():
     distributed = pytest.importorskip("distributed")
     # processes=False: the workers are threads of this test process, so they talk to the
     # test harness's API like the flow does. Worker *processes* with no PREFECT_API_URL in
-    # their environment would each start a temporary API server (~11 s each, DESIGN §7);
+    # their environment would each start a temporary API server (~11 s each, see flows/workers.py);
     # on a real deployment, start dask workers with PREFECT_API_URL set instead.
     with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
                                   dashboard_address=None) as c:

@@ -130,6 +130,11 @@ def test_newest_deployment_is_active_once_its_folder_exists(tmp_path, capsys):
     ('[defaults]\nlake = "l"\nworkerz = 2\n[newest]\nroot = "r"\n', "[defaults]: unknown key(s) ['workerz']"),
     ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\n[[dump]]\ndump = "X"\ninputs = ["b"]\nlake = "l"\n',
      "duplicate deployment names"),
+    ('[defaults]\nlake = "l"\nboilerplate = "justtext"\n[[dump]]\ndump = "X"\ninputs = ["a"]\n',
+     "unknown boilerplate mode 'justtext': choose from none, justext, density, bte, sieve"),
+    ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\nworkers = -1\n', "workers -1 is not a count"),
+    ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\nmax_in_flight = 0\n', "max_in_flight 0 is not a positive"),
+    ('[newest]\nroot = "r"\nlake = "l"\nlangs = "jp"\n', "unknown target language(s) ['jp']"),
 ])
 def test_config_mistakes_are_named(tmp_path, capsys, text, message):
     from warclake.deployments.serve import main
@@ -314,10 +319,18 @@ workers = 1
         assert retried.run_count == 2
         assert "1 already done, 1 extracted" in retried.state.message
         assert executed_on(dask_cluster) == 3  # both archives, then the retried one
+
+        # A mode mistyped in the UI's parameters: refused before any work, one line in the log
+        bad = run_and_wait(prefect_server, {"extract-newest-dump/newest": {"boilerplate": "justtext"}})
+        bad = bad["extract-newest-dump/newest"]
+        assert bad.state.is_failed() and "unknown boilerplate mode 'justtext'" in bad.state.message
     finally:
         left = stop(serve, first=signal.SIGINT)  # Ctrl-C, the way serve is meant to be stopped
         log.close()
     assert serve.returncode == 0 and not left, (serve.returncode, left, logtail())
+    # the expected failures (a missing archive, a bad parameter) are lines, not tracebacks
+    served = (tmp_path / "serve.log").read_text()
+    assert "unexpected exception" not in served and "Traceback" not in served, served[-5000:]
     # stopping serve paused its deployments: no runs pile up while nothing serves them
     from prefect.client.orchestration import get_client
 
@@ -353,6 +366,10 @@ def test_prefect_yaml_deploys_to_a_process_pool_and_a_worker_runs_it(prefect_ser
                               cwd=str(tmp_path), env=env, stdout=log, stderr=subprocess.STDOUT,
                               start_new_session=True)
     try:
+        # one deployment, as deployments/README.md shows, then all of them
+        out = prefect_cli(prefect_server, "deploy", "--prefect-file", "deployments/prefect.yaml", "--name",
+                          "CC-MAIN-2099-01", "--no-prompt")
+        assert "extract-dump/CC-MAIN-2099-01" in out and "CC-MAIN-2024-22" not in out
         out = prefect_cli(prefect_server, "deploy", "--prefect-file", "deployments/prefect.yaml", "--all",
                           "--no-prompt")
         assert "extract-dump/CC-MAIN-2099-01" in out

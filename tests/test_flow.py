@@ -190,7 +190,8 @@ def test_a_vanished_archive_is_counted_failed_everywhere_then_redone(tmp_path):
     per_dump = run_reports(str(lake), "TEST-DUMP")["documents_per_dump"].to_dicts()
     assert per_dump[0]["files"] == 3 and per_dump[0]["failed"] == 1
     assert "failed" in (tmp_path / "report" / "report.md").read_text()
-    assert progress_of(state) == 100.0  # the UI's progress artifact: every archive finished
+    # the UI's progress artifact: two of three archives extracted, never 100 with one failed
+    assert abs(progress_of(state) - 200 / 3) < 0.01
     (row,) = artifact_of(state, "table")   # the report's table artifact counts it too
     assert row["files"] == 3 and row["failed"] == 1
 

@@ -283,7 +283,28 @@ def test_real_pages_japanese_targets(real_pages):
 @needs_data
 def test_real_pages_all_languages(real_pages):
     res = run(real_pages, ("all",))
-    assert res["lang_accuracy"] >= 0.97, res["wrong"]  # measured 0.990 (767 pages)
+    assert res["lang_accuracy"] >= 0.988, res["wrong"]  # measured 0.991 (767 pages)
     for lang in ("ja", "zh", "ko", "ru", "bg", "he", "el", "hu"):
         row = res["per_lang"][lang]
-        assert row["lang_ok"] >= 0.9 * row["n"], (lang, row)
+        assert row["lang_ok"] >= 0.95 * row["n"], (lang, row)  # measured: one miss in zh (of 49) and hu (of 22)
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko", "el", "zh"])
+def test_a_page_in_one_script_scores_near_one(lang):
+    res = detect_language(page(SAMPLES[lang]), ("all",))
+    assert (res.lang, res.via in ("script", "kana")) == (lang, True)
+    assert 0.9 <= res.score <= 1.0
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko", "el"])
+def test_min_lang_score_drops_an_english_page_decided_by_its_menu(lang):
+    """A long menu in another script decides the language by script alone; its score is
+    that script's share of the letters judged, so min_lang_score tells it from a real page."""
+    menu = " | ".join([SAMPLES[lang][:30]] * 10)
+    mixed = page(SAMPLES["en"] * 4 + " " + menu)
+    res = detect_language(mixed, ("all",))
+    assert res.lang == lang and res.score < 0.6
+    det = LanguageDetector(("all",), min_score=0.6)
+    low = det.detect(mixed)
+    assert (low.accepted, low.via, low.undetermined) == (False, "low-score", True)
+    assert det.detect(page(SAMPLES[lang])).accepted

@@ -42,7 +42,7 @@ def serve(archive, **kw) -> FaultServer:
     return FaultServer(os.path.dirname(archive), stall=STALL, max_seconds=120, **kw)
 
 
-@pytest.mark.parametrize("fault", ["drop", "short", "stall"])
+@pytest.mark.parametrize("fault", ["drop", "short", "stall", "truncate", "unsized"])
 def test_a_broken_body_is_resumed_and_gives_the_undamaged_outputs(archive, undamaged, tmp_path, fault):
     with serve(archive, fault=fault, times=2) as srv:
         s = extract_archive(f"{srv.url}/{os.path.basename(archive)}", "D", str(tmp_path), CFG)
@@ -52,7 +52,7 @@ def test_a_broken_body_is_resumed_and_gives_the_undamaged_outputs(archive, undam
     assert outputs(str(tmp_path), os.path.basename(archive)) == undamaged[1]
 
 
-@pytest.mark.parametrize("fault", ["drop", "short", "stall"])
+@pytest.mark.parametrize("fault", ["drop", "short", "stall", "truncate", "unsized"])
 def test_without_range_support_a_broken_body_is_transient_not_salvaged(archive, undamaged, tmp_path, fault):
     name = os.path.basename(archive)
     with serve(archive, fault=fault, ranges=False) as srv:
@@ -108,3 +108,49 @@ def test_a_paths_listing_cut_short_is_resumed_not_read_short(tmp_path):
     with FaultServer(str(tmp_path), fault="short", max_seconds=60) as srv:
         got = read_paths_listing(f"{srv.url}/warc.paths.gz", "https://data.example/")
     assert got == [f"https://data.example/{n}" for n in names]
+
+
+@pytest.mark.parametrize("fault", ["truncate", "unsized"])
+def test_a_reply_shorter_than_the_file_is_never_a_done_salvaged_archive(archive, undamaged, tmp_path, fault):
+    """A well-formed reply that stops at half the file (its Content-Length says so, or it has
+    none and the connection closes) while HEAD gave the whole size: no summary, not salvaged;
+    the next healthy read gives every document."""
+    name = os.path.basename(archive)
+    with serve(archive, fault=fault, ranges=False, times=1) as srv:
+        url = f"{srv.url}/{name}"
+        with pytest.raises(TransientInputError, match=f"of {os.path.getsize(archive)}"):
+            extract_archive(url, "D", str(tmp_path), CFG)
+        assert Lake(str(tmp_path)).read_summary("D", name) is None
+        assert not os.path.exists(os.path.join(str(tmp_path), "documents", "dump=D", name + ".parquet"))
+        s = extract_archive(url, "D", str(tmp_path), CFG)
+    assert s["status"] == "complete" and s["documents"] == undamaged[0]["documents"] > 0
+    assert outputs(str(tmp_path), name) == undamaged[1]
+
+
+def test_a_reply_longer_than_the_head_said_is_transient(archive, tmp_path):
+    from warclake.tasks.remote_stream import RemoteStream
+
+    name = os.path.basename(archive)
+    with serve(archive) as srv:
+        with pytest.raises(TransientInputError, match="changed meanwhile"):
+            RemoteStream(f"{srv.url}/{name}", timeout=5, expected_size=os.path.getsize(archive) - 10)
+        with RemoteStream(f"{srv.url}/{name}", timeout=5, expected_size=os.path.getsize(archive)) as s:
+            assert s.read() == open(archive, "rb").read()
+
+
+def test_an_fsspec_input_that_ends_before_its_listed_size_is_transient(archive):
+    import fsspec
+
+    from warclake.tasks.inputs import input_identity, open_input
+
+    data = open(archive, "rb").read()
+    with fsspec.open("memory://bucket/a.warc.gz", "wb") as fh:
+        fh.write(data)
+    url = "memory://bucket/a.warc.gz"
+    assert input_identity(url)["size"] == len(data)
+    with open_input(url, size=len(data)) as fh:
+        assert fh.read() == data
+    with open_input(url, size=len(data) + 100) as fh:   # the store listed more than it gave
+        with pytest.raises(TransientInputError, match=f"gave {len(data)} bytes where its size is"):
+            while fh.read(1 << 16):
+                pass

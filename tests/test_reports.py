@@ -383,3 +383,63 @@ def test_domain_share_adds_up_to_each_dumps_documents(lake, tables):
         docs = sum(len(f.documents) for f in lake.done_files if f.dump == dump)
         assert rows["documents"].sum() == docs and abs(rows["share"].sum() - 1) < 1e-9
         assert rows.height <= 26
+
+
+def test_top_domains_chart_shows_the_tables_rows_with_one_other(tmp_path):
+    """30 domains in one dump: the table lists 25 and '(other domains)'; the chart shows those
+    same 26 rows and figures, never a second 'other'."""
+    import polars as pl
+
+    from warclake.tasks.reports.charts import share_rows, write_chart
+    from warclake.tasks.reports.queries import BY_NAME
+
+    report = BY_NAME["domain_share"]
+    counts = {f"site{i:02d}.example": 100 - i for i in range(30)}
+    rest = sum(sorted(counts.values(), reverse=True)[25:])
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:25]
+    table = pl.DataFrame({"dump": ["D"] * 26, "domain": [d for d, _ in top] + ["(other domains)"],
+                          "documents": [n for _, n in top] + [rest]})
+    order, rows = share_rows(report, table)
+    assert order == [d for d, _ in top] + ["(other domains)"] and "other" not in order
+    shown = dict(zip(rows["domain"].to_list(), rows["documents"].to_list()))
+    assert shown == dict(zip(table["domain"].to_list(), table["documents"].to_list()))
+    assert write_chart(report, table, tmp_path / "domain_share.png").stat().st_size > 1000
+
+    # a share report without a lumped row of its own gets the chart's one "other"
+    langs = pl.DataFrame({"dump": ["D"] * 10, "lang": [f"l{i}" for i in range(10)], "records": list(range(10, 0, -1))})
+    order, rows = share_rows(BY_NAME["language_share"], langs)
+    assert order[-1] == "other" and len(order) == 9 and rows["records"].sum() == sum(range(1, 11))
+
+
+def test_stage_seconds_say_where_each_dumps_time_went(lake, tables):
+    df = tables["stage_seconds"]
+    for dump in (D1, D2, D3):
+        done = [f for f in lake.done_files if f.dump == dump and f.summary["status"] != "failed"]
+        rows = df.filter(df["dump"] == dump)
+        assert rows["stage"].to_list() == ["read", "charset", "language", "parse", "boilerplate", "write", "other"]
+        by_stage = {r["stage"]: r for r in rows.iter_rows(named=True)}
+        assert abs(sum(rows["seconds"]) - sum(f.summary["seconds"] for f in done)) < 0.01
+        assert abs(by_stage["other"]["seconds"] - 0.05 * sum(f.summary["seconds"] for f in done)) < 0.01
+        assert by_stage["read"]["records"] == sum(f.summary["records"] for f in done)
+        assert abs(rows["share"].sum() - 1) < 1e-9
+        parse = by_stage["parse"]
+        assert abs(parse["ms_per_record"] - 1000 * parse["seconds"] / parse["records"]) < 1e-6
+
+
+def test_the_extractor_times_its_stages(tmp_path):
+    from warclake.tasks.config import ExtractConfig
+    from warclake.tasks.extract_archive import extract_archive
+    from warclake.tasks.reports import run_reports
+    from warclake.tasks.tooling.sample_dump import make_dump
+
+    (path,) = make_dump(str(tmp_path / "d"), files=1, pages_per_file=40, dump="D", truncate_last=False)
+    s = extract_archive(path, "D", str(tmp_path / "lake"), ExtractConfig.from_langs("ja,en", boilerplate="sieve"))
+    stages = s["stages"]
+    assert list(stages) == ["read", "charset", "language", "parse", "boilerplate", "write"]
+    assert stages["read"]["count"] == stages["write"]["count"] == s["records"]
+    assert stages["boilerplate"]["count"] == s["documents"] > 0
+    assert stages["parse"]["count"] >= s["documents"] and stages["charset"]["count"] >= stages["parse"]["count"]
+    assert all(v["seconds"] > 0 for v in stages.values())
+    assert sum(v["seconds"] for v in stages.values()) <= s["seconds"]
+    table = run_reports(str(tmp_path / "lake"), "D")["stage_seconds"]
+    assert table["stage"].to_list()[-1] == "other" and abs(table["seconds"].sum() - s["seconds"]) < 0.01

@@ -52,6 +52,7 @@ def test_demo_report_sql_and_deployments_from_the_wheel(wheel_env):
     lake = work / "demo" / "lake"
     docs = lake_documents(lake)
     assert docs > 100 and f"{docs} documents" in demo
+    assert f"  query:   warclake sql --lake {lake}" in demo  # installed: no ./dev to name
     assert (work / "demo" / "report" / "report.html").is_file()
 
     run(wheel_env, exe, "report", "--lake", lake, "--out", "again")

@@ -3,12 +3,13 @@
 Modes:
 
 * ``none``    — every paragraph good.
-* ``justext`` — jusText (seed 001), see ``justext``.
-* ``density`` — text-density filter (seed 002), see ``density``.
-* ``bte``     — Body Text Extraction (seed 003), see ``bte``.
+* ``justext`` — jusText, see ``justext``.
+* ``density`` — text-density filter, see ``density``.
+* ``bte``     — Body Text Extraction, see ``bte``.
 * ``sieve``   — warclake's learned classifier: boosted trees over CSS-path, link, length,
-  stop-word, position and neighbour features, trained on the CLEANEVAL tuning split; see
-  ``model`` and ``train``.
+  stop-word, position and neighbour features, trained on the tuning splits of several gold
+  sets (CLEANEVAL and others; ``sieve.json``'s ``meta`` names them); see ``model``, and
+  ``warclake.tasks.tooling.train_sieve``, which reproduces it.
 
 ``lang`` is an ISO 639-1 code choosing the stoplist (or CJK function characters); ``None``
 or ``"auto"`` guesses it from the paragraphs with ``text.guess_language``.

@@ -1,4 +1,4 @@
-"""Body Text Extraction (Finn, Kushmerick & Smyth 2001; seed 003).
+"""Body Text Extraction (Finn, Kushmerick & Smyth 2001).
 
 The page is a token sequence: each tag is 1, each word 0. BTE picks i <= j maximising
 (tags before i) + (words inside [i, j]) + (tags after j): the one stretch where text

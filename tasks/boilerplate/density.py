@@ -1,4 +1,4 @@
-"""Text-density filter (seed 002, after "The Easy Way to Extract Useful Text from Arbitrary
+"""Text-density filter (after "The Easy Way to Extract Useful Text from Arbitrary
 HTML"): density = text chars / (text chars + markup chars); keep chunks denser than
 ``0.5 - stddev(densities)``; chunks under MIN_CHARS_IN_TEXT characters are dropped.
 

@@ -1,4 +1,4 @@
-"""jusText (Pomikálek 2011, seed 001) on the extractor's paragraphs — no second HTML parse.
+"""jusText (Pomikálek 2011) on the extractor's paragraphs — no second HTML parse.
 
 Stages, as published:
 

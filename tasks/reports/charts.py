@@ -60,16 +60,29 @@ def _chart_size_ratio(df: pl.DataFrame, ax, fig) -> None:
     _dump_bars(ax, df["dump"].to_list(), pct, "{:.3g} %", "output / input bytes (%)")
 
 
+def share_rows(report: Report, df: pl.DataFrame) -> tuple[list, pl.DataFrame]:
+    """A share chart's categories in order and its (dump, category, value) rows.
+
+    One "other" row: the query's own (a report that lumps its tail) or the chart's, never
+    both, and as many categories as the query lists, so chart and table show the same figures."""
+    cat, val = report.category, report.value
+    other = report.other or "other"
+    totals = df.filter(pl.col(cat).ne(other) | pl.col(cat).is_null()).group_by(cat).agg(pl.col(val).sum()) \
+        .sort([val, cat], descending=[True, False])
+    top = totals[cat].to_list()[:report.top or MAX_CATEGORIES]
+    lumped = df.with_columns(
+        pl.when(pl.col(cat).is_in(top)).then(pl.col(cat)).otherwise(pl.lit(other)).alias(cat))
+    lumped = lumped.group_by(["dump", cat]).agg(pl.col(val).sum())
+    return top + ([other] if lumped[cat].eq(other).any() else []), lumped
+
+
 def _chart_share(report: Report, df: pl.DataFrame, ax, fig) -> None:
     if df.height == 0:
         return _no_data(ax)
     cat, val = report.category, report.value
-    totals = df.group_by(cat).agg(pl.col(val).sum()).sort([val, cat], descending=[True, False])
-    top = totals[cat].to_list()[:MAX_CATEGORIES]
-    lumped = df.with_columns(
-        pl.when(pl.col(cat).is_in(top)).then(pl.col(cat)).otherwise(pl.lit("other")).alias(cat))
-    lumped = lumped.group_by(["dump", cat]).agg(pl.col(val).sum())
-    order = top + (["other"] if lumped[cat].eq("other").any() else [])
+    order, lumped = share_rows(report, df)
+    if len(order) > 12:
+        fig.set_figheight(max(4.5, 0.28 * len(order)))
     dumps = sorted(lumped["dump"].unique().to_list())
     import matplotlib
 

@@ -23,6 +23,10 @@ class Report:
     what: str           # one line under the title
     category: str = ""  # share reports: the column that is shared out
     value: str = ""     # share reports: the count behind the share
+    # share reports whose query already lumps its tail into one row: that row's label, and
+    # how many categories the query lists before it (the chart shows the same rows)
+    other: str = ""
+    top: int = 0
 
 
 REPORTS: tuple[Report, ...] = (
@@ -42,9 +46,13 @@ REPORTS: tuple[Report, ...] = (
            category="charset_source", value="documents"),
     Report("domain_share", "Top domains",
            "Documents by registered domain (Public Suffix List): the first 25, then the others together.",
-           category="domain", value="documents"),
+           category="domain", value="documents", other="(other domains)", top=25),
     Report("documents_per_month", "Documents per month",
            "Documents by the month of their date (UTC)."),
+    Report("stage_seconds", "Where the time went",
+           "Seconds per stage of the extractor over the dump's archives (workers' time): read, charset, "
+           "language, parse (HTML parse and paragraph walk), boilerplate, write, other.",
+           category="stage", value="seconds"),
 )
 BY_NAME = {r.name: r for r in REPORTS}
 

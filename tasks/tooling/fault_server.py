@@ -6,7 +6,11 @@ Faults, applied to the first ``times`` GETs that carry a body (then it serves no
 - ``drop``:  send ``after`` bytes of the body, then reset the connection,
 - ``short``: send ``after`` bytes, then close cleanly (a body shorter than its Content-Length),
 - ``stall``: send ``after`` bytes, then send nothing for ``stall`` seconds,
-- ``5xx``:   answer 503.
+- ``5xx``:   answer 503,
+- ``truncate``: a well-formed reply shorter than the file: its Content-Length says ``after``
+  bytes and that many are sent (a HEAD still gives the file's size),
+- ``unsized``: no Content-Length (the body ends when the connection closes), ``after``
+  bytes sent, then the connection closed.
 
 Range requests are answered (206, ``Accept-Ranges: bytes``) only with ``ranges=True``; without
 it every GET gets the whole file with 200, as from a server that cannot resume. The server
@@ -22,7 +26,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
 
-FAULTS = ("none", "drop", "short", "stall", "5xx")
+FAULTS = ("none", "drop", "short", "stall", "5xx", "truncate", "unsized")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -52,9 +56,15 @@ class _Handler(BaseHTTPRequestHandler):
             start, status = int(rng[len("bytes="):-1]), 206
             if start >= size:
                 return self._status(416)
+        cut = srv.after if srv.after is not None else (size - start) // 2
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(size - start))
+        if fault == "truncate":
+            self.send_header("Content-Length", str(min(cut, size - start)))
+        elif fault == "unsized":
+            self.send_header("Connection", "close")
+        else:
+            self.send_header("Content-Length", str(size - start))
         self.send_header("Last-Modified", self.date_time_string(int(os.path.getmtime(path))))
         if srv.ranges:
             self.send_header("Accept-Ranges", "bytes")
@@ -69,7 +79,6 @@ class _Handler(BaseHTTPRequestHandler):
         if fault in (None, "none"):
             self.wfile.write(data)
             return
-        cut = srv.after if srv.after is not None else len(data) // 2
         self.wfile.write(data[:cut])
         self.wfile.flush()
         if fault == "stall":

@@ -10,6 +10,14 @@ it the way the extractor does: every record through the reader and ``process_rec
 One more archive is made of the largest plain WARC twice around a generated 20 MiB
 record, so that a Content-Length can overrun by more than the reader keeps in memory
 (``long_overrun``: 16 MiB and more, landing on later records or past the end).
+Other cases change no byte that matters but write the archive the way other tools do
+(``QUIRKS``): one record's WARC header lines ending in CR CR LF or a bare LF, a
+WARC-Block-Digest that does not match an intact block, reserved flag bits in a gzip
+member's header, an HTML body stored with a Content-Encoding (gzip, zlib or raw deflate,
+br, zstd, two of them in a row, or a body stored decoded with the header kept). Such an
+archive must read ``complete`` with every record as undamaged (the re-encoded record: the
+same outcome and document) and the quirk recorded on that record.
+
 The result is compared with the undamaged archive's, record by record (offset and
 record key), and the case counts as:
 
@@ -20,7 +28,10 @@ record key), and the case counts as:
 - damaged reported complete: the archive's status is ``complete`` though what was read
   differs from the undamaged archive. A plain WARC has no checksum over its headers or
   over a block without WARC-Block-Digest: a change there may only be read as it is, and
-  is counted apart as ``undetectable``.
+  is counted apart as ``undetectable``; a changed byte in a block that still ends where
+  its Content-Length says is read as written with its ``digest_mismatch`` recorded, counted
+  apart as ``digest_flagged``;
+- quirks missed: a quirk case not read ``complete``, or without its quirk recorded.
 
 Every case is derived from the seed and its number alone, so a failing case can be run
 again alone with ``--case I``. Exit status 1 when any count but ``undetectable`` is not 0.
@@ -30,6 +41,7 @@ cut there is not damage the format can show.
 from __future__ import annotations
 
 import argparse
+import base64
 import gzip
 import hashlib
 import io
@@ -40,6 +52,7 @@ import signal
 import sys
 import time
 import traceback
+import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -52,11 +65,12 @@ from ..warc_reader import ArchiveReader
 DEFAULT_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
                             os.pardir, "shared", "data", "warc")
 SUFFIXES = (".warc", ".warc.gz", ".arc.gz", ".wet.gz", ".wat.gz")
+QUIRKS = ("cr_cr_lf", "lf", "digest", "reserved_flags", "encoding")
 KINDS = ("flip", "insert", "delete", "crc", "overrun", "long_overrun", "bad_length", "cut", "first", "garbage",
-         "trailing")
+         "trailing") + QUIRKS
 LONG_RECORD = 20 << 20  # the generated record of the long archive
 SLOW_STEP_CAP = 4 << 20  # longer archives trickle 4096 bytes per read at least (1 byte per read takes minutes)
-COUNTS = ("exceptions", "hangs", "records_lost", "documents_lost", "damaged_complete")
+COUNTS = ("exceptions", "hangs", "records_lost", "documents_lost", "damaged_complete", "quirks_missed")
 CONFIG = ExtractConfig.from_langs("ja")  # the real record path without loading lingua
 
 
@@ -110,13 +124,14 @@ class Read:
     status: str
     records: dict[int, tuple]       # offset -> record key
     documents: set[int]             # offsets of records that gave a document
+    quirks: dict[int, tuple] = field(default_factory=dict)  # offset -> quirks recorded
 
 
 def read_archive(data: bytes, step: int = 0) -> Read:
     """Read ``data`` as the extractor does; ``step`` > 0 reads it as a trickling stream."""
     ctx = Context(dump="FUZZ", warc_name="fuzz.warc.gz", config=CONFIG)
     reader = ArchiveReader(_Trickle(data, step) if step else io.BytesIO(data), max_payload=CONFIG.max_payload)
-    records, docs = {}, set()
+    records, docs, quirks = {}, set(), {}
     for rec in reader:
         tee = rec._record.raw_stream = _Tee(rec._record.raw_stream)
         res = process_record(rec, ctx)
@@ -124,10 +139,12 @@ def read_archive(data: bytes, step: int = 0) -> Read:
         text = res.document["text"] if res.document else None
         records[rec.offset] = (rec.rec_type, rec.url, rec.record_id, rec.http_status, res.outcome.value,
                                hashlib.sha1(text.encode()).hexdigest() if text else None,
-                               tee.sha.hexdigest(), complete)
+                               tee.sha.hexdigest(), complete, res.payload_bytes)
         if res.document is not None:
             docs.add(rec.offset)
-    return Read(archive_status(reader)[0], records, docs)
+        if rec.all_quirks():
+            quirks[rec.offset] = tuple(rec.quirks)
+    return Read(archive_status(reader)[0], records, docs, quirks)
 
 
 @dataclass
@@ -319,6 +336,9 @@ class Outcome:
     documents_lost: int = 0
     damaged_complete: bool = False
     undetectable: bool = False
+    digest_flagged: bool = False
+    kind_detail: str = ""
+    quirks_missed: bool = False
 
 
 def run_case(bases: list[Base], seed: int, i: int, timeout: float) -> Outcome:
@@ -330,6 +350,8 @@ def run_case(bases: list[Base], seed: int, i: int, timeout: float) -> Outcome:
     if kind == "long_overrun":
         long = [b for b in bases if _is_long(b)]
         base, kind = (rng.choice(long), kind) if long else (base, "overrun")
+    if kind in QUIRKS:
+        return _quirk_case(bases, kind, rng, timeout)
     cut = None
     if kind == "cut":  # every record boundary of every archive, one byte before and after, in turn
         cuts = [(b, end + d) for b in bases for _, end in b.spans for d in (-1, 1) if end + d < len(b.data)]
@@ -343,17 +365,9 @@ def run_case(bases: list[Base], seed: int, i: int, timeout: float) -> Outcome:
     step = rng.choice([0, 0, 0, 1, 7, 4096])  # some cases read as a trickling forward-only stream
     if 0 < step < 4096 and len(data) > SLOW_STEP_CAP:
         step = 4096
-    signal.setitimer(signal.ITIMER_REAL, timeout)
-    try:
-        got = read_archive(data, step)
-    except _Hang:
-        out.hang = True
+    got = _read_timed(data, step, timeout, out)
+    if got is None:
         return out
-    except Exception:
-        out.exception = traceback.format_exc(limit=-3).strip().splitlines()[-1]
-        return out
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
     out.status = got.status
     want = base.read
     for j, (a, _) in enumerate(base.spans):
@@ -368,8 +382,147 @@ def run_case(bases: list[Base], seed: int, i: int, timeout: float) -> Outcome:
         if not same:
             if any(_undetectable(base, k, changed, done) for k in hit):
                 out.undetectable = True
+            elif all("digest_mismatch" in got.quirks.get(base.spans[k][0], ()) for k in hit):
+                out.digest_flagged = True
             else:
                 out.damaged_complete = True
+    return out
+
+
+def _read_timed(data: bytes, step: int, timeout: float, out: Outcome) -> Read | None:
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        return read_archive(data, step)
+    except _Hang:
+        out.hang = True
+    except Exception:
+        out.exception = traceback.format_exc(limit=-3).strip().splitlines()[-1]
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return None
+
+
+# ---- quirks: archives as other tools write them, nothing lost
+
+ENCODINGS = {
+    "gzip": lambda b: gzip.compress(b, mtime=0),
+    "deflate": zlib.compress,
+    "deflate-raw": lambda b: (lambda c: c.compress(b) + c.flush())(zlib.compressobj(6, zlib.DEFLATED, -15)),
+    "br": lambda b: __import__("brotli").compress(b),
+    "zstd": lambda b: __import__("zstandard").ZstdCompressor().compress(b),
+}
+
+
+def _record_text(base: Base, k: int) -> bytes:
+    a, b = base.spans[k]
+    return gzip.decompress(base.data[a:b]) if base.gzip else base.data[a:b]
+
+
+def _split_record(text: bytes):
+    """(WARC header with its blank line, block, what follows the block)."""
+    end = text.index(b"\r\n\r\n") + 4
+    length = int(re.search(rb"(?im)^content-length:\s*(\d+)", text[:end]).group(1))
+    return text[:end], text[end:end + length], text[end + length:]
+
+
+def _set_field(header: bytes, name: bytes, value: bytes | None) -> bytes:
+    """The WARC header with one field's value replaced (None: the field removed)."""
+    pattern = rb"(?im)^" + name + rb":[^\r\n]*\r\n"
+    return re.sub(pattern, b"" if value is None else name + b": " + value + b"\r\n", header, count=1)
+
+
+def _quirk_targets(bases: list[Base], kind: str) -> list[tuple[Base, int]]:
+    """The (archive, record) pairs a quirk can be applied to."""
+    out = []
+    for base in bases:
+        if (kind == "reserved_flags") != base.gzip and kind in ("reserved_flags", "digest"):
+            continue  # gzip flags in .gz; the digest only in a plain WARC (the CRC covers a .gz)
+        for k, (a, _) in enumerate(base.spans):
+            try:
+                text = _record_text(base, k)
+            except Exception:
+                continue
+            if not text.startswith(b"WARC/1.") or b"\r\n\r\n" not in text:
+                continue
+            head = text[:text.index(b"\r\n\r\n")].lower()
+            if kind == "digest" and b"warc-block-digest: sha1:" not in head:
+                continue
+            # a page whose payload was decoded and judged: its length and outcome show a decoding
+            if kind == "encoding" and (base.read.records[a][4] not in ("kept", "lang_rejected")
+                                       or b"warc-type: response" not in head
+                                       or re.search(rb"(?im)^(content|transfer)-encoding:", text)):
+                continue  # (a body stored coded already is not coded twice)
+            out.append((base, k))
+    return out
+
+
+def _with_quirk(base: Base, k: int, kind: str, rng: random.Random) -> tuple[bytes, str, str]:
+    """The archive with record k written with the quirk; (bytes, quirk expected, what was done)."""
+    a, b = base.spans[k]
+    if kind == "reserved_flags":
+        buf = bytearray(base.data)
+        bit = rng.choice([0x20, 0x40, 0x80, 0xE0])
+        buf[a + 3] |= bit
+        return bytes(buf), "gzip_reserved_flags", f"FLG |= {bit:#x}"
+    header, block, after = _split_record(_record_text(base, k))
+    if kind in ("cr_cr_lf", "lf"):
+        eol = b"\r\r\n" if kind == "cr_cr_lf" else b"\n"
+        header = header.replace(b"\r\n", eol)
+        if rng.random() < 0.5:  # the blank lines after the block too, or not
+            after = after.replace(b"\r\n", eol)
+        quirk, done = ("cr_cr_lf_lines" if kind == "cr_cr_lf" else "lf_lines"), kind
+    elif kind == "digest":
+        wrong = base64.b32encode(hashlib.sha1(block + b"x").digest())
+        header, quirk, done = _set_field(header, b"WARC-Block-Digest", b"sha1:" + wrong), "digest_mismatch", "digest"
+    else:  # encoding: the HTML body stored with a Content-Encoding
+        head_end = block.index(b"\r\n\r\n") + 4 if b"\r\n\r\n" in block else block.index(b"\n\n") + 2
+        head, body = block[:head_end], block[head_end:]
+        names = rng.choice([["gzip"], ["deflate"], ["deflate-raw"], ["br"], ["zstd"], ["gzip", "br"], ["stored"]])
+        for name in names:
+            if name != "stored":
+                body = ENCODINGS[name](body)
+        label = ", ".join("gzip" if n == "stored" else "deflate" if n == "deflate-raw" else n for n in names)
+        nl = b"\r\n" if head.endswith(b"\r\n\r\n") else b"\n"
+        lines = [ln for ln in head.split(nl)[:-2] if not ln.lower().startswith(b"content-encoding:")]
+        lines.insert(1, b"Content-Encoding: " + label.encode())
+        block = nl.join(lines) + nl + nl + body
+        header = _set_field(header, b"Content-Length", str(len(block)).encode())
+        digest = b"sha1:" + base64.b32encode(hashlib.sha1(block).digest())
+        header = _set_field(header, b"WARC-Block-Digest", digest) if b"warc-block-digest" in header.lower() else header
+        quirk = "content_encoding_not_applied" if names == ["stored"] else ""
+        done = "encoding " + "+".join(names)
+    text = header + block + after
+    piece = gzip.compress(text, mtime=0) if base.gzip else text
+    return base.data[:a] + piece + base.data[b:], quirk, done
+
+
+def _quirk_case(bases: list[Base], kind: str, rng: random.Random, timeout: float) -> Outcome:
+    targets = _quirk_targets(bases, kind)
+    if not targets:
+        return Outcome(kind, "-")
+    base, k = rng.choice(targets)
+    out = Outcome(kind, base.name)
+    try:
+        data, quirk, out.kind_detail = _with_quirk(base, k, kind, rng)
+    except Exception as exc:  # pragma: no cover - a bug of the fuzzer, not the reader
+        out.exception = f"making the case: {exc!r}"
+        return out
+    a, b = base.spans[k]
+    shift = len(data) - len(base.data)
+    got = _read_timed(data, rng.choice([0, 0, 0, 7, 4096]) if len(data) <= SLOW_STEP_CAP else 0, timeout, out)
+    if got is None:
+        return out
+    out.status = got.status
+    want = base.read
+    for j, (x, _) in enumerate(base.spans):
+        new = x + shift if x > a else x
+        have, expect = got.records.get(new), want.records[x]
+        if j == k and kind == "encoding" and have is not None:  # its block changed; not its payload
+            have, expect = have[:6] + have[7:], expect[:6] + expect[7:]
+        if have != expect:
+            out.records_lost += 1
+            out.documents_lost += x in want.documents
+    out.quirks_missed = got.status != "complete" or bool(quirk and quirk not in got.quirks.get(a, ()))
     return out
 
 
@@ -426,9 +579,11 @@ def run(cases: int, seed: int, timeout: float, root: str, jobs: int = 1, only: i
             r["documents_lost"] += o.documents_lost
             r["damaged_complete"] += o.damaged_complete
             r["undetectable"] += o.undetectable
-        if o.exception or o.hang or o.records_lost or o.damaged_complete or only is not None:
+            r["digest_flagged"] += o.digest_flagged
+            r["quirks_missed"] += o.quirks_missed
+        if o.exception or o.hang or o.records_lost or o.damaged_complete or o.quirks_missed or only is not None:
             bad.append((i, o))
-    cols = ("cases", "complete", "salvaged", "failed", *COUNTS, "undetectable")
+    cols = ("cases", "complete", "salvaged", "failed", *COUNTS, "undetectable", "digest_flagged")
     print(f"fuzz_archives: {len(results)} cases, seed {seed}, {time.time() - started:.0f} s", file=out)
     print("| damage | " + " | ".join(cols) + " |", file=out)
     print("|---|" + "---:|" * len(cols), file=out)

@@ -4,8 +4,9 @@ as from an undamaged transfer?
     python -m warclake.tasks.tooling.net_faults [ARCHIVE_OR_FOLDER ...] [--timeout S] [--attempts N]
 
 Each archive is first extracted from its local file (the reference). Then, for each fault
-of :mod:`fault_server` (a reset, a body shorter than its Content-Length, a stall longer
-than the read timeout, a 503; with and without Range support; a missing file), it is
+of :mod:`fault_server` (a reset, a body shorter than its Content-Length, a well-formed
+reply shorter than the file, a reply without Content-Length cut off, a stall longer than
+the read timeout, a 503; with and without Range support; a missing file), it is
 extracted over HTTP from 127.0.0.1 the way a run does, attempts repeated on transient
 errors as the flow's retries would (without their delays). One row per fault: the statuses,
 how many archives gave documents and ledger identical to the reference, the attempts and
@@ -44,6 +45,10 @@ CASES = [
     ("reset, no Range", "drop", False, "same"),
     ("short body, no Range", "short", False, "same"),
     ("stalled body, no Range", "stall", False, "same"),
+    ("reply shorter than the file", "truncate", True, "same"),
+    ("reply shorter than the file, no Range", "truncate", False, "same"),
+    ("no Content-Length, cut", "unsized", True, "same"),
+    ("no Content-Length, cut, no Range", "unsized", False, "same"),
     ("404", "none", True, "not retried"),
 ]
 

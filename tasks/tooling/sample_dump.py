@@ -168,3 +168,26 @@ def make_dump(out_dir: str, files: int = 4, pages_per_file: int = 60, seed: int 
         for p in paths:
             fh.write(os.path.basename(p) + "\n")
     return paths
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m warclake.tasks.tooling.sample_dump",
+                                 description="Write a small generated Common-Crawl-like dump: archives "
+                                             "and a warc.paths.gz listing.")
+    ap.add_argument("out_dir", help="folder to write (created)")
+    ap.add_argument("--files", type=int, default=4, help="archives (default: 4)")
+    ap.add_argument("--pages", type=int, default=60, help="pages per archive (default: 60)")
+    ap.add_argument("--seed", type=int, default=7, help="random seed (default: 7)")
+    ap.add_argument("--dump", default="CC-MAIN-2099-01", help="dump name in the archives' names")
+    ap.add_argument("--whole", action="store_true", help="do not cut the last archive short")
+    args = ap.parse_args(argv)
+    paths = make_dump(args.out_dir, files=args.files, pages_per_file=args.pages, seed=args.seed,
+                      dump=args.dump, truncate_last=not args.whole)
+    print(f"{len(paths)} archives and warc.paths.gz in {args.out_dir}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

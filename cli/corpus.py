@@ -1,0 +1,97 @@
+"""``warclake corpus`` and ``warclake export``: the corpus stage over a lake and the export
+of its result. ``corpus`` runs the library directly (no Prefect) unless ``--flow`` asks
+for the ``corpus-dump`` flow."""
+from __future__ import annotations
+
+import sys
+
+from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("corpus", help="repeated text, near-duplicates and quality rules over the lake, as decisions")
+    p.add_argument("--lake", required=True, help="lake root folder (local)")
+    p.add_argument("--dump", default=None,
+                   help="judge this dump (and any earlier one not judged yet); default: every dump")
+    for name, (lo, hi, doc) in THRESHOLD_RANGES.items():
+        kind = float if name == "similarity" else int
+        p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, metavar="N",
+                       help=f"{doc} (default {getattr(DecisionConfig(), name)}; range {lo:g}..{hi:g})")
+    p.add_argument("--quality", action="append", default=[], metavar="RULE=VALUE",
+                   help="override a quality rule's threshold (repeatable)")
+    p.add_argument("--drop-all-copies", action="store_true",
+                   help="drop every copy of a duplicate cluster instead of keeping one survivor")
+    p.add_argument("--memory-limit", default="2GB", help="DuckDB memory limit of the global steps (default 2GB); "
+                                                          "beyond it DuckDB spills to <lake>/corpus/.spill")
+    p.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: all cores)")
+    p.add_argument("--partitions", type=int, default=SignatureConfig().partitions,
+                   help="hash-prefix partitions of the global steps (default %(default)s)")
+    p.add_argument("--flow", action="store_true", help="run as the Prefect flow corpus-dump")
+    p.add_argument("--dask", default=None, metavar="ADDRESS", help="with --flow: run the tasks on this Dask scheduler")
+    p.add_argument("--no-report", action="store_true", help="skip the report page")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    p.set_defaults(handler=run_corpus_cmd)
+
+    e = sub.add_parser("export", help="write the corpus as parquet or JSONL shards")
+    e.add_argument("--lake", required=True, help="lake root folder")
+    e.add_argument("--out", required=True, help="output folder")
+    e.add_argument("--format", choices=("parquet", "jsonl"), default="parquet")
+    e.add_argument("--dump", default=None, help="one dump (default: all)")
+    e.add_argument("--lang", default=None, help="one language (default: all)")
+    e.add_argument("--shard-docs", type=int, default=100_000, help="documents per shard (default %(default)s)")
+    e.set_defaults(handler=run_export_cmd)
+
+
+def decision_config(args) -> DecisionConfig:
+    kw = {n: getattr(args, n) for n in THRESHOLD_RANGES if getattr(args, n, None) is not None}
+    quality = {}
+    for item in args.quality:
+        name, sep, value = item.partition("=")
+        try:
+            if not sep:
+                raise ValueError
+            quality[name.strip()] = float(value)
+        except ValueError:
+            raise ValueError(f"--quality {item!r}: expected RULE=NUMBER") from None
+    return DecisionConfig(drop_all_copies=args.drop_all_copies, quality=quality, **kw)
+
+
+def run_corpus_cmd(args) -> int:
+    from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
+    from warclake.tasks.corpus.decide import check_quality_overrides
+    from warclake.tasks.corpus.stage import StageOptions
+
+    decide = decision_config(args)
+    check_quality_overrides(decide)
+    opts = StageOptions(sig=SignatureConfig(partitions=args.partitions), decide=decide,
+                        memory_limit=args.memory_limit, threads=args.threads)
+    dumps = dumps_to_process(args.lake, args.dump)
+    archives = check_inputs(args.lake, dumps)
+    if args.flow:
+        from warclake.flows.corpus_flow import corpus_dump
+
+        counts = corpus_dump(lake=args.lake, dump=args.dump, options=opts, dask=args.dask,
+                             report=not args.no_report)
+    else:
+        from warclake.tasks.corpus.stage import finish
+
+        counts = finish(args.lake, dumps, archives, opts, report=not args.no_report,
+                        progress=None if args.quiet else lambda m: print(m, file=sys.stderr))
+    for dump, st in counts["dumps"].items():
+        print(f"{dump}: {st['kept']} of {st['documents']} documents kept, "
+              f"{st['paragraphs_dropped']} paragraphs dropped ({st['run_id']})")
+    if counts.get("report"):
+        print(f"report: {counts['report']}")
+    return 0
+
+
+def run_export_cmd(args) -> int:
+    from warclake.tasks.corpus.export import export_corpus
+    from warclake.tasks.lake import Lake
+
+    lake = Lake(args.lake).require()
+    if args.dump:
+        lake.require_dump(args.dump)
+    info = export_corpus(args.lake, args.out, args.format, args.dump, args.shard_docs, args.lang)
+    print(f"{info['documents']} documents in {len(info['shards'])} {args.format} shard(s) under {args.out}")
+    return 0

@@ -1,0 +1,72 @@
+"""The corpus stage's views in the lake's catalogue (sql/corpus_views.sql)."""
+from __future__ import annotations
+
+import re
+
+import duckdb
+
+from warclake.tasks.catalog import dump_folder, read_sql, split_statements
+
+# view name -> the folder under <lake>/corpus its parquet files are in
+CORPUS_SOURCES = {
+    "corpus_document_signatures": "docsigs",
+    "corpus_paragraph_rows": "paragraphs",
+    "paragraph_hosts": "para_hosts",
+    "paragraph_paths": "para_paths",
+    "duplicate_pairs": "pairs",
+    "document_decisions": "decisions/documents",
+    "paragraph_decisions": "decisions/paragraphs",
+}
+_VIEW_RE = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", re.IGNORECASE | re.MULTILINE)
+
+
+def corpus_glob(root: str, view: str, dump: str | None = None) -> str:
+    return f"{root}/corpus/{CORPUS_SOURCES[view]}/{dump_folder(dump)}/*.parquet"
+
+
+def _empty(view: str) -> str:
+    """The view's columns with no rows, from the writers' schemas (no file to read yet)."""
+    from .archive_step import DOCSIGS, PARAGRAPHS
+    from .decide import DOC_DECISIONS, PARA_DECISIONS
+
+    cols = {
+        "corpus_document_signatures": [(f.name, f.type) for f in DOCSIGS if f.name not in ("minhash", "bands")],
+        "corpus_paragraph_rows": [(f.name, f.type) for f in PARAGRAPHS],
+        "paragraph_hosts": [("text_hash", "BIGINT"), ("host", "VARCHAR"), ("domain", "VARCHAR"),
+                            ("dump", "VARCHAR"), ("n_docs", "BIGINT"), ("n_urls", "BIGINT"),
+                            ("first_date", "TIMESTAMPTZ"), ("last_date", "TIMESTAMPTZ"),
+                            ("sample_doc", "VARCHAR"), ("sample_idx", "INTEGER")],
+        "paragraph_paths": [("text_hash", "BIGINT"), ("path", "VARCHAR"), ("dump", "VARCHAR"), ("n", "BIGINT")],
+        "duplicate_pairs": [("a", "VARCHAR"), ("b", "VARCHAR"), ("jaccard", "DOUBLE"), ("exact", "BOOLEAN")],
+        "document_decisions": [(f.name, f.type) for f in DOC_DECISIONS],
+        "paragraph_decisions": [(f.name, f.type) for f in PARA_DECISIONS],
+    }[view]
+    return ", ".join(f"NULL::{_sql_type(t)} AS {name}" for name, t in cols)
+
+
+def _sql_type(t) -> str:
+    import pyarrow as pa
+
+    if isinstance(t, str):
+        return t
+    if pa.types.is_list(t):
+        return _sql_type(t.value_type) + "[]"
+    if pa.types.is_struct(t):
+        return "STRUCT(" + ", ".join(f"{f.name} {_sql_type(f.type)}" for f in t) + ")"
+    if pa.types.is_map(t):
+        return f"MAP({_sql_type(t.key_type)}, {_sql_type(t.item_type)})"
+    return {pa.string(): "VARCHAR", pa.int64(): "BIGINT", pa.int32(): "INTEGER", pa.float64(): "DOUBLE",
+            pa.bool_(): "BOOLEAN", pa.uint32(): "UINTEGER",
+            pa.timestamp("us", tz="UTC"): "TIMESTAMPTZ"}[t]
+
+
+def install_corpus_views(con: duckdb.DuckDBPyConnection, root: str, dump: str | None = None) -> dict[str, bool]:
+    """Create the corpus views on ``con`` (after views.sql); returns which tables have files."""
+    present = {v: con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)",
+                              [corpus_glob(root, v, dump)]).fetchone()[0] > 0 for v in CORPUS_SOURCES}
+    for stmt in split_statements(read_sql("corpus_views.sql")):
+        m = _VIEW_RE.search(stmt)
+        if m and m.group(1) in CORPUS_SOURCES and not present[m.group(1)]:
+            stmt = f"CREATE OR REPLACE VIEW {m.group(1)} AS SELECT {_empty(m.group(1))} LIMIT 0"
+        con.execute(stmt)
+    return present
