@@ -117,3 +117,22 @@ def test_sieve_on_held_back_cleaneval_pages_keeps_its_f1():
     pages = read_gold(f"cleaneval:{root}/cleaneval-dev,{root}/cleaneval-final", "heldout")
     (sieve,) = (r.summary() for r in evaluate(pages, ["sieve"], "auto"))
     assert sieve["f1"] >= CLEANEVAL_FLOOR["f1"], sieve
+
+
+def test_cutoff_is_chosen_on_the_tuning_pages_of_gold_sets(tmp_path):
+    from warclake.tasks.tooling.evaluation.gold import split_of
+
+    article = "The river rose slowly through the night and the town watched it from the bridge. "
+    nav = "".join(f"<li><a href='/s{k}'>Section {k}</a></li>" for k in range(8))
+    for i in range(12):
+        (tmp_path / f"p{i}.html").write_text(
+            f"<html><body><ul class='menu'>{nav}</ul><div class='content'>"
+            + f"<p>{article * 4}</p>" * 3 + f"</div><div class='footer'><ul>{nav}</ul></div>"
+            "</body></html>")
+        (tmp_path / f"p{i}.txt").write_text((article * 4 + "\n") * 3)
+    tuning = [f"p{i}" for i in range(12) if split_of(f"p{i}") == "tuning"]
+    assert tuning
+    cutoff, at = train.cutoff_on_gold(model.load(), [f"folder:{tmp_path}"])
+    assert cutoff in train.CUTOFF_GRID
+    # the article is kept and the menus dropped at the chosen cutoff
+    assert list(at) == [f"folder:{tmp_path.name}"] and at[f"folder:{tmp_path.name}"] > 0.95
