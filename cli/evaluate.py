@@ -4,7 +4,8 @@
                   [--extractor NAME ...] [--split heldout|tuning|all] [--lang auto|en|...]
                   [--markdown FILE]
 
-FORMAT is ``cleaneval``, ``folder`` (``<id>.html`` + ``<id>.txt``) or ``readability``
+FORMAT is ``cleaneval``, ``dragnet`` (main content; ``dragnet-comments`` counts the
+comments too), ``wceb``, ``folder`` (``<id>.html`` + ``<id>.txt``) or ``readability``
 (Mozilla's test pages; smoke checks only). ``--gold`` may repeat; a trailing ``@SPLIT`` overrides ``--split`` for that set (e.g. score
 CleanPortalEval whole, ``@all``, next to CLEANEVAL's held-back part). Also runs standalone:
 ``python -m warclake.cli.evaluate ...``.
@@ -31,12 +32,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gold", action="append", required=True, metavar="FORMAT:PATH[@SPLIT]",
-                   help="gold set; FORMAT is cleaneval, folder, readability or wceb (repeatable)")
+                   help="gold set; FORMAT is cleaneval, dragnet, dragnet-comments, wceb, folder "
+                        "or readability (repeatable)")
     p.add_argument("--only", metavar="ID,...",
                    help="score only these page ids (e.g. the CJK readability cases)")
     p.add_argument("--extractor", action="append", metavar="NAME",
                    help="extractor to score (repeatable); default: every mode and every "
-                        "installed reference (trafilatura, justext-py)")
+                        "installed reference (trafilatura, justext-py). The keep-everything "
+                        "baseline `none` is always scored")
     p.add_argument("--split", default=DEFAULT_SPLIT, choices=("heldout", "tuning", "all"),
                    help="which part of each gold set (default: heldout)")
     p.add_argument("--lang", default="auto",
@@ -59,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
                                          markdown_table)
 
     installed = available_extractors()
-    names = args.extractor or installed
+    names = list(dict.fromkeys(args.extractor or installed))
+    if "none" not in names:   # every table shows the keep-everything baseline
+        names.insert(0, "none")
     missing = [n for n in names if n not in installed]
     if missing:
         print(f"warclake eval: unknown or not installed extractor(s) {missing}; "
@@ -95,8 +100,9 @@ def run(args: argparse.Namespace) -> int:
         head = ("# Boilerplate removal: evaluation\n\n"
                 f"Produced by `{cmd}` on {datetime.date.today().isoformat()} "
                 f"({environment_note()}).\n\n"
+                "`none` keeps every paragraph: the baseline. "
                 "F1 / precision / recall: bag-of-tokens overlap as in the article-extraction "
-                "benchmarks (per-page normalised, macro-averaged); F1 shingle-4: the same over "
+                "benchmarks (per-page normalised, macro-averaged); shingle-4: the same over "
                 "4-token shingles; edit sim: CLEANEVAL-style word-level 1 - Levenshtein / "
                 "max length, page mean; ms/page: extraction + classification on one core, "
                 "process CPU time, decoding and I/O excluded. See `tasks/tooling/evaluation/metrics.py`.\n\n")

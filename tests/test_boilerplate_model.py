@@ -73,3 +73,66 @@ def test_mixing_weights_scale_whole_pages_of_one_gold_format():
     wf = train.page_weights(share, groups, ["cleaneval", "readability"],
                             {"readability": 2.0}, 0.5)
     assert wf.tolist() == pytest.approx([0.375, 0.625, 2.0])
+
+
+def test_mixing_weights_can_name_one_set_of_a_format():
+    # CLEANEVAL (wide notion of content) and CleanPortalEval (article only) share a format
+    src = ["cleaneval:cleaneval-dev", "cleaneval:CleanPortalEval-master"]
+    assert train.set_label("cleaneval:/d/cleaneval-dev,/d/cleaneval-final") == src[0]
+    share, groups = np.array([1.0, 1.0]), np.array([0, 1])
+    w = train.page_weights(share, groups, src, {"cleaneval:cleaneval-dev": 0.5}, 0.0)
+    assert w.tolist() == [0.5, 1.0]
+    w = train.page_weights(share, groups, src, {"cleaneval": 2.0, "cleaneval:cleaneval-dev": 0.5}, 0.0)
+    assert w.tolist() == [0.5, 2.0]
+
+
+# ------------------------------------------------------------------ accuracy floors
+# Held-back pages only; floors just under what `warclake eval` measures (see
+# reports/boilerplate_eval.md): a model or operating point that loses main-content precision
+# or F1 fails here.
+DRAGNET_FLOOR = {"f1": 0.91, "precision": 0.90}
+CLEANEVAL_FLOOR = {"f1": 0.94}
+
+
+@pytest.mark.shared_data("gold", "dragnet")
+def test_sieve_on_held_back_dragnet_pages_keeps_main_content_precision():
+    from conftest import shared_data
+    from warclake.tasks.tooling.evaluation.gold import read_gold
+    from warclake.tasks.tooling.evaluation.runner import evaluate
+
+    pages = read_gold(f"dragnet:{shared_data('gold', 'dragnet')}", "heldout")
+    none, sieve = (r.summary() for r in evaluate(pages, ["none", "sieve"], "auto"))
+    assert sieve["f1"] >= DRAGNET_FLOOR["f1"], sieve
+    assert sieve["precision"] >= DRAGNET_FLOOR["precision"], sieve
+    assert sieve["precision"] > none["precision"] + 0.2
+
+
+@pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
+def test_sieve_on_held_back_cleaneval_pages_keeps_its_f1():
+    from conftest import shared_data
+    from warclake.tasks.tooling.evaluation.gold import read_gold
+    from warclake.tasks.tooling.evaluation.runner import evaluate
+
+    root = shared_data("gold", "cleaneval")
+    pages = read_gold(f"cleaneval:{root}/cleaneval-dev,{root}/cleaneval-final", "heldout")
+    (sieve,) = (r.summary() for r in evaluate(pages, ["sieve"], "auto"))
+    assert sieve["f1"] >= CLEANEVAL_FLOOR["f1"], sieve
+
+
+def test_cutoff_is_chosen_on_the_tuning_pages_of_gold_sets(tmp_path):
+    from warclake.tasks.tooling.evaluation.gold import split_of
+
+    article = "The river rose slowly through the night and the town watched it from the bridge. "
+    nav = "".join(f"<li><a href='/s{k}'>Section {k}</a></li>" for k in range(8))
+    for i in range(12):
+        (tmp_path / f"p{i}.html").write_text(
+            f"<html><body><ul class='menu'>{nav}</ul><div class='content'>"
+            + f"<p>{article * 4}</p>" * 3 + f"</div><div class='footer'><ul>{nav}</ul></div>"
+            "</body></html>")
+        (tmp_path / f"p{i}.txt").write_text((article * 4 + "\n") * 3)
+    tuning = [f"p{i}" for i in range(12) if split_of(f"p{i}") == "tuning"]
+    assert tuning
+    cutoff, at = train.cutoff_on_gold(model.load(), [f"folder:{tmp_path}"])
+    assert cutoff in train.CUTOFF_GRID
+    # the article is kept and the menus dropped at the chosen cutoff
+    assert list(at) == [f"folder:{tmp_path.name}"] and at[f"folder:{tmp_path.name}"] > 0.95

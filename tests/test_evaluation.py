@@ -206,3 +206,85 @@ def test_wceb_split_of_the_real_data_is_about_one_in_five():
     held = [p for p in pages if split_of(p.id) == "heldout"]
     assert len(pages) >= 999 and all(p.gold for p in pages)
     assert 0.15 < len(held) / len(pages) < 0.25
+
+
+def test_eval_table_always_has_the_none_baseline_and_precision_recall_beside_each_f1(tmp_path):
+    from warclake.cli.evaluate import main
+
+    (tmp_path / "a.html").write_bytes(
+        b"<html><body><ul><li><a href='/'>Home</a></li><li><a href='/n'>News</a></li></ul>"
+        b"<p>The article says many things about the river and the town in the valley.</p>"
+        b"</body></html>")
+    (tmp_path / "a.txt").write_text("The article says many things about the river and the town in the valley.")
+    out = tmp_path / "r.md"
+    assert main(["--gold", f"folder:{tmp_path}@all", "--extractor", "justext", "--quiet",
+                 "--markdown", str(out)]) == 0
+    lines = [ln for ln in out.read_text().splitlines() if ln.startswith("| ")]
+    head = [c.strip() for c in lines[0].split("|")[1:-1]]
+    assert head[1:7] == ["F1", "precision", "recall", "F1 shingle-4", "precision shingle-4",
+                         "recall shingle-4"]
+    rows = {ln.split("|")[1].strip(): [float(c) for c in ln.split("|")[2:8]] for ln in lines[1:]}
+    assert list(rows) == ["none", "justext"]
+    # keeping everything: every gold token found, the navigation words are false positives
+    assert rows["none"][2] == 1.0 and rows["none"][1] < 1.0
+    for f1, p, r in (rows["none"][0:3], rows["none"][3:6]):
+        assert f1 == pytest.approx(2 * p * r / (p + r), abs=2e-3)
+
+
+# ------------------------------------------------------------------ Dragnet
+def test_dragnet_comments_separator_and_its_hand_typed_variants():
+    from warclake.tasks.tooling.evaluation.dragnet import is_separator, main_content
+
+    for line in ("!@#$%^&*()  COMMENTS", "!@ $%^&*()  COMMENTS", "  #$%^&*()  COMMENTS",
+                 "!@#$%^&*   COMMENTS", "!@#$%^&*()  \tCOMMENTS"):
+        assert is_separator(line), line
+    assert not is_separator("COMMENTS are closed")
+    assert not is_separator("Reader COMMENTS (3) & more!")
+    assert main_content("Body one\nBody two\n!@#$%^&*() COMMENTS\nnice post") == "Body one\nBody two"
+    assert main_content("no comments here") == "no comments here"
+
+
+def test_read_dragnet_format_drops_comments_and_splits_by_site(tmp_path):
+    from warclake.tasks.tooling.evaluation.dragnet import split_of_site
+
+    (tmp_path / "input").mkdir()
+    (tmp_path / "GoldStandard").mkdir()
+    sites = {}
+    for i in range(1, 41):   # 40 pages on 8 sites, the site named in different places
+        site = f"site{i % 8}.co.uk"
+        head = (f'<link rel="canonical" href="http://www.{site}/a/{i}">' if i % 3 == 0 else
+                f'<meta property="og:url" content="https://blog.{site}/{i}"/>' if i % 3 == 1 else
+                "")
+        links = "".join(f'<a href="http://{site}/p{k}">p</a>' for k in range(3))
+        links += '<a href="http://www.facebook.com/share">f</a>' * 5
+        (tmp_path / "input" / f"{i}.html").write_bytes(
+            f"<html><head>{head}</head><body>{links}<p>Text {i}</p></body></html>".encode())
+        (tmp_path / "GoldStandard" / f"{i}.txt").write_bytes(
+            f"Text {i} caf\xe9\n!@#$%^&*()  COMMENTS\nfirst!".encode("cp1252"))
+        sites[f"dragnet/{i}"] = site
+    pages = read_gold(f"dragnet:{tmp_path}")
+    assert [p.id for p in pages][:3] == ["dragnet/1", "dragnet/2", "dragnet/3"]
+    assert {p.id: p.url for p in pages} == sites     # the site comes from the page itself
+    assert pages[0].gold == "Text 1 café"
+    assert read_gold(f"dragnet-comments:{tmp_path}")[0].gold == "Text 1 café\nfirst!"
+    held = {p.id for p in read_gold(f"dragnet:{tmp_path}", "heldout")}
+    tuning = {p.id for p in read_gold(f"dragnet:{tmp_path}", "tuning")}
+    assert held | tuning == set(sites) and not held & tuning
+    for pid, site in sites.items():   # one site, one side
+        assert (pid in held) == (split_of_site(site, pid) == "heldout")
+
+
+@pytest.mark.shared_data("gold", "dragnet")
+def test_dragnet_split_of_the_real_data_keeps_each_site_on_one_side():
+    pages = read_gold(f"dragnet:{DATA.parent / 'dragnet'}")
+    held = {p.id for p in read_gold(f"dragnet:{DATA.parent / 'dragnet'}", "heldout")}
+    assert len(pages) == 1381
+    assert sum(1 for p in pages if p.url) / len(pages) > 0.98   # a site for nearly every page
+    side = {}
+    for p in pages:
+        if p.url:
+            assert side.setdefault(p.url, p.id in held) == (p.id in held), p.url
+    assert 0.15 < len(held) / len(pages) < 0.25
+    assert len({p.url for p in pages if p.id in held}) > 60    # many sites, not a few big ones
+    # the comments are left out of the main content
+    assert not any("COMMENTS" in p.gold and "^&*" in p.gold for p in pages)

@@ -14,6 +14,9 @@ Two formats:
   blank lines) paired with ``release/html/<id>.html.gz``. PATH is the folder holding both.
   Its truth was drafted by a language model and verified by people. Page ids are
   ``wceb/<id>``.
+* ``dragnet`` — the Dragnet benchmark pages (2012), ``input/<id>.html`` with
+  ``GoldStandard/<id>.txt``; main content only (comments after the separator line left
+  out; ``dragnet-comments`` keeps them). Split by site, not by id: see ``dragnet.py``.
 * ``readability`` — Mozilla Readability's test pages, ``<case>/source.html`` with
   ``<case>/expected.html``; the gold is the block text of expected.html. That is one tool's
   accepted output, not independent annotation: for smoke checks (e.g. CJK), not scores.
@@ -193,8 +196,18 @@ def read_wceb(path: str | Path, split: str = "all") -> list[GoldPage]:
     return pages
 
 
+def _dragnet(path, split="all"):
+    from .dragnet import read_dragnet
+    return read_dragnet(path, split)
+
+
+def _dragnet_comments(path, split="all"):
+    from .dragnet import read_dragnet
+    return read_dragnet(path, split, comments=True)
+
+
 READERS = {"cleaneval": read_cleaneval, "folder": read_folder, "readability": read_readability,
-           "wceb": read_wceb}
+           "wceb": read_wceb, "dragnet": _dragnet, "dragnet-comments": _dragnet_comments}
 
 
 def read_gold(spec: str, split: str = "all") -> list[GoldPage]:

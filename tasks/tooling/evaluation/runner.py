@@ -116,7 +116,8 @@ class ExtractorResult:
         return {
             "pages": n,
             "f1": tok["f1"], "precision": tok["precision"], "recall": tok["recall"],
-            "f1_shingle4": sh["f1"],
+            "f1_shingle4": sh["f1"], "precision_shingle4": sh["precision"],
+            "recall_shingle4": sh["recall"],
             "edit_sim": sum(p.edit_sim for p in self.pages) / n if n else 0.0,
             "ms_per_page": sum(p.ms for p in self.pages) / n if n else 0.0,
             "errors": sum(1 for p in self.pages if p.error),
@@ -163,13 +164,15 @@ def evaluate(pages: list[GoldPage], extractors: list[str], lang: str = "auto",
 
 
 def markdown_table(results: list[ExtractorResult]) -> str:
-    head = ("| extractor | F1 | precision | recall | F1 shingle-4 | edit sim | ms/page | errors |\n"
-            "|---|---:|---:|---:|---:|---:|---:|---:|")
+    head = ("| extractor | F1 | precision | recall | F1 shingle-4 | precision shingle-4 | "
+            "recall shingle-4 | edit sim | ms/page | errors |\n"
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows = []
     for r in results:
         s = r.summary()
         rows.append(f"| {r.name} | {s['f1']:.3f} | {s['precision']:.3f} | {s['recall']:.3f} | "
-                    f"{s['f1_shingle4']:.3f} | {s['edit_sim']:.3f} | {s['ms_per_page']:.1f} | "
+                    f"{s['f1_shingle4']:.3f} | {s['precision_shingle4']:.3f} | "
+                    f"{s['recall_shingle4']:.3f} | {s['edit_sim']:.3f} | {s['ms_per_page']:.1f} | "
                     f"{s['errors']} |")
     return head + "\n" + "\n".join(rows)
 
