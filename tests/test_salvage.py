@@ -82,7 +82,7 @@ def test_the_undamaged_archive_is_complete(whole):
 
 
 def test_inflate_error_inside_a_member_loses_that_record_only(cc_gz, whole, tmp_path):
-    """Problem 1: warcio swallowed inflate errors and stopped; now the next member is read."""
+    """An inflate error inside a member (warcio swallows it and stops): the next member is read."""
     spans = members(cc_gz)
     a, b = spans[20]
     bad = cc_gz[:a + 40] + bytes(x ^ 0xFF for x in cc_gz[a + 40:a + 60]) + cc_gz[a + 60:]
@@ -94,7 +94,7 @@ def test_inflate_error_inside_a_member_loses_that_record_only(cc_gz, whole, tmp_
 
 
 def test_content_length_past_the_end_of_its_member_breaks_that_record_only(cc_gz, whole, tmp_path):
-    """Problem 2: a Content-Length that overruns the member is damage of that record only."""
+    """A Content-Length that overruns the member is damage of that record only."""
     spans = members(cc_gz)
     a, b = next(m for m in spans[30:] if b"WARC-Type: response" in gzip.decompress(cc_gz[m[0]:m[1]])[:400])
     bad = recompressed(cc_gz, (a, b), lambda t: re.sub(rb"Content-Length: (\d+)",
@@ -107,7 +107,7 @@ def test_content_length_past_the_end_of_its_member_breaks_that_record_only(cc_gz
 
 
 def test_a_corrupt_first_member_loses_the_warcinfo_only(cc_gz, whole, tmp_path):
-    """Problem 3: a corrupt warcinfo member no longer fails the whole archive."""
+    """A corrupt warcinfo member costs that record only, not the whole archive."""
     a, b = members(cc_gz)[0]
     bad = cc_gz[:a + 30] + b"\0" * 40 + cc_gz[a + 70:]
     s, docs = extract(tmp_path, bad)
@@ -121,7 +121,7 @@ def test_a_corrupt_first_member_loses_the_warcinfo_only(cc_gz, whole, tmp_path):
 
 
 def test_a_malformed_header_is_skipped_exactly(cc_gz, whole, tmp_path):
-    """Problem 4: after `Content-Length: abc` the break is at that record and the resume at
+    """After `Content-Length: abc` the break is at that record and the resume at
     the next member; the skipped range says so."""
     spans = members(cc_gz)
     a, b = spans[12]
@@ -136,8 +136,8 @@ def test_a_malformed_header_is_skipped_exactly(cc_gz, whole, tmp_path):
 
 @pytest.mark.parametrize("how", ["crc", "length", "deletion"])
 def test_damage_in_a_late_member_is_never_complete(cc_gz, whole, tmp_path, how):
-    """Problem 5: a CRC flip or an 80-byte deletion in a late member was `complete` with a
-    record missing (the member trailer: CRC32, then the inflated length)."""
+    """A CRC flip or an 80-byte deletion in a late member makes the archive `salvaged`, never
+    `complete` with a record missing (the member trailer: CRC32, then the inflated length)."""
     spans = members(cc_gz)
     a, b = spans[45]
     at = {"crc": b - 6, "length": b - 2}.get(how)
@@ -150,7 +150,7 @@ def test_damage_in_a_late_member_is_never_complete(cc_gz, whole, tmp_path, how):
 
 
 def test_a_cut_plain_warc_is_salvaged_without_a_phantom_record(tmp_path):
-    """Problem 6: a plain .warc cut anywhere, even inside a WARC header, was `complete`."""
+    """A plain .warc cut anywhere but between records, even inside a WARC header, is `salvaged`."""
     data = open(os.path.join(CC, "warcfile.warc"), "rb").read()
     starts = [m.start() for m in re.finditer(rb"WARC/1\.[01]\r\n", data)]
     cuts = [starts[10] + 40,                    # inside a WARC header

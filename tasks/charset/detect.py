@@ -43,8 +43,8 @@ def utf8_window_valid(window: bytes) -> bool:
 
 
 def _trim_for_detector(window: bytes) -> bytes:
-    """End the window at a character boundary: charset-normalizer decodes strictly and gave up
-    on 9 of 62 Shift_JIS/EUC-JP files of the chardet corpus because of the cut character."""
+    """End the window at a character boundary: charset-normalizer decodes strictly and gives up
+    on 9 of 62 Shift_JIS/EUC-JP files of the chardet corpus when the cut splits a character."""
     if b"\x00" in window[:1024]:  # UTF-16/32: keep whole code units
         return window[: len(window) - len(window) % 4]
     # '\n', '<', '>' are never trail bytes of the CJK multibyte encodings.
@@ -92,8 +92,8 @@ def detect_charset(window: bytes) -> list[str]:
         return []
     best_chaos = min(s[0] for s in scored)
     best_coh = min(s[1] for s in scored if s[0] == best_chaos)
-    # Only exact ties: a looser tie let windows-1252 beat the right windows-1250/1254 on
-    # Hungarian and Turkish files whose coherence was a few hundredths better.
+    # Only exact ties: a looser tie lets windows-1252 beat the right windows-1250/1254 on
+    # Hungarian and Turkish files whose coherence is a few hundredths better.
     tied = [s for s in scored if s[0] == best_chaos and s[1] == best_coh]
     tied.sort(key=lambda s: (_RANK.get(s[-1], len(_RANK)), s[2]))
     rest = [s for s in scored if s not in tied]

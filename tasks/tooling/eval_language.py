@@ -24,7 +24,7 @@ hu 22, el 13, 38 more in 12 languages; CPU time per page on a shared 2-core mach
 - targets ja,en,ru,hu: 0.991, 1.1 ms/page, 97 MiB (Cyrillic + Latin trigram models).
 - all: language right on 0.993 (Latin text from the page) or 0.996 (from <p> text), 0.9-1.1
   ms/page, 101 MiB, 0.6 s to load (trigram models for every script; the full Cyrillic,
-  Arabic and Devanagari models gave the same answers on these items and took 363 MiB).
+  Arabic and Devanagari models give the same answers on these items and take 363 MiB).
   With the 711 single sentences: 0.990 on them, 0.993 on pages and sentences together.
 - Uzushio's rule (buffer > 256 characters, one detector for all languages): 0.997 for ja,
   0.443 for all, since Latin-script pages never pass.
