@@ -239,7 +239,7 @@ def connect_catalog(lake: str | os.PathLike, rebuild: bool = False,
     if rebuild or not path.exists() or _missed_sources(path, lake):
         try:
             build_catalog(lake)
-        except OSError:  # a read-only lake: the same views, in memory, for this session
+        except OSError:  # a read-only lake: the same views, held in memory by this connection
             return _in_memory(lake)
     return duckdb.connect(str(path), read_only=read_only)
 

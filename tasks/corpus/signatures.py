@@ -88,15 +88,21 @@ def permutations(num_perm: int, seed: int = _SEED) -> tuple[np.ndarray, np.ndarr
 EMPTY_MINHASH = np.uint32(0xFFFFFFFF)
 
 
+def _hashed_batches(texts: list[str], n: int, batch_ngrams: int):
+    """Per batch of texts with at least one n-gram: its first index, the n-gram hashes, their
+    start per text, and the batch's texts that have n-grams."""
+    for lo, hi in _batches(texts, batch_ngrams):
+        h, starts = ngram_hashes(texts[lo:hi], n)
+        nonempty = np.nonzero(starts[1:] > starts[:-1])[0]
+        if nonempty.size:
+            yield lo, h, starts, nonempty
+
+
 def minhash(texts: list[str], n: int, num_perm: int, batch_ngrams: int = 1 << 21) -> np.ndarray:
     """(len(texts), num_perm) uint32 MinHash signatures; an empty text's row is all 0xFFFFFFFF."""
     a, b = permutations(num_perm)
     out = np.full((len(texts), num_perm), EMPTY_MINHASH, np.uint32)
-    for lo, hi in _batches(texts, batch_ngrams):
-        h, starts = ngram_hashes(texts[lo:hi], n)
-        nonempty = np.nonzero(starts[1:] > starts[:-1])[0]
-        if not nonempty.size:
-            continue
+    for lo, h, starts, nonempty in _hashed_batches(texts, n, batch_ngrams):
         seg = starts[:-1][nonempty]
         with np.errstate(over="ignore"):
             for j in range(num_perm):
@@ -110,11 +116,7 @@ def minhash(texts: list[str], n: int, num_perm: int, batch_ngrams: int = 1 << 21
 def simhash64(texts: list[str], n: int, batch_ngrams: int = 1 << 19) -> np.ndarray:
     """(len(texts),) SimHash of each text's n-grams, as int64 (0 for an empty text)."""
     out = np.zeros(len(texts), np.uint64)
-    for lo, hi in _batches(texts, batch_ngrams):
-        h, starts = ngram_hashes(texts[lo:hi], n)
-        nonempty = np.nonzero(starts[1:] > starts[:-1])[0]
-        if not nonempty.size:
-            continue
+    for lo, h, starts, nonempty in _hashed_batches(texts, n, batch_ngrams):
         seg = starts[:-1][nonempty]
         half = (starts[1:] - starts[:-1])[nonempty]
         acc = np.zeros(len(nonempty), np.uint64)
