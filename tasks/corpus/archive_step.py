@@ -40,8 +40,8 @@ DOCSIGS = pa.schema([
 ])
 
 
-def dedup_paragraphs(text: str | None, labels: list[str] | None) -> list[tuple[int, str, str]]:
-    """The paragraphs a document is compared by: the clean ones (labelled good, or all),
+def dedup_paragraphs(paras: list[tuple[str, str]], labels: list[str] | None) -> list[tuple[int, str, str]]:
+    """The paragraphs (as ``split_paragraphs`` gives them) a document is compared by: the clean ones (labelled good, or all),
     less those under a page-chrome path (navigation, footer, menu, sidebar, comments, by
     the quality rules' own test), unless that would leave none. The same page under another
     site template then keeps its similarity: on the tuning part of the near-duplicate set,
@@ -49,15 +49,15 @@ def dedup_paragraphs(text: str | None, labels: list[str] | None) -> list[tuple[i
     and lowered same-site pages above it from 0.009 to 0.004."""
     from .quality import _is_chrome
 
-    paras = clean_paragraphs(text, labels)
-    return [p for p in paras if not _is_chrome(p[1])] or paras
+    clean = clean_paragraphs(paras, labels)
+    return [p for p in clean if not _is_chrome(p[1])] or clean
 
 
-def archive_key(lake_dir: str, dump: str, warc_name: str, summary: dict, sig: SignatureConfig) -> dict:
+def archive_key(documents_path: str, summary: dict, sig: SignatureConfig) -> dict:
     """What the step's output depends on: the documents file (its size, and the summary
     the extraction wrote with it: a redone extraction writes a new one) and the signature
     settings. No modification time, so a copy of a lake judges the same as its original."""
-    st = os.stat(os.path.join(lake_dir, "documents", f"dump={dump}", warc_name + ".parquet"))
+    st = os.stat(documents_path)
     return {"documents_bytes": st.st_size,
             "extraction": summary.get("config_fingerprint"), "finished": summary.get("finished"),
             "signatures": sig.fingerprint()}
@@ -87,7 +87,7 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
             p_host.append(host); p_dom.append(dom); p_url.append(uh)
             p_lang.append(cols["lang"][i]); p_dump.append(cols["dump"][i]); p_date.append(cols["date"][i])
         first = len(p_norm) - len(paras)   # this document's paragraphs, normalised above
-        clean = "\n".join(p_norm[first + j - 1] for j, _, _ in dedup_paragraphs(text, labels))
+        clean = "\n".join(p_norm[first + j - 1] for j, _, _ in dedup_paragraphs(paras, labels))
         d_host.append(host); d_dom.append(dom); d_url.append(uh); d_npara.append(len(paras))
         d_nchars.append(len(clean)); d_clean_hash.append(hash64(clean)); d_clean.append(clean)
         d_metrics.append(sorted(document_metrics(text or "", labels, cols["lang"][i]).items())
@@ -121,12 +121,12 @@ def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
     """Run the per-archive step for one archive unless it is done; returns what it did."""
     sig = sig or SignatureConfig()
     layout = CorpusLayout(lake)
-    key = archive_key(layout.lake.url, dump, warc_name, summary, sig)
+    src = layout.lake.path("documents", dump, warc_name)
+    key = archive_key(src, summary, sig)
     if layout.is_done(STEP, dump, warc_name, key):
         return {"archive": warc_name, "done": "skipped"}
     t0 = time.monotonic()
     layout.clear_state(STEP, dump, warc_name)
-    src = os.path.join(layout.lake.url, "documents", f"dump={dump}", warc_name + ".parquet")
     have = set(pq.read_schema(src).names)
     docs = pq.read_table(src, columns=[c for c in READ_COLUMNS if c in have])
     para, docsig = signatures_of(docs, sig)

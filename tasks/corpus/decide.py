@@ -11,10 +11,10 @@ import numpy as np
 import pyarrow as pa
 
 from .components import component_labels
-from .engine import digest, parquet_list, part_expr, query_table
+from .engine import parquet_list, part_expr, query_table
 from .layout import CorpusLayout, write_table
 from .para_stats import _table
-from .settings import DecisionConfig
+from .settings import DecisionConfig, fingerprint_of
 
 DOC_STEP = "doc_decisions"
 PARA_STEP = "para_decisions"
@@ -201,4 +201,4 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
 
 
 def run_id_of(key: dict) -> str:
-    return "run-" + digest(key)
+    return "run-" + fingerprint_of(key)

@@ -5,7 +5,7 @@ import os
 from dataclasses import dataclass
 
 from .archive_step import STEP as SIGN_STEP
-from .engine import digest
+from .settings import fingerprint_of
 from .layout import CorpusLayout
 
 
@@ -29,4 +29,4 @@ def dump_inputs(layout: CorpusLayout, dump: str) -> DumpInputs:
             if st and os.path.exists(layout.file("docsigs", dump, warc)) \
                     and os.path.exists(layout.file("paragraphs", dump, warc)):
                 keys.append((warc, st["key"]))
-    return DumpInputs(dump, [w for w, _ in keys], digest(keys))
+    return DumpInputs(dump, [w for w, _ in keys], fingerprint_of(keys))

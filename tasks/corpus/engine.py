@@ -2,8 +2,6 @@
 lake, and the lake's corpus tables as views over their parquet files."""
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 
 import duckdb
@@ -32,10 +30,6 @@ def parquet_list(paths: list[str]) -> str:
     """A read_parquet() call over exactly these files (never a glob: a step reads the files
     its key names, not whatever a concurrent writer has added since)."""
     return "read_parquet([" + ", ".join(sql_literal(p) for p in paths) + "], union_by_name = true)"
-
-
-def digest(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def part_expr(col: str, parts: int) -> str:

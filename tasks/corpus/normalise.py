@@ -10,9 +10,9 @@ from __future__ import annotations
 import hashlib
 import unicodedata
 
-PARAGRAPH_SEP = "\n\n"
-PATH_SEP = "\x1c"
-_MARKERS = str.maketrans("", "", "\x02\x03")
+from warclake.tasks.paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
+
+_MARKERS = str.maketrans("", "", LINK_START + LINK_END)
 
 
 def split_paragraphs(text: str | None) -> list[tuple[str, str]]:
@@ -20,7 +20,7 @@ def split_paragraphs(text: str | None) -> list[tuple[str, str]]:
     if not text:
         return []
     out = []
-    for p in text.split(PARAGRAPH_SEP):
+    for p in text.split(PARA_SEP):
         path, sep, body = p.partition(PATH_SEP)
         out.append((path, body) if sep else ("", p))
     return out
@@ -41,9 +41,9 @@ def hash64(s: str) -> int:
     return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
 
 
-def clean_paragraphs(text: str | None, labels: list[str] | None) -> list[tuple[int, str, str]]:
-    """(index from 1, path, body) of the paragraphs the corpus starts from: the ones
-    labelled 'good' when the document has labels, all of them when it has none."""
-    paras = split_paragraphs(text)
+def clean_paragraphs(paras: list[tuple[str, str]], labels: list[str] | None) -> list[tuple[int, str, str]]:
+    """(index from 1, path, body) of the paragraphs (as ``split_paragraphs`` gives them) the
+    corpus starts from: the ones labelled 'good' when the document has labels, all of them
+    when it has none."""
     return [(i, path, body) for i, (path, body) in enumerate(paras, 1)
             if labels is None or (i - 1 < len(labels) and labels[i - 1] == "good")]

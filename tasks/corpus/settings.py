@@ -17,8 +17,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 CORPUS_VERSION = "2"
 
 
-def _fingerprint(d: dict) -> str:
-    return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
+def fingerprint_of(obj) -> str:
+    """A short stable digest of a JSON-able value (keys sorted)."""
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -40,7 +41,7 @@ class SignatureConfig:
             raise ValueError(f"partitions {self.partitions} out of range 1..256")
 
     def fingerprint(self) -> str:
-        return _fingerprint({**asdict(self), "corpus_version": CORPUS_VERSION})
+        return fingerprint_of({**asdict(self), "corpus_version": CORPUS_VERSION})
 
 
 # name: (low, high, meaning) of every threshold the user may set
@@ -79,4 +80,4 @@ class DecisionConfig:
         return replace(self, **kw)
 
     def fingerprint(self) -> str:
-        return _fingerprint({**asdict(self), "corpus_version": CORPUS_VERSION})
+        return fingerprint_of({**asdict(self), "corpus_version": CORPUS_VERSION})
