@@ -58,6 +58,10 @@ class RunInterrupted(Exception):
 _interrupted = threading.Event()
 
 
+def _interrupted_at(name: str) -> RunInterrupted:
+    return RunInterrupted(f"{name}: the run was interrupted")
+
+
 def interrupt() -> None:
     """Stop the run's extraction now: no archive starts any more, the workers are stopped
     (what they held is left undone; its temporaries are removed by the flow)."""
@@ -195,17 +199,17 @@ def run_extraction(input_path: str, dump: str, lake: str, config: ExtractConfig,
         return _run_extraction(input_path, dump, lake, config, workers, progress)
     except Exception:
         if _interrupted.is_set():  # whatever the stopped worker or pool raised
-            raise RunInterrupted(f"{archive_name(input_path)}: the run was interrupted") from None
+            raise _interrupted_at(archive_name(input_path)) from None
         raise
 
 
 def _run_extraction(input_path, dump, lake, config, workers, progress) -> dict:
     if _interrupted.is_set():
-        raise RunInterrupted(f"{archive_name(input_path)}: the run was interrupted")
+        raise _interrupted_at(archive_name(input_path))
     if workers <= 0:
         def progress_or_stop(n: int) -> None:
             if _interrupted.is_set():
-                raise RunInterrupted(f"{archive_name(input_path)}: the run was interrupted")
+                raise _interrupted_at(archive_name(input_path))
             if progress is not None:
                 progress(n)
         return extract_archive(input_path, dump, lake, config, progress=progress_or_stop)
@@ -215,7 +219,7 @@ def _run_extraction(input_path, dump, lake, config, workers, progress) -> dict:
     between = 0
     for _ in range(MAX_REBUILDS):
         if _interrupted.is_set():  # no new pool once the run is being stopped
-            raise RunInterrupted(f"{key[1]}: the run was interrupted")
+            raise _interrupted_at(key[1])
         pool = _pool_for(workers, config)
         with RecordWatch.create() as watch:
             try:
@@ -224,7 +228,7 @@ def _run_extraction(input_path, dump, lake, config, workers, progress) -> dict:
             except BrokenProcessPool:
                 _replace_broken(pool)
                 if _interrupted.is_set():
-                    raise RunInterrupted(f"{key[1]}: the run was interrupted") from None
+                    raise _interrupted_at(key[1]) from None
                 state = _settled(watch)
                 if watch.killed_for:   # stopped here for its record: that record is given up
                     skip[state.offset] = watch.killed_for

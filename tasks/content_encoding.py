@@ -29,6 +29,8 @@ import zstandard
 from isal import isal_zlib
 from warcio.bufferedreaders import ChunkedDataReader
 
+from .gzip_members import gzip_decompressor
+
 BLOCK = 16 << 10   # coded bytes per decoding step: a step's output stays bounded
 
 
@@ -38,7 +40,7 @@ class ContentEncodingError(ValueError):
 
 class _Gzip:
     def __init__(self):
-        self._d = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+        self._d = gzip_decompressor()
         self.finished = False
 
     def feed(self, data: bytes) -> bytes:
@@ -47,7 +49,7 @@ class _Gzip:
             if self.finished:
                 if not data.startswith(b"\x1f\x8b"):
                     return b"".join(out)  # bytes after the last member: nothing a browser shows
-                self._d = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+                self._d = gzip_decompressor()
                 self.finished = False
             out.append(self._d.decompress(data))
             if self._d.eof:

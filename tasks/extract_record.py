@@ -82,20 +82,16 @@ def finish_pending(pages: list[Pending], ctx: Context, mark=None) -> list[Result
     the CPU caches, which inside an extraction takes lingua from ~2.1 to ~1.25 ms a page.
     ``mark(offset)``, if given, is told each page's record before its work starts."""
     t = clock()
-    if mark is None:
-        langs = [ctx.detector.run(p.call) for p in pages]
-        for _ in pages:
-            ctx.stages.counts["language"] += 1
-        ctx.stages.seconds["language"] += clock() - t
-        return [_accept(p.raw, ctx, p.res, p.paragraphs, lang) for p, lang in zip(pages, langs)]
     langs = []
     for p in pages:
-        mark(p.raw.offset)
+        if mark is not None:
+            mark(p.raw.offset)
         langs.append(ctx.detector.run(p.call))
         t = ctx.stages.add("language", t)
     out = []
     for p, lang in zip(pages, langs):
-        mark(p.raw.offset)
+        if mark is not None:
+            mark(p.raw.offset)
         out.append(_accept(p.raw, ctx, p.res, p.paragraphs, lang))
     return out
 

@@ -17,6 +17,11 @@ from isal import isal_zlib
 
 from .archive_lines import starts_record
 
+
+def gzip_decompressor():
+    """An inflater of gzip data (one member), ISA-L's: about twice zlib's speed."""
+    return isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+
 MAGIC = b"\x1f\x8b\x08"    # gzip id and the deflate method: how every member starts
 RESERVED_FLAGS = 0xE0      # FLG bits 5-7 (RFC 1952): zlib refuses them, ISA-L reads past them
 READ_SIZE = 32 << 10       # compressed bytes per read: the inflated output stays small
@@ -27,7 +32,7 @@ SCAN_STEP = 1 << 20
 
 def _inflates_to_record(data: bytes) -> bool:
     """Whether a gzip member starting these bytes opens with a WARC or ARC record."""
-    d = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+    d = gzip_decompressor()
     try:
         head = d.decompress(data, 1024)
     except isal_zlib.error:
@@ -111,7 +116,7 @@ class MemberReader:
             return False
         flags = head[at + 3] if at + 4 <= len(head) else (self._bytes(pos + 3, pos + 4) or b"\0")[0]
         self.reserved_flags = flags & RESERVED_FLAGS
-        self._d = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+        self._d = gzip_decompressor()
         self._fed = pos
         self._keep = True
         return True

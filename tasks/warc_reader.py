@@ -32,7 +32,7 @@ from .archive_lines import (QUIRK_LINE_ENDS, LineReader, has_warc_line, is_arc_l
                             is_warc_line, line_end, line_end_quirk, starts_record)
 from .block_digest import block_digest_ok
 from .content_encoding import payload_stream
-from .gzip_members import MemberReader, has_member
+from .gzip_members import MemberReader, gzip_decompressor, has_member
 
 log = logging.getLogger(__name__)
 
@@ -45,12 +45,8 @@ _SINGLE_FIELDS = frozenset({"content-length", "content-type", "warc-type", "warc
 _BAD_FIELD = re.compile(rb"\n[^:\s][^:\n]*\n")  # a header line that is neither "name: value" nor a continuation
 
 
-def _gzip_decompressor():
-    """HTTP bodies with Content-Encoding: gzip inflate with ISA-L (about twice zlib's speed)."""
-    return isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
-
-
-BufferedReader.DECOMPRESSORS["gzip"] = _gzip_decompressor
+# warcio's own payload streams (content_stream) inflate gzip bodies with ISA-L too
+BufferedReader.DECOMPRESSORS["gzip"] = gzip_decompressor
 
 
 class TransientInputError(IOError):
@@ -555,7 +551,7 @@ def iter_responses(path: str) -> Iterator[tuple[str | None, bytes, str | None]]:
 def _leading_text(head: bytes) -> bytes:
     """The first bytes of the archive's content (inflated if gzip), leading newlines off;
     empty when a gzip member is too long to peek into."""
-    text = isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS).decompress(head, 64) if head[:2] == b"\x1f\x8b" else head
+    text = gzip_decompressor().decompress(head, 64) if head[:2] == b"\x1f\x8b" else head
     return text.lstrip(b"\r\n")
 
 
