@@ -18,7 +18,7 @@ import numpy as np
 
 from warclake.tasks.paragraph import Paragraph
 
-from . import bte, density, justext
+from . import bte, density, justext, structure
 from .text import link_chars, stopword_density
 from .text_columns import text_columns
 
@@ -91,7 +91,10 @@ WINDOWS = (3, 10)
 NAMES = list(BASE)
 NAMES += [f"{c}@{o:+d}" for o in OFFSETS for c in CONTEXT_COLS]
 NAMES += [f"{c}~{w}" for w in WINDOWS for c in CONTEXT_COLS]
+# Page-structure columns (comment and related sections, records, compound class stems).
+NAMES += list(structure.NAMES)
 NAMES = tuple(NAMES)
+_STRUCTURE = slice(len(NAMES) - len(structure.NAMES), len(NAMES))
 _IDX = {n: i for i, n in enumerate(NAMES)}
 
 
@@ -242,6 +245,7 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
         X[:, col["dist_jt_good"]] = math.log1p(n)
         X[:, col["chars_to_jt_good"]] = math.log1p(total)
     _add_context(X)
+    X[:, _STRUCTURE] = structure.columns(paths, plains, X[:, col["in_main"]])
     return X
 
 

@@ -1,0 +1,202 @@
+"""Page-structure features of the ``sieve`` model: what separates an article from the text
+that follows or surrounds it (user comments, related-story lists, bylines, captions).
+
+* class/id stems inside compound names (``commentbody``, ``postmeta``, ``relatedposts``):
+  ``features.PATH_GROUPS`` matches whole sub-words split at case changes and non-letters,
+  so such lower-case compounds name no group there;
+* repeated records: short date-like lines (``March 3, 2012 at 4:05 pm``, ``2 hours ago``)
+  and "says:" / "Reply" lines under the paragraph's parent or grandparent — a comment
+  list, forum thread or teaser list repeats them once per record, an article has one;
+* headings that open a comment or related section ("12 Comments", "Leave a Reply",
+  "Related posts") and the paragraphs after them inside the heading's container;
+* position after the end of the main container (``features`` finds it).
+
+``columns(paths, plains, in_main)`` returns the (n, len(NAMES)) block that ``features.matrix``
+appends to its own columns.
+"""
+from __future__ import annotations
+
+import math
+import re
+from functools import lru_cache
+
+import numpy as np
+
+# Stems matched anywhere inside a lower-cased class or id name (first letters of compounds
+# included). Each is long or rare enough not to occur inside unrelated words.
+STEMS: dict[str, tuple[str, ...]] = {
+    "comment": ("comment", "reply", "replies", "respond", "disqus", "livefyre", "discuss",
+                "avatar", "commtree", "byuser", "cbody", "citem", "cpic", "vcard", "gravatar",
+                "usercontent", "talkback", "postedby"),
+    "related": ("related", "recommend", "popular", "trending", "mostread", "mostviewed",
+                "outbrain", "taboola", "teaser", "promo", "morestories", "readmore",
+                "nextpost", "prevpost", "previouspost", "youmay", "alsolike", "headlines"),
+    "meta": ("byline", "author", "postmeta", "entrymeta", "dateline", "timestamp", "pubdate",
+             "posted", "published", "dateheader", "postinfo", "postdate", "entrydate"),
+    "caption": ("caption", "credit", "gallery", "figure", "photo", "thumb", "slideshow"),
+    "share": ("share", "social", "addthis", "sharethis", "bookmark", "tagged", "taglist",
+              "subscribe", "newsletter", "follow"),
+    "chrome": ("navbar", "navigation", "menu", "breadcrumb", "footer", "sidebar", "widget",
+               "masthead", "header", "topbar", "skiplink"),
+}
+STEM_GROUPS = tuple(STEMS)
+_STEM_RE = {g: re.compile("|".join(ws)) for g, ws in STEMS.items()}
+_NAME_SPLIT = re.compile(r"[.#]")
+_TAG = re.compile(r"[^.#]*")
+
+# Short lines that a record of a comment or listing repeats.
+_MONTHS = (r"jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|"
+           r"sep(t|tember)?|oct(ober)?|nov(ember)?|dec(ember)?")
+_DATE_LINE = re.compile(
+    rf"\b({_MONTHS})\.?\s+\d{{1,2}}\b|\b\d{{1,2}}\s+({_MONTHS})\b|\b\d{{1,2}}[:.]\d{{2}}\s*([ap]\.?m\b)"
+    r"|\b\d+\s+(minutes?|hours?|days?|weeks?|months?|years?)\s+ago\b|\b\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\b",
+    re.I)
+_RECORD_LINE = re.compile(r"\b(says|said|wrote)\s*:|^\s*(reply|report( abuse)?|permalink|"
+                          r"quote|like|flag|recommend|link to this)\s*$|\breply\b", re.I)
+SHORT_CHARS = 80      # a record's meta line (author, date, reply link) is short
+_COMMENT_HEAD = re.compile(
+    r"^\W*(\d+|no|one|two|three)\s+(comments?|responses?|replies|thoughts|reactions|"
+    r"opinions)\b|^\W*(leave|post|add|write|submit)\s+(a|your|new)\s+(comment|reply|response)|"
+    r"^\W*(reader|user|your)?\s*(comments?|responses|discussion|replies)\W*(\(\d+\))?\W*$|"
+    r"^\W*(join|start) the (discussion|conversation)|^\W*what do you think\W*$|"
+    r"^\W*(\d+\s+)?trackbacks?\b", re.I)
+_RELATED_HEAD = re.compile(
+    r"^\W*(related|recommended|similar|popular|trending|most (read|popular|viewed|emailed|"
+    r"shared|commented))\b|^\W*(more|latest|recent|top)\b.{0,30}\b(posts|stories|articles|"
+    r"news|reads|videos|links|headlines|entries)\W*$|^\W*more (from|on|in)\b|"
+    r"^\W*(you (may|might) (also )?(like|enjoy|be interested))|^\W*(read|see) (more|also)\b|"
+    r"^\W*(also|elsewhere) (on|in|from)\b|^\W*around the web\W*$", re.I)
+HEAD_CHARS = 60       # a section heading is a short line
+
+NAMES = tuple([f"stem_any_{g}" for g in STEM_GROUPS] + [f"stem_near_{g}" for g in STEM_GROUPS]
+              + ["date_line", "record_line", "parent_records", "grandparent_records",
+                 "grandparent_record_share",
+                 "after_comment_head", "under_comment_head", "under_related_head",
+                 "after_main", "chars_after_main"])
+_IDX = {n: i for i, n in enumerate(NAMES)}
+
+
+@lru_cache(maxsize=8192)
+def _element_stems(el: str) -> frozenset[str]:
+    """Stem groups named inside the class/id names of one path element."""
+    rest = el[_TAG.match(el).end():].lower()
+    if not rest:
+        return frozenset()
+    return frozenset(g for g, rx in _STEM_RE.items() if rx.search(rest))
+
+
+@lru_cache(maxsize=8192)
+def _path_stems(path: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(groups on any element, groups on the last two elements) of a path."""
+    parent, sep, el = path.rpartition(">")
+    own = _element_stems(el)
+    if not sep:
+        return own, own
+    p_any, _ = _path_stems(parent)
+    near = own | _element_stems(parent.rpartition(">")[2])
+    return p_any | own, near
+
+
+def _is_date_line(t: str) -> bool:
+    return len(t) <= SHORT_CHARS and _DATE_LINE.search(t) is not None
+
+
+def _is_record_line(t: str) -> bool:
+    return len(t) <= SHORT_CHARS and _RECORD_LINE.search(t) is not None
+
+
+def columns(paths: list[str], plains: list[str], in_main: np.ndarray) -> np.ndarray:
+    """The NAMES columns of a page's paragraphs (document order)."""
+    n = len(paths)
+    C = np.zeros((n, len(NAMES)))
+    if n == 0:
+        return C
+    col = _IDX
+    for i, q in enumerate(paths):
+        any_g, near_g = _path_stems(q)
+        for g in any_g:
+            C[i, col["stem_any_" + g]] = 1.0
+        for g in near_g:
+            C[i, col["stem_near_" + g]] = 1.0
+    date = np.array([_is_date_line(t) for t in plains], dtype=np.float64)
+    record = np.array([_is_record_line(t) for t in plains], dtype=np.float64)
+    C[:, col["date_line"]] = date
+    C[:, col["record_line"]] = record
+    # record lines (dates, "says:", reply links) inside the paragraph's parent / grandparent
+    # element: paths carry no sibling numbers, so the records of a list add up under one path
+    _records(C, paths, date + record)
+    _after_headings(C, paths, plains)
+    # after the last paragraph of the main container
+    inside = np.flatnonzero(in_main > 0)
+    if len(inside):
+        last = inside[-1]
+        C[last + 1:, col["after_main"]] = 1.0
+        lens = np.array([len(t) for t in plains], dtype=np.float64)
+        after = np.cumsum(lens) - np.cumsum(lens)[last]
+        C[:, col["chars_after_main"]] = np.log1p(np.maximum(after - lens, 0.0))
+    return C
+
+
+@lru_cache(maxsize=8192)
+def _ancestors(path: str) -> tuple[str, ...]:
+    """The path and its ancestor paths below body, innermost first."""
+    parent, sep, _ = path.rpartition(">")
+    return (path,) + _ancestors(parent) if sep else ()
+
+
+def _records(C: np.ndarray, paths: list[str], marks: np.ndarray) -> None:
+    """Record lines and paragraphs inside each element, then the counts of a paragraph's
+    parent and grandparent."""
+    col = _IDX
+    per_path: dict[str, list[float]] = {}
+    for q, m in zip(paths, marks.tolist()):
+        c = per_path.setdefault(q, [0, 0.0])
+        c[0] += 1
+        c[1] += m
+    paras: dict[str, int] = {}
+    lines: dict[str, float] = {}
+    for q, (k, m) in per_path.items():
+        for a in _ancestors(q)[1:]:
+            paras[a] = paras.get(a, 0) + k
+            if m:
+                lines[a] = lines.get(a, 0.0) + m
+    for i, q in enumerate(paths):
+        up = _ancestors(q)
+        if len(up) > 1:
+            C[i, col["parent_records"]] = math.log1p(lines.get(up[1], 0.0))
+        if len(up) > 2:
+            C[i, col["grandparent_records"]] = math.log1p(lines.get(up[2], 0.0))
+            C[i, col["grandparent_record_share"]] = lines.get(up[2], 0.0) / paras[up[2]]
+
+
+def _container(path: str) -> str:
+    """Prefix of the paths inside a heading's grandparent element ("" below body: all)."""
+    grand = path.rpartition(">")[0].rpartition(">")[0]
+    return grand + ">" if grand else ""
+
+
+def _after_headings(C: np.ndarray, paths: list[str], plains: list[str]) -> None:
+    """Paragraphs after the first comment-section heading (anywhere after it, and inside
+    the heading's grandparent container), and after a related-section heading inside its
+    grandparent container (until the next heading of another kind ends the section)."""
+    col = _IDX
+    comment_at = None
+    related: list[tuple[int, str]] = []
+    for i, t in enumerate(plains):
+        if len(t) > HEAD_CHARS:
+            continue
+        if comment_at is None and _COMMENT_HEAD.search(t):
+            comment_at = i
+        elif _RELATED_HEAD.search(t):
+            related.append((i, _container(paths[i])))
+    if comment_at is not None:
+        C[comment_at + 1:, col["after_comment_head"]] = 1.0
+        box = _container(paths[comment_at])
+        for i in range(comment_at + 1, len(paths)):
+            if paths[i].startswith(box):
+                C[i, col["under_comment_head"]] = 1.0
+    for k, (at, box) in enumerate(related):
+        end = related[k + 1][0] if k + 1 < len(related) else len(paths)
+        for i in range(at + 1, end):
+            if paths[i].startswith(box):
+                C[i, col["under_related_head"]] = 1.0

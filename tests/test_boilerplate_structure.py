@@ -1,0 +1,79 @@
+"""Page-structure features of sieve: comment sections, related lists, compound class stems."""
+import numpy as np
+
+from warclake.tasks.boilerplate import classify, features, structure
+from warclake.tasks.html_paragraphs import extract_paragraphs
+
+ARTICLE = ("The council met on Tuesday to decide the future of the old river bridge, which has "
+           "carried the town's traffic for more than a century and now needs repair.")
+BODY = " ".join([ARTICLE] * 3)
+COMMENTS = [("Jane", "I cross that bridge every day and the potholes are a disgrace, fix it."),
+            ("Bob", "Tear it down and build a tunnel; it would last another hundred years."),
+            ("Ann", "My grandfather helped build it, please keep the old stone arches.")]
+
+
+def blog_page() -> str:
+    comments = "".join(
+        f"<li class='comment depth-1'><div class='commentmeta'><span>{who} says:</span>"
+        f"<span>March {k + 3}, 2012 at 4:0{k} pm</span></div>"
+        f"<div class='commentbody'><p>{text}</p></div></li>"
+        for k, (who, text) in enumerate(COMMENTS))
+    return ("<html><body><div class='post'><h1>Bridge to be repaired</h1>"
+            "<div class='postmeta'><p>By John Smith, March 2, 2012</p></div>"
+            + f"<p>{BODY}</p>" * 3 + "</div>"
+            "<div class='relatedposts'><h3>Related posts</h3><ul>"
+            "<li><a href='/a'>Bridge closed for a week</a></li>"
+            "<li><a href='/b'>Council budget approved</a></li></ul></div>"
+            f"<div id='comments'><h3>3 Comments</h3><ol class='commentlist'>{comments}</ol>"
+            "<h3>Leave a Reply</h3></div></body></html>")
+
+
+def _columns(paras):
+    X = features.matrix(paras, "en")
+    col = {n: i for i, n in enumerate(features.NAMES)}
+    return X, col
+
+
+def test_comment_section_paragraphs_are_marked_by_stems_records_and_heading():
+    paras = extract_paragraphs(blog_page())
+    X, col = _columns(paras)
+    by_text = {p.plain: i for i, p in enumerate(paras)}
+    comment = by_text[COMMENTS[0][1]]
+    article = by_text[BODY]
+    # "commentbody" and "commentmeta" are compounds: no whole-word group, but a stem
+    assert X[comment, col["stem_any_comment"]] == 1 and X[article, col["stem_any_comment"]] == 0
+    assert X[comment, col["after_comment_head"]] == 1 and X[article, col["after_comment_head"]] == 0
+    assert X[comment, col["under_comment_head"]] == 1
+    # three records with a date line and a "says:" line each, under one list
+    assert X[comment, col["grandparent_record_share"]] > 2 * X[article, col["grandparent_record_share"]]
+    assert X[comment, col["grandparent_records"]] > 0
+    assert X[comment, col["after_main"]] == 1 and X[article, col["after_main"]] == 0
+    meta = by_text["By John Smith, March 2, 2012"]
+    assert X[meta, col["stem_any_meta"]] == 1 and X[meta, col["date_line"]] == 1
+    related = by_text["Bridge closed for a week"]
+    assert X[related, col["stem_any_related"]] == 1 and X[related, col["under_related_head"]] == 1
+
+
+def test_sieve_keeps_the_article_and_drops_comments_and_related_links():
+    paras = extract_paragraphs(blog_page())
+    kept = {p.plain for p, lab in zip(paras, classify("sieve", paras, "en")) if lab == "good"}
+    assert BODY in kept
+    assert not kept & {text for _, text in COMMENTS}
+    assert "Bridge closed for a week" not in kept
+
+
+def test_stems_are_found_inside_compound_names_only_of_class_and_id():
+    assert structure._element_stems("div.relatedposts") == {"related"}
+    assert structure._element_stems("ol#commtree") == {"comment"}
+    assert structure._element_stems("comment") == frozenset()    # a tag name, not a class
+    any_g, near_g = structure._path_stems("body>div#sidebarwrap>div>div>p")
+    assert "chrome" in any_g and "chrome" not in near_g
+
+
+def test_headings_open_sections_only_inside_their_container():
+    paths = ["body>div.a>p", "body>div.b>div>h3", "body>div.b>div>ul>li", "body>div.c>p"]
+    plains = ["Story text " * 10, "You may also like", "Another story", "Footer text"]
+    C = structure.columns(paths, plains, np.array([1.0, 0, 0, 0]))
+    under = C[:, structure.NAMES.index("under_related_head")]
+    assert under.tolist() == [0, 0, 1, 0]
+    assert structure.columns([], [], np.zeros(0)).shape == (0, len(structure.NAMES))
