@@ -40,8 +40,9 @@ STEMS: dict[str, tuple[str, ...]] = {
                "masthead", "header", "topbar", "skiplink"),
 }
 STEM_GROUPS = tuple(STEMS)
-_STEM_RE = {g: re.compile("|".join(ws)) for g, ws in STEMS.items()}
-_NAME_SPLIT = re.compile(r"[.#]")
+_STEM_GROUP = {w: g for g, ws in STEMS.items() for w in ws}
+# one pass over a name: stems left to right, the longest first where two start together
+_STEM_RE = re.compile("|".join(sorted(_STEM_GROUP, key=lambda w: (-len(w), w))))
 _TAG = re.compile(r"[^.#]*")
 
 # Short lines that a record of a comment or listing repeats.
@@ -53,6 +54,7 @@ _DATE_LINE = re.compile(
     re.I)
 _RECORD_LINE = re.compile(r"\b(says|said|wrote)\s*:|^\s*(reply|report( abuse)?|permalink|"
                           r"quote|like|flag|recommend|link to this)\s*$|\breply\b", re.I)
+_DIGIT = re.compile(r"\d")
 SHORT_CHARS = 80      # a record's meta line (author, date, reply link) is short
 _COMMENT_HEAD = re.compile(
     r"^\W*(\d+|no|one|two|three)\s+(comments?|responses?|replies|thoughts|reactions|"
@@ -76,13 +78,16 @@ NAMES = tuple([f"stem_any_{g}" for g in STEM_GROUPS] + [f"stem_near_{g}" for g i
 _IDX = {n: i for i, n in enumerate(NAMES)}
 
 
+_STEM_COL = {g: (_IDX["stem_any_" + g], _IDX["stem_near_" + g]) for g in STEM_GROUPS}
+
+
 @lru_cache(maxsize=8192)
 def _element_stems(el: str) -> frozenset[str]:
     """Stem groups named inside the class/id names of one path element."""
     rest = el[_TAG.match(el).end():].lower()
     if not rest:
         return frozenset()
-    return frozenset(g for g, rx in _STEM_RE.items() if rx.search(rest))
+    return frozenset(_STEM_GROUP[m] for m in _STEM_RE.findall(rest))
 
 
 @lru_cache(maxsize=8192)
@@ -97,12 +102,22 @@ def _path_stems(path: str) -> tuple[frozenset[str], frozenset[str]]:
     return p_any | own, near
 
 
-def _is_date_line(t: str) -> bool:
-    return len(t) <= SHORT_CHARS and _DATE_LINE.search(t) is not None
+def _stem_cols(path: str) -> list[int]:
+    any_g, near_g = _path_stems(path)
+    return [_STEM_COL[g][0] for g in any_g] + [_STEM_COL[g][1] for g in near_g]
 
 
-def _is_record_line(t: str) -> bool:
-    return len(t) <= SHORT_CHARS and _RECORD_LINE.search(t) is not None
+def _marks(plains: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """(date line, record line) flags of the short paragraphs."""
+    n = len(plains)
+    date, record = np.zeros(n), np.zeros(n)
+    for i, t in enumerate(plains):
+        if len(t) <= SHORT_CHARS:
+            if _DIGIT.search(t) and _DATE_LINE.search(t):
+                date[i] = 1.0
+            if _RECORD_LINE.search(t):
+                record[i] = 1.0
+    return date, record
 
 
 def columns(paths: list[str], plains: list[str], in_main: np.ndarray) -> np.ndarray:
@@ -112,20 +127,22 @@ def columns(paths: list[str], plains: list[str], in_main: np.ndarray) -> np.ndar
     if n == 0:
         return C
     col = _IDX
-    for i, q in enumerate(paths):
-        any_g, near_g = _path_stems(q)
-        for g in any_g:
-            C[i, col["stem_any_" + g]] = 1.0
-        for g in near_g:
-            C[i, col["stem_near_" + g]] = 1.0
-    date = np.array([_is_date_line(t) for t in plains], dtype=np.float64)
-    record = np.array([_is_record_line(t) for t in plains], dtype=np.float64)
+    # per distinct path, spread back to the paragraphs with ``inverse``
+    distinct: dict[str, int] = {}
+    inverse = np.fromiter([distinct.setdefault(q, len(distinct)) for q in paths], np.intp, n)
+    uniq = list(distinct)
+    on = [_stem_cols(q) for q in uniq]
+    block = np.zeros((len(uniq), len(NAMES)))
+    block[np.repeat(np.arange(len(uniq)), [len(c) for c in on]),
+          [c for cs in on for c in cs]] = 1.0
+    C[:, :2 * len(STEM_GROUPS)] = block[inverse, :2 * len(STEM_GROUPS)]
+    date, record = _marks(plains)
     C[:, col["date_line"]] = date
     C[:, col["record_line"]] = record
     # record lines (dates, "says:", reply links) inside the paragraph's parent / grandparent
     # element: paths carry no sibling numbers, so the records of a list add up under one path
-    _records(C, paths, date + record)
-    _after_headings(C, paths, plains)
+    _records(C, uniq, inverse, date + record)
+    _after_headings(C, paths, plains, uniq, inverse)
     # after the last paragraph of the main container
     inside = np.flatnonzero(in_main > 0)
     if len(inside):
@@ -144,29 +161,29 @@ def _ancestors(path: str) -> tuple[str, ...]:
     return (path,) + _ancestors(parent) if sep else ()
 
 
-def _records(C: np.ndarray, paths: list[str], marks: np.ndarray) -> None:
+def _records(C: np.ndarray, uniq: list[str], inverse: np.ndarray, marks: np.ndarray) -> None:
     """Record lines and paragraphs inside each element, then the counts of a paragraph's
-    parent and grandparent."""
+    parent and grandparent (sums of whole numbers: exact in any order)."""
     col = _IDX
-    per_path: dict[str, list[float]] = {}
-    for q, m in zip(paths, marks.tolist()):
-        c = per_path.setdefault(q, [0, 0.0])
-        c[0] += 1
-        c[1] += m
+    count = np.bincount(inverse, minlength=len(uniq)).tolist()
+    marked = np.bincount(inverse, weights=marks, minlength=len(uniq)).tolist()
     paras: dict[str, int] = {}
     lines: dict[str, float] = {}
-    for q, (k, m) in per_path.items():
+    for q, k, m in zip(uniq, count, marked):
         for a in _ancestors(q)[1:]:
             paras[a] = paras.get(a, 0) + k
             if m:
                 lines[a] = lines.get(a, 0.0) + m
-    for i, q in enumerate(paths):
+    rows = np.zeros((len(uniq), 3))
+    for j, q in enumerate(uniq):
         up = _ancestors(q)
         if len(up) > 1:
-            C[i, col["parent_records"]] = math.log1p(lines.get(up[1], 0.0))
+            rows[j, 0] = math.log1p(lines.get(up[1], 0.0))
         if len(up) > 2:
-            C[i, col["grandparent_records"]] = math.log1p(lines.get(up[2], 0.0))
-            C[i, col["grandparent_record_share"]] = lines.get(up[2], 0.0) / paras[up[2]]
+            rows[j, 1] = math.log1p(lines.get(up[2], 0.0))
+            rows[j, 2] = lines.get(up[2], 0.0) / paras[up[2]]
+    C[:, [col["parent_records"], col["grandparent_records"], col["grandparent_record_share"]]] = \
+        rows[inverse]
 
 
 def _container(path: str) -> str:
@@ -175,28 +192,31 @@ def _container(path: str) -> str:
     return grand + ">" if grand else ""
 
 
-def _after_headings(C: np.ndarray, paths: list[str], plains: list[str]) -> None:
+def _after_headings(C: np.ndarray, paths: list[str], plains: list[str], uniq: list[str],
+                    inverse: np.ndarray) -> None:
     """Paragraphs after the first comment-section heading (anywhere after it, and inside
     the heading's grandparent container), and after a related-section heading inside its
-    grandparent container (until the next heading of another kind ends the section)."""
+    grandparent container (until the next related heading)."""
     col = _IDX
     comment_at = None
-    related: list[tuple[int, str]] = []
+    related: list[int] = []
     for i, t in enumerate(plains):
         if len(t) > HEAD_CHARS:
             continue
         if comment_at is None and _COMMENT_HEAD.search(t):
             comment_at = i
         elif _RELATED_HEAD.search(t):
-            related.append((i, _container(paths[i])))
+            related.append(i)
+    if comment_at is None and not related:
+        return
+    n = len(paths)
+
+    def inside(at: int) -> np.ndarray:
+        box = _container(paths[at])
+        return np.array([q.startswith(box) for q in uniq])[inverse]
     if comment_at is not None:
         C[comment_at + 1:, col["after_comment_head"]] = 1.0
-        box = _container(paths[comment_at])
-        for i in range(comment_at + 1, len(paths)):
-            if paths[i].startswith(box):
-                C[i, col["under_comment_head"]] = 1.0
-    for k, (at, box) in enumerate(related):
-        end = related[k + 1][0] if k + 1 < len(related) else len(paths)
-        for i in range(at + 1, end):
-            if paths[i].startswith(box):
-                C[i, col["under_related_head"]] = 1.0
+        C[comment_at + 1:, col["under_comment_head"]] = inside(comment_at)[comment_at + 1:]
+    for k, at in enumerate(related):
+        end = related[k + 1] if k + 1 < len(related) else n
+        C[at + 1:end, col["under_related_head"]] = inside(at)[at + 1:end]
