@@ -1,7 +1,9 @@
 """Paragraph features for the ``sieve`` model: what the seed systems had (length, links,
 stop words, markup density, jusText's own classes) plus what they never had — the CSS path
 (semantic words in class/id names, ancestor tags, depth, how much of the page's text shares
-the path or the parent), position, duplicates and the neighbours' features.
+the path or the parent), position, duplicates, the neighbours' features and the page
+structure around the article (``structure``: comment and related sections, records, class
+stems inside compound names).
 
 ``matrix(paragraphs, lang)`` returns an (n, len(NAMES)) float array; the order of NAMES is
 part of the model file's contract (the file stores the names and is checked on load).

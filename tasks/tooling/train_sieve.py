@@ -180,9 +180,9 @@ def fit_forest(X, y, w, prm: dict, log=None) -> Forest:
     n, F = X.shape
     depth = prm["depth"]
     edges = make_bins(X, prm["bins"])
-    B = binarize(X, edges)
+    # one row of bin numbers per feature: a node's rows of one feature are one gather
+    Bt = np.ascontiguousarray(binarize(X, edges).T)
     nb = max(len(e) for e in edges) + 1
-    offs = (np.arange(F) * nb)[None, :]
     wsum = w.sum()
     w = w * (n / wsum)                      # mean weight 1 so min_hess has a fixed meaning
     pbar = np.clip((w * y).sum() / w.sum(), 1e-4, 1 - 1e-4)
@@ -207,11 +207,14 @@ def fit_forest(X, y, w, prm: dict, log=None) -> Forest:
                 G, H = g[r].sum(), h[r].sum()
                 best = None
                 if len(r) > 1 and H >= 2 * min_h:
-                    idx = (B[r] + offs).ravel()
-                    hg = np.bincount(idx, g[r][:, None].repeat(F, 1).ravel(),
-                                     minlength=F * nb).reshape(F, nb)
-                    hh = np.bincount(idx, h[r][:, None].repeat(F, 1).ravel(),
-                                     minlength=F * nb).reshape(F, nb)
+                    # gradient and hessian histograms, feature by feature (each bin adds its
+                    # rows in row order, as one bincount over all features would)
+                    gr, hr = g[r], h[r]
+                    hg, hh = np.empty((F, nb)), np.empty((F, nb))
+                    for j in range(F):
+                        bj = Bt[j].take(r)
+                        hg[j] = np.bincount(bj, gr, minlength=nb)
+                        hh[j] = np.bincount(bj, hr, minlength=nb)
                     GL, HL = np.cumsum(hg, 1), np.cumsum(hh, 1)
                     GR, HR = G - GL, H - HL
                     gain = GL ** 2 / (HL + lam) + GR ** 2 / (HR + lam) - G ** 2 / (H + lam)
@@ -227,7 +230,7 @@ def fit_forest(X, y, w, prm: dict, log=None) -> Forest:
                 else:
                     j, b = best
                     feat[node], thr[node] = j, edges[j][b]
-                    m = B[r, j] <= b
+                    m = Bt[j].take(r) <= b
                     left, right = r[m], r[~m]
                 nxt += [(2 * node + 1, left), (2 * node + 2, right)]
             level = nxt
