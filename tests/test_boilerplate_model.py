@@ -92,6 +92,7 @@ def test_mixing_weights_can_name_one_set_of_a_format():
 # or F1 fails here.
 DRAGNET_FLOOR = {"f1": 0.91, "precision": 0.90}
 CLEANEVAL_FLOOR = {"f1": 0.94}
+MODERN_FLOOR = {"f1": 0.85, "precision": 0.84}
 
 
 @pytest.mark.shared_data("gold", "dragnet")
@@ -117,6 +118,18 @@ def test_sieve_on_held_back_cleaneval_pages_keeps_its_f1():
     pages = read_gold(f"cleaneval:{root}/cleaneval-dev,{root}/cleaneval-final", "heldout")
     (sieve,) = (r.summary() for r in evaluate(pages, ["sieve"], "auto"))
     assert sieve["f1"] >= CLEANEVAL_FLOOR["f1"], sieve
+
+
+@pytest.mark.shared_data("gold", "wceb_modern_1000")
+def test_sieve_on_held_back_modern_pages_keeps_its_f1_and_precision():
+    from conftest import shared_data
+    from warclake.tasks.tooling.evaluation.gold import read_gold
+    from warclake.tasks.tooling.evaluation.runner import evaluate
+
+    pages = read_gold(f"wceb:{shared_data('gold', 'wceb_modern_1000')}", "heldout")
+    (sieve,) = (r.summary() for r in evaluate(pages, ["sieve"], "auto"))
+    assert sieve["f1"] >= MODERN_FLOOR["f1"], sieve
+    assert sieve["precision"] >= MODERN_FLOOR["precision"], sieve
 
 
 def test_cutoff_is_chosen_on_the_tuning_pages_of_gold_sets(tmp_path):

@@ -44,6 +44,7 @@ _STEM_GROUP = {w: g for g, ws in STEMS.items() for w in ws}
 # one pass over a name: stems left to right, the longest first where two start together
 _STEM_RE = re.compile("|".join(sorted(_STEM_GROUP, key=lambda w: (-len(w), w))))
 _TAG = re.compile(r"[^.#]*")
+_LETTERS = re.compile(r"[a-z]+")
 
 # Short lines that a record of a comment or listing repeats.
 _MONTHS = (r"jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|"
@@ -87,7 +88,14 @@ def _element_stems(el: str) -> frozenset[str]:
     rest = el[_TAG.match(el).end():].lower()
     if not rest:
         return frozenset()
-    return frozenset(_STEM_GROUP[m] for m in _STEM_RE.findall(rest))
+    # stems are letters only, so they are found run by run of letters; runs repeat a lot
+    # across sites (content, post, wrapper), so their groups are cached
+    return frozenset().union(*map(_run_stems, _LETTERS.findall(rest)))
+
+
+@lru_cache(maxsize=16384)
+def _run_stems(run: str) -> frozenset[str]:
+    return frozenset(_STEM_GROUP[m] for m in _STEM_RE.findall(run))
 
 
 @lru_cache(maxsize=8192)
