@@ -19,7 +19,7 @@ or the import-time check refuses this module and the Python path runs.
 from libc.math cimport log, log1p, sqrt, fabs
 from libc.stdint cimport uint16_t, uint32_t, uint64_t, int64_t, int32_t
 from libc.stdlib cimport malloc, calloc, realloc, free
-from libc.string cimport memcmp, memset
+from libc.string cimport memcmp, memcpy, memset
 
 import numpy as np
 
@@ -31,6 +31,7 @@ cdef extern from "Python.h":
     Py_UCS4 PyUnicode_READ(int kind, void *data, Py_ssize_t index)
     Py_UCS4 PyUnicode_MAX_CHAR_VALUE(object o)
     bint Py_UNICODE_ISALNUM(Py_UCS4 ch)
+    Py_UCS4 Py_UNICODE_TOLOWER(Py_UCS4 ch)
     int PyUnicode_4BYTE_KIND
 
 # Character class bits (text_columns' values, checked in configure).
@@ -55,6 +56,9 @@ cdef enum:
     J_GOOD = 3
 
 cdef uint16_t TABLE[0x10000]
+# str.lower() of each BMP code point where it is one code point whatever the context; 0 for
+# U+0130 (two code points) and U+03A3 (final sigma depends on the neighbours)
+cdef uint16_t LOWER[0x10000]
 cdef bint CONFIGURED = False
 cdef int NCOLS = 0
 cdef int N_TEXT = 11
@@ -95,6 +99,15 @@ DEF WORD_MAX = 31
 cdef char WORD_KEY[WORD_SLOTS][WORD_MAX + 1]
 cdef unsigned char WORD_LEN[WORD_SLOTS]
 cdef uint64_t WORD_MASK[WORD_SLOTS]
+
+
+cdef inline uint32_t _rd(int kind, const void *d, Py_ssize_t i) noexcept nogil:
+    """PyUnicode_READ, inlined."""
+    if kind == 1:
+        return (<const unsigned char *> d)[i]
+    if kind == 2:
+        return (<const uint16_t *> d)[i]
+    return (<const uint32_t *> d)[i]
 
 
 cdef inline uint64_t _fnv(uint64_t h, uint64_t c) noexcept nogil:
@@ -171,6 +184,10 @@ def configure(tuple names, dict path_groups, tuple ancestor_tags, tuple own_tags
         raise ValueError("text_columns' table is not of the BMP")
     for i in range(0x10000):
         TABLE[i] = <uint16_t> (<int> tb[i] & 0x3FF)
+    for i in range(0x10000):
+        LOWER[i] = <uint16_t> Py_UNICODE_TOLOWER(<Py_UCS4> i)
+    LOWER[0x130] = 0
+    LOWER[0x3A3] = 0
     for ch in end_chars:
         if ord(ch) >= 0x10000:
             raise ValueError("an END_CHARS character outside the BMP")
@@ -405,6 +422,28 @@ cdef int _grow(Buf *b, Py_ssize_t need, size_t item) except -1:
     return 0
 
 
+cdef Py_ssize_t _copy_str(object text, Buf *b, Py_ssize_t at) except -1:
+    """Append the code points of a str to b (as uint32) at ``at``; its length."""
+    cdef Py_ssize_t L = PyUnicode_GET_LENGTH(text), j
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    _grow(b, at + L + 1, sizeof(uint32_t))
+    cdef uint32_t *dst = (<uint32_t *> b.p) + at
+    cdef const unsigned char *d1
+    cdef const uint16_t *d2
+    if kind == 1:
+        d1 = <const unsigned char *> data
+        for j in range(L):
+            dst[j] = d1[j]
+    elif kind == 2:
+        d2 = <const uint16_t *> data
+        for j in range(L):
+            dst[j] = d2[j]
+    else:
+        memcpy(dst, data, L * sizeof(uint32_t))
+    return L
+
+
 # ---- stop-word density of one paragraph ----
 
 cdef double _stop_density(LangConfig cfg, const uint32_t *t, Py_ssize_t L, Buf *low) except -1.0:
@@ -427,23 +466,18 @@ cdef double _stop_density(LangConfig cfg, const uint32_t *t, Py_ssize_t L, Buf *
         return <double> n_func / <double> n_cjk
     if not cfg.has_stops or L == 0:
         return 0.0
+    _grow(low, L + 1, sizeof(uint32_t))
+    w = <uint32_t *> low.p
     for i in range(L):
         c = t[i]
-        if c > maxc:
-            maxc = c
         if c == 0x27 or c == 0x2019:
             apos = True
-    # the lower-cased text: by hand for Latin-1 (one to one there), else str.lower()
-    if maxc < 0x100:
-        _grow(low, L + 1, sizeof(uint32_t))
-        w = <uint32_t *> low.p
-        for i in range(L):
-            c = t[i]
-            if (0x41 <= c <= 0x5A) or (0xC0 <= c <= 0xDE and c != 0xD7):
-                c += 0x20
-            w[i] = c
-        m = L
-    else:
+        if c >= 0x10000 or LOWER[c] == 0:
+            maxc = 1   # lowered by str.lower() below
+        else:
+            w[i] = LOWER[c]
+    m = L
+    if maxc:
         lowered = PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, t, L).lower()
         m = PyUnicode_GET_LENGTH(lowered)
         _grow(low, m + 1, sizeof(uint32_t))
@@ -627,18 +661,15 @@ def matrix(list paragraphs, str lang):
         paths[i] = p.path
         if type(text) is not str:
             raise TypeError("a paragraph's text is not a str")
-        L = PyUnicode_GET_LENGTH(text)
-        _grow(&pg.codes, total_chars + L + 1, sizeof(uint32_t))
+        L = _copy_str(text, &pg.codes, total_chars)
         codes = <uint32_t *> pg.codes.p
         links = <int64_t *> pg.links.p
         ntags = <int64_t *> pg.ntags.p
-        kind = PyUnicode_KIND(text)
-        data = PyUnicode_DATA(text)
         in_link = False
         nl = 0
         pos = total_chars
-        for j in range(L):
-            c = PyUnicode_READ(kind, data, j)
+        for j in range(total_chars, total_chars + L):   # drop the link markers in place
+            c = codes[j]
             if c == 2:
                 if in_link:
                     nl += 1
@@ -784,30 +815,33 @@ def matrix(list paragraphs, str lang):
     cdef int64_t parent_pid, eid, pid, prev_eid, depth
     cdef bint found
     # hash tables sized for the worst case (every element distinct)
-    for k in range(m):
-        pc_len += PyUnicode_GET_LENGTH(dlist[k]) + 1
+    cdef Py_ssize_t el_bound = 0     # elements of all distinct paths: their '>' and one
+    poff_a = np.empty(m + 1, dtype=np.intp)
+    cdef Py_ssize_t[::1] poff = poff_a
+    poff[0] = 0
+    for k in range(m):      # every distinct path's code points, one after another
+        pc_len += _copy_str(dlist[k], &pg.pcodes, pc_len)
+        poff[k + 1] = pc_len
+    pcodes = <uint32_t *> pg.pcodes.p
+    el_bound = m
+    for j in range(pc_len):
+        if pcodes[j] == 0x3E:
+            el_bound += 1
     eslot_cap = 64
-    while eslot_cap < 2 * pc_len + 2:
+    while eslot_cap < 2 * el_bound + 2:
         eslot_cap *= 2
     pslot_cap = eslot_cap
-    _grow(&pg.pcodes, pc_len + 1, sizeof(uint32_t))
     _grow(&pg.eslots, eslot_cap, sizeof(int64_t))
     _grow(&pg.pslots, pslot_cap, sizeof(int64_t))
-    _grow(&pg.elems, pc_len + 1, sizeof(Elem))
-    _grow(&pg.prefixes, pc_len + 1, sizeof(Prefix))
-    pcodes = <uint32_t *> pg.pcodes.p
+    _grow(&pg.elems, el_bound + 1, sizeof(Elem))
+    _grow(&pg.prefixes, el_bound + 1, sizeof(Prefix))
     eslots = <int64_t *> pg.eslots.p
     pslots = <int64_t *> pg.pslots.p
     elems = <Elem *> pg.elems.p
     prefs = <Prefix *> pg.prefixes.p
     memset(eslots, 0xFF, eslot_cap * sizeof(int64_t))
     memset(pslots, 0xFF, pslot_cap * sizeof(int64_t))
-    pos = 0
     for k in range(m):
-        q_obj = dlist[k]
-        plen = PyUnicode_GET_LENGTH(q_obj)
-        kind = PyUnicode_KIND(q_obj)
-        data = PyUnicode_DATA(q_obj)
         info[k].has_class = False
         info[k].has_id = False
         parent_pid = -1
@@ -815,28 +849,26 @@ def matrix(list paragraphs, str lang):
         info[k].parent = -1
         info[k].grand = -1
         info[k].parent_elem = -1
-        e0 = pos
         depth = 0
-        j = 0
+        j = poff[k]
+        plen = poff[k + 1]
         while True:
             # one element: code points up to the next '>' or the end
             h = 1469598103934665603ULL
-            e0 = pos
+            e0 = j
+            c = 0
             while j < plen:
-                c = PyUnicode_READ(kind, data, j)
-                j += 1
+                c = pcodes[j]
                 if c == 0x3E:
                     break
                 if c == 0x2E:
                     info[k].has_class = True
                 elif c == 0x23:
                     info[k].has_id = True
-                pcodes[pos] = c
-                pos += 1
                 h = _fnv(h, c)
-            else:
-                c = 0
-            tl = pos - e0
+                j += 1
+            tl = j - e0
+            j += 1      # past the '>'
             # intern the element
             hs = h & (eslot_cap - 1)
             found = False
@@ -845,7 +877,6 @@ def matrix(list paragraphs, str lang):
                 if (elems[eid].hash == h and elems[eid].length == tl
                         and memcmp(pcodes + elems[eid].start, pcodes + e0, tl * sizeof(uint32_t)) == 0):
                     found = True
-                    pos = e0          # its code points are stored already
                     break
                 hs = (hs + 1) & (eslot_cap - 1)
             if not found:
@@ -1338,30 +1369,60 @@ def margin(const double[:, ::1] X, const int64_t[:, ::1] feature, const double[:
            const double[:, ::1] leaf, double base, int depth):
     """``model.Forest.margin``: every tree walked for every row, leaves added in numpy's order."""
     cdef Py_ssize_t n = X.shape[0], n_feat = X.shape[1], t = feature.shape[0]
-    cdef Py_ssize_t n_int = feature.shape[1], i, tr, lvl, node
+    cdef Py_ssize_t n_int = feature.shape[1], i, tr, node, r
     cdef int64_t f
     out_a = np.empty(n, dtype=np.float64)
     cdef double[::1] out = out_a
     if n == 0 or t == 0:
         out_a.fill(base)
         return out_a
-    if n_int != (1 << depth) - 1 or leaf.shape[1] != n_int + 1 or threshold.shape[1] != n_int:
+    if depth < 1 or n_int != (1 << depth) - 1 or leaf.shape[1] != n_int + 1 or threshold.shape[1] != n_int:
+        raise ValueError("a forest of another shape")
+    if leaf.shape[0] != t or threshold.shape[0] != t:
         raise ValueError("a forest of another shape")
     for tr in range(t):
         for node in range(n_int):
             f = feature[tr, node]
             if f < 0 or f >= n_feat:
                 raise ValueError("a tree reads a column the matrix does not have")
-    cdef double *vals = <double *> malloc(t * sizeof(double))
+    feat_a = np.ascontiguousarray(feature, dtype=np.int32)
+    cdef const int32_t[:, ::1] feat32 = feat_a
+    cdef double *vals = <double *> malloc(4 * t * sizeof(double))
     if vals == NULL:
         raise MemoryError()
+    cdef const double *x0
+    cdef const double *x1
+    cdef const double *x2
+    cdef const double *x3
+    cdef const int32_t *ft
+    cdef const double *th
+    cdef const double *lf
+    cdef Py_ssize_t n0, n1, n2, n3, lvl
     with nogil:
-        for i in range(n):
+        i = 0
+        while i < n:
+            # four rows at once: four independent walks down each tree
+            x0 = &X[i, 0]
+            x1 = &X[i + 1, 0] if i + 1 < n else x0
+            x2 = &X[i + 2, 0] if i + 2 < n else x0
+            x3 = &X[i + 3, 0] if i + 3 < n else x0
             for tr in range(t):
-                node = 0
+                ft = &feat32[tr, 0]
+                th = &threshold[tr, 0]
+                lf = &leaf[tr, 0]
+                n0 = n1 = n2 = n3 = 0
                 for lvl in range(depth):
-                    node = 2 * node + 1 + (X[i, feature[tr, node]] > threshold[tr, node])
-                vals[tr] = leaf[tr, node - n_int]
-            out[i] = base + (0.0 + _pairwise(vals, t))
+                    n0 = 2 * n0 + 1 + (x0[ft[n0]] > th[n0])
+                    n1 = 2 * n1 + 1 + (x1[ft[n1]] > th[n1])
+                    n2 = 2 * n2 + 1 + (x2[ft[n2]] > th[n2])
+                    n3 = 2 * n3 + 1 + (x3[ft[n3]] > th[n3])
+                vals[tr] = lf[n0 - n_int]
+                vals[t + tr] = lf[n1 - n_int]
+                vals[2 * t + tr] = lf[n2 - n_int]
+                vals[3 * t + tr] = lf[n3 - n_int]
+            for r in range(4):
+                if i + r < n:
+                    out[i + r] = base + (0.0 + _pairwise(vals + r * t, t))
+            i += 4
     free(vals)
     return out_a
