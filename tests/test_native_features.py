@@ -106,6 +106,24 @@ def test_a_close_density_threshold_takes_the_exact_deviation():
 
 
 @compiled_only
+def test_the_lower_case_table_is_str_lower():
+    from warclake.tasks.native import sieve_features
+
+    table = sieve_features.lower_table()
+    special = [c for c in range(0x10000) if table[c] == 0]
+    assert special == [0, 0x130, 0x3A3]  # the texts holding these are lowered by str.lower()
+    assert all(chr(table[c]) == chr(c).lower() for c in range(0x10000) if table[c])
+
+
+@compiled_only
+def test_fuzz_slice_has_no_differences(capsys):
+    from warclake.tasks.tooling import fuzz_sieve
+
+    assert fuzz_sieve.main(["--cases", "200", "--seed", "11"]) == 0
+    assert "0 differences" in capsys.readouterr().out
+
+
+@compiled_only
 def test_tree_scores_equal_on_random_forests_and_matrices():
     rng = np.random.default_rng(3)
     for trees, depth in ((1, 1), (8, 2), (127, 3), (129, 4), (200, 4), (513, 5)):

@@ -272,6 +272,11 @@ def configure(tuple names, dict path_groups, tuple ancestor_tags, tuple own_tags
     CONFIGURED = True
 
 
+def lower_table():
+    """The BMP lower-case table (for the tests: equal to str.lower where it is not 0)."""
+    return [LOWER[i] for i in range(0x10000)]
+
+
 cdef void memcpy_ascii(char *dst, bytes src):
     cdef Py_ssize_t i
     cdef const char *p = src
