@@ -186,7 +186,7 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     """The (n, len(NAMES)) feature matrix of a page's paragraphs: the compiled module's when
     it passed its check on import (``compiled``), else ``python_matrix``'s; both are equal."""
     if _COMPILED is not None:
-        return _COMPILED(paragraphs, lang)
+        return _COMPILED(paragraphs if type(paragraphs) is list else list(paragraphs), lang)
     return python_matrix(paragraphs, lang)
 
 

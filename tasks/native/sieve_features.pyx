@@ -1318,9 +1318,11 @@ cdef int _good_distance(double[:, ::1] x, Py_ssize_t n, signed char[::1] cf, dou
     return 0
 
 
-cdef void _add_context(double[:, ::1] x, Py_ssize_t n) noexcept:
+cdef int _add_context(double[:, ::1] x, Py_ssize_t n) except -1:
     cdef Py_ssize_t i, k, o, w, lo, hi, src
     cdef double *csum = <double *> malloc((n + 1) * sizeof(double))
+    if csum == NULL:
+        raise MemoryError()
     for o in range(N_OFFSETS):
         for i in range(n):
             src = i + OFFSET[o]
@@ -1339,6 +1341,7 @@ cdef void _add_context(double[:, ::1] x, Py_ssize_t n) noexcept:
                 hi = 0 if hi < 0 else (n if hi > n else hi)
                 x[i, CTX_WIN_COL[w][k]] = (csum[hi] - csum[lo]) / <double> (hi - lo)
     free(csum)
+    return 0
 
 
 # ---- the trees ----
