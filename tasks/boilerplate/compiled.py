@@ -78,7 +78,9 @@ def _configure(sf, features) -> None:
     from . import density
     from . import text_columns as tc
 
-    sf.configure(features.NAMES, features.PATH_GROUPS, features.ANCESTOR_TAGS,
+    # the structure columns are Python on both paths (features.with_structure)
+    core = tuple(n for n in features.NAMES if n not in features.structure.NAMES)
+    sf.configure(core, features.PATH_GROUPS, features.ANCESTOR_TAGS,
                  features.OWN_TAGS, features._HEADINGS, tuple(features.TEXT_COLS),
                  features.CONTEXT_COLS, features.OFFSETS, features.WINDOWS, tc._table(),
                  {"SPACE": tc.SPACE, "ALNUM": tc.ALNUM, "CJK": tc.CJK, "PUNCT": tc.PUNCT,
@@ -129,9 +131,10 @@ def choose_matrix():
         return None
     try:
         _configure(sf, features)
+        full = features.with_structure(sf.matrix)
         matrices = []
         for paras, lang in _check_pages():
-            X = sf.matrix(paras, lang)
+            X = full(paras, lang)
             if X.tobytes() != features.python_matrix(paras, lang).tobytes():
                 raise ValueError(f"feature matrix differs from the Python one ({lang or 'no'} page)")
             matrices.append(X)
@@ -142,7 +145,7 @@ def choose_matrix():
         return None
     STATUS, REASON = "compiled", "checked against the Python features"
     _MARGIN = sf.margin
-    return sf.matrix
+    return full
 
 
 def margin(forest, X):

@@ -93,10 +93,12 @@ WINDOWS = (3, 10)
 NAMES = list(BASE)
 NAMES += [f"{c}@{o:+d}" for o in OFFSETS for c in CONTEXT_COLS]
 NAMES += [f"{c}~{w}" for w in WINDOWS for c in CONTEXT_COLS]
-# Page-structure columns (comment and related sections, records, compound class stems).
+# Page-structure columns (comment and related sections, records, compound class stems):
+# last, and computed in Python on both paths (``with_structure``).
+CORE_NAMES = tuple(NAMES)
 NAMES += list(structure.NAMES)
 NAMES = tuple(NAMES)
-_STRUCTURE = slice(len(NAMES) - len(structure.NAMES), len(NAMES))
+_STRUCTURE = slice(len(CORE_NAMES), len(NAMES))
 _IDX = {n: i for i, n in enumerate(NAMES)}
 
 
@@ -193,6 +195,19 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     if _COMPILED is not None:
         return _COMPILED(paragraphs if type(paragraphs) is list else list(paragraphs), lang)
     return python_matrix(paragraphs, lang)
+
+
+def with_structure(core_matrix):
+    """The whole matrix from a function computing the CORE_NAMES columns (the compiled
+    module): the structure columns are added by ``structure``, as in ``python_matrix``."""
+    def full(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
+        core = core_matrix(paragraphs, lang)
+        X = np.empty((core.shape[0], len(NAMES)), dtype=np.float64)
+        X[:, :len(CORE_NAMES)] = core
+        X[:, _STRUCTURE] = structure.columns([p.path for p in paragraphs],
+                                             [p.plain for p in paragraphs], core[:, _IDX["in_main"]])
+        return X
+    return full
 
 
 def python_matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
