@@ -16,7 +16,6 @@ import numpy as np
 
 from warclake.tasks.paragraph import Paragraph
 
-from . import compiled, features
 
 MODEL_FILE = "sieve.json"
 
@@ -72,6 +71,11 @@ class Forest:
         leaf = np.array(d["leaf"], dtype=np.float64).reshape(-1, 2 ** depth)
         return cls(feat, thr, leaf, float(d["base"]), depth, tuple(d["features"]),
                    float(d.get("cutoff", 0.5)))
+
+
+# Imported after Forest exists: importing features chooses the compiled path, whose check
+# builds Forests (this module may be the first one imported).
+from . import compiled, features  # noqa: E402
 
 
 @lru_cache(maxsize=1)
