@@ -127,6 +127,15 @@ def _decoded(body: bytes, name: str, window: int, source: str) -> DecodeResult |
     return None if text is None else DecodeResult(text, name, source)
 
 
+def _valid_utf8(body: bytes, head: bytes, window: int) -> DecodeResult | None:
+    """The body as UTF-8 (source ``detector``) when its window is valid UTF-8, else None.
+    A body valid as a whole is decoded once, without checking its window apart."""
+    try:
+        return DecodeResult(body.decode("utf-8"), "utf-8", "detector", body)
+    except UnicodeDecodeError:
+        return _decoded(body, "utf-8", window, "detector") if utf8_window_valid(head) else None
+
+
 # A server's Latin charset loses to another Latin code page only when that one reads clearly
 # better: every such header on the web is a default as often as a choice.
 _HEADER_MARGIN = 2.0
@@ -190,8 +199,9 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
             elif not name.startswith("iso-2022") and not ascii_compatible_plausible(head):
                 continue
             if name in _SINGLE_BYTE and not head.isascii():
-                if utf8_window_valid(head):
-                    return _decoded(body, "utf-8", window, "detector")
+                res = _valid_utf8(body, head, window)
+                if res is not None:
+                    return res
                 if name in _LATIN_SINGLE_BYTE and not latin_plausible(head):
                     continue
                 if source == "header" and name in _LATIN_CANDIDATES and _contradicted(head, name):
@@ -201,8 +211,10 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
                 return res
     # Valid UTF-8 is exact evidence; NUL (UTF-16/32) and ESC (ISO-2022) bytes are valid UTF-8
     # too but mean another encoding, so those go to the statistical detector.
-    if b"\x00" not in head and b"\x1b" not in head and utf8_window_valid(head):
-        return _decoded(body, "utf-8", window, "detector")
+    if b"\x00" not in head and b"\x1b" not in head:
+        res = _valid_utf8(body, head, window)
+        if res is not None:
+            return res
     if damaged_utf8(head):
         return DecodeResult(body.decode("utf-8", "replace"), "utf-8", "fallback")
     names = detect_charset(head)
