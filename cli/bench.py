@@ -22,7 +22,7 @@ from warclake.tasks.config import ExtractConfig
 from warclake.tasks.extract_archive import extract_archive
 from warclake.tasks.owners import proc_stat
 from warclake.tasks.inputs import resolve_inputs
-from warclake.tasks.language import LanguageDetector
+from warclake.tasks.language import LanguageDetector, forget_answers
 from warclake.tasks import native
 from warclake.tasks.boilerplate import compiled as sieve_compiled  # loads nothing until asked
 
@@ -251,6 +251,7 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
     else:
         langs, boilerplate = parse_mode(mode)
         config = ExtractConfig.from_langs(langs, boilerplate=boilerplate)
+        forget_answers()  # the profiled run follows the timed one in the same process
         t = time.process_time()
         LanguageDetector.from_config(config).preload()
         load_s = time.process_time() - t

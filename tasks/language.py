@@ -423,6 +423,11 @@ _TOP_CACHE: dict[tuple, tuple[str | None, float]] = {}
 TOP_CACHE_SIZE = 8192
 
 
+def forget_answers() -> None:
+    """Empty lingua's answer table (a benchmark run must not start with answers it made)."""
+    _TOP_CACHE.clear()
+
+
 def _lingua_top(langs: tuple[str, ...], low: bool, text: str) -> tuple[str | None, float]:
     """lingua's most likely language of ``text`` (ISO 639-1) and its confidence; (None, 0.0)
     when it finds none."""
