@@ -76,6 +76,7 @@ class CorpusLayout:
         else:
             spill = os.path.join(tempfile.gettempdir(), f"warclake-spill-{os.getuid()}")
             register_filesystem(con, self.lake.url)
+            con.execute("SET autoinstall_known_extensions = false")   # never a download at run time
         os.makedirs(spill, exist_ok=True)
         con.execute(f"SET temp_directory = {sql_literal(spill)}")
 
