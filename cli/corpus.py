@@ -66,10 +66,12 @@ def run_corpus_cmd(args) -> int:
                         memory_limit=args.memory_limit, threads=args.threads)
     if args.dask and not args.flow:
         raise ValueError("--dask runs the flow's tasks on a cluster: give --flow too")
-    if args.flow:   # the flow makes the checks (as it does when a deployment starts it)
+    if args.flow:   # the flow reads the summaries and checks them, as when a deployment starts it
         from warclake.flows.corpus_flow import corpus_dump
+        from warclake.tasks.corpus.checks import check_request
         from warclake.tasks.run_checks import check_dask_address
 
+        check_request(args.lake, args.dump, opts.decide)   # before Prefect starts: no summary read
         if args.dask:
             check_dask_address(args.dask)
         state = corpus_dump(lake=args.lake, dump=args.dump, options=opts, dask=args.dask,

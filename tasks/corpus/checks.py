@@ -1,9 +1,11 @@
 """Checks before the corpus stage does any work, each failing with one clear line.
 
-``prepare`` runs all of them once, for the library (``warclake corpus``) and for the flow
-(``warclake corpus --flow``, a deployment) alike: thresholds and quality overrides, then the
-lake (reachable, present), each dump (not being extracted, of this lake schema) and at
-least one finished document.
+``prepare`` runs all of them, for the library (``warclake corpus``) and for the flow
+(``warclake corpus --flow``, a deployment) alike: thresholds and quality overrides, the lake
+(reachable, present), each dump (not being extracted, of this lake schema) and at least one
+finished document. ``warclake corpus --flow`` makes the cheap ones (``check_request``: no
+summary read) before Prefect starts, so a mistyped option costs no flow run; reading every
+summary happens once, in the flow.
 """
 from __future__ import annotations
 
@@ -24,11 +26,22 @@ class NoDocuments(FileNotFoundError):
 
 def prepare(lake: str, dump: str | None, decide: DecisionConfig) -> tuple[list[str], dict[str, list]]:
     """(dumps, finished archives per dump) of a run, after every check."""
+    dumps = check_request(lake, dump, decide)
+    return dumps, check_inputs(lake, dumps)
+
+
+def check_request(lake: str, dump: str | None, decide: DecisionConfig) -> list[str]:
+    """The dumps of a run, after the checks that read no summary: the settings, the lake
+    answering, the dump being one of its dumps, no extraction holding a dump's lock. A few
+    listings, so a command can make them before it starts Prefect."""
     from .decide import check_quality_overrides
 
     check_quality_overrides(decide)
     dumps = dumps_to_process(lake, dump)
-    return dumps, check_inputs(lake, dumps)
+    lk = Lake(lake)
+    for d in dumps:
+        DumpLock(lk, d).check()   # DumpLocked names the run still extracting it
+    return dumps
 
 
 def reachable(lake: str) -> Lake:
@@ -57,12 +70,11 @@ def dumps_to_process(lake: str, dump: str | None) -> list[str]:
 
 
 def check_inputs(lake: str, dumps: list[str]) -> dict[str, list[tuple[str, dict]]]:
-    """The finished archives of each dump; raises when a dump is being extracted, was
+    """The finished archives of each dump (every summary is read); raises when a dump was
     written by an older schema, or when there is no document at all."""
     layout = CorpusLayout(lake)
     found = {}
     for d in dumps:
-        DumpLock(layout.lake, d).check()   # DumpLocked names the run still extracting it
         archives = finished_archives(lake, d)
         for warc, summary in archives:
             version = str(summary.get("schema_version"))
