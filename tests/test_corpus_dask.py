@@ -100,3 +100,29 @@ def test_flow_bad_input_is_one_line_and_exit_2(cluster, tmp_path, capsys):
         rc = main(["corpus", *args, "--flow", "--no-report"])
         err = capsys.readouterr().err.strip().splitlines()
         assert rc == 2 and len(err) == 1 and words in err[0], (args, err)
+
+
+def test_an_extraction_on_dask_is_followed_by_the_corpus_stage_on_that_cluster(cluster, tmp_path):
+    """``extract-dump`` with ``corpus=True`` (``warclake run --corpus``, ``corpus = true`` in a
+    deployment) judges its dump after extracting it, its corpus tasks on the same cluster."""
+    from prefect_dask import DaskTaskRunner
+
+    from warclake.flows.dump_flow import extract_dump
+    from warclake.tasks.tooling.sample_dump import make_dump
+
+    make_dump(str(tmp_path / "dump"), files=2, pages_per_file=12, dump="TEST-DUMP")
+    lake = str(tmp_path / "lake")
+    before = executed(cluster["client"])
+    on_dask = extract_dump.with_options(task_runner=DaskTaskRunner(address=cluster["address"]))
+    state = on_dask(dump="TEST-DUMP", inputs=[str(tmp_path / "dump")], lake=lake, langs="ja,en", workers=0,
+                    report=False, corpus=True, return_state=True)
+    assert state.is_completed(), state.message
+    assert "2 extracted" in state.message and "; corpus: TEST-DUMP: " in state.message
+    after = executed(cluster["client"])
+    # 2 extractions, then 2 signatures, 3 x 8 partition steps and the document decisions
+    assert sum(after[w] - before.get(w, 0) for w in after) >= 2 + 2 + 3 * 8 + 1
+    # the library, run on a copy of the extracted lake, decides the same bytes
+    copy = str(tmp_path / "copy")
+    shutil.copytree(lake, copy, ignore=shutil.ignore_patterns("corpus"))
+    run(copy)
+    assert decision_bytes(lake) == decision_bytes(copy) and decision_bytes(lake)
