@@ -27,7 +27,8 @@ def add_parser(sub) -> None:
     p.add_argument("--partitions", type=int, default=SignatureConfig().partitions,
                    help="hash-prefix partitions of the global steps (default %(default)s)")
     p.add_argument("--flow", action="store_true", help="run as the Prefect flow corpus-dump")
-    p.add_argument("--dask", default=None, metavar="ADDRESS", help="with --flow: run the tasks on this Dask scheduler")
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="run the flow's tasks on this Dask scheduler (implies --flow)")
     p.add_argument("--no-report", action="store_true", help="skip the report page")
     p.add_argument("--report-dir", default=None,
                    help="where the report page goes (default: <lake>/reports/corpus/<scope>; "
@@ -64,9 +65,7 @@ def run_corpus_cmd(args) -> int:
 
     opts = StageOptions(sig=SignatureConfig(partitions=args.partitions), decide=decision_config(args),
                         memory_limit=args.memory_limit, threads=args.threads)
-    if args.dask and not args.flow:
-        raise ValueError("--dask runs the flow's tasks on a cluster: give --flow too")
-    if args.flow:   # the flow reads the summaries and checks them, as when a deployment starts it
+    if args.flow or args.dask:   # the flow reads the summaries and checks them, as when a deployment starts it
         from warclake.flows.corpus_flow import corpus_dump
         from warclake.tasks.corpus.checks import check_request
         from warclake.tasks.run_checks import check_dask_address

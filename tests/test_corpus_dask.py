@@ -63,13 +63,17 @@ def test_cli_flow_on_dask_worker_processes_matches_the_library(cluster, lakes, t
     assert decision_bytes(lake) == lakes["decisions"]
 
 
-def test_flow_on_dask_with_the_lake_in_s3(cluster, lakes, s3, tmp_path):  # noqa: F811
-    from warclake.flows.corpus_flow import corpus_dump
+def test_dask_with_the_lake_in_s3(cluster, lakes, s3, tmp_path, capsys):  # noqa: F811
+    from warclake.cli.main import main
 
     lake = upload_lake(s3, lakes["pristine"], "dask-lake")
-    state = corpus_dump(lake=lake, dask=cluster["address"], report_dir=str(tmp_path / "report"))
-    assert state.is_completed(), state.message
-    assert state.result()["dumps"][DUMP]["kept"] == 11
+    before = sum(executed(cluster["client"]).values())
+    # --dask alone runs the flow
+    rc = main(["corpus", "--lake", lake, "--dask", cluster["address"], "--report-dir", str(tmp_path / "report")])
+    out = capsys.readouterr()
+    assert rc == 0, out.err
+    assert f"{DUMP}: 11 of 14 documents kept" in out.out
+    assert sum(executed(cluster["client"]).values()) - before >= 2 + 3 * 8 + 1
     assert remote_decision_bytes(s3["fs"], lake) == lakes["decisions"]
     assert "exact_duplicate" in (tmp_path / "report" / "corpus.md").read_text()
 
