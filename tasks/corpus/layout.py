@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import posixpath
+import secrets
 import tempfile
 
 import fsspec
@@ -62,9 +63,6 @@ class CorpusLayout:
     def names(self, folder: str) -> list[str]:
         return list_names(folder if self.is_local else self.fs.unstrip_protocol(folder))
 
-    def exists(self, path: str) -> bool:
-        return os.path.exists(path) if self.is_local else self.fs.exists(path)
-
     def attach(self, con) -> None:
         """Prepare a DuckDB connection for this lake: its spill folder (local: under the
         lake's corpus folder; remote: a local temporary folder) and, for a remote lake, the
@@ -72,12 +70,15 @@ class CorpusLayout:
         from warclake.tasks.catalog import register_filesystem, sql_literal
 
         if self.is_local:
-            spill = posixpath.join(self.root, ".spill")
+            base = posixpath.join(self.root, ".spill")
         else:
-            spill = os.path.join(tempfile.gettempdir(), f"warclake-spill-{os.getuid()}")
+            base = os.path.join(tempfile.gettempdir(), f"warclake-spill-{os.getuid()}")
             register_filesystem(con, self.lake.url)
             con.execute("SET autoinstall_known_extensions = false")   # never a download at run time
-        os.makedirs(spill, exist_ok=True)
+        os.makedirs(base, exist_ok=True)
+        # one folder per connection, made by DuckDB when it first spills and removed when the
+        # connection closes (older duckdb versions name the spill files of every connection alike)
+        spill = os.path.join(base, f"{os.getpid()}-{secrets.token_hex(4)}")
         con.execute(f"SET temp_directory = {sql_literal(spill)}")
 
     def part_name(self, part: int) -> str:
