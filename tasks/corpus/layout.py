@@ -24,6 +24,7 @@ import json
 import os
 import posixpath
 import secrets
+import shutil
 import tempfile
 
 import fsspec
@@ -31,7 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from warclake.tasks.lake import Lake, check_dump_name, remove_quietly, upload_dir
-from warclake.tasks.owners import remove_dead_tmp, tmp_name
+from warclake.tasks.owners import owner_gone, owner_tag, remove_dead_tmp, tmp_name
 
 ROOT = "corpus"
 
@@ -69,17 +70,31 @@ class CorpusLayout:
         lake's fsspec filesystem, so DuckDB reads its parquet without an extension."""
         from warclake.tasks.catalog import register_filesystem, sql_literal
 
-        if self.is_local:
-            base = posixpath.join(self.root, ".spill")
-        else:
-            base = os.path.join(tempfile.gettempdir(), f"warclake-spill-{os.getuid()}")
+        if not self.is_local:
             register_filesystem(con, self.lake.url)
             con.execute("SET autoinstall_known_extensions = false")   # never a download at run time
+        base = self.spill_base()
         os.makedirs(base, exist_ok=True)
-        # one folder per connection, made by DuckDB when it first spills and removed when the
-        # connection closes (older duckdb versions name the spill files of every connection alike)
-        spill = os.path.join(base, f"{os.getpid()}-{secrets.token_hex(4)}")
+        # one folder per connection, named by its owner, made by DuckDB when it first spills
+        # and removed when the connection closes (older duckdb versions name the spill files
+        # of every connection alike); a killed run's is removed by the next run
+        spill = os.path.join(base, f"{owner_tag()}~{secrets.token_hex(4)}")
         con.execute(f"SET temp_directory = {sql_literal(spill)}")
+
+    def spill_base(self) -> str:
+        if self.is_local:
+            return posixpath.join(self.root, ".spill")
+        return os.path.join(tempfile.gettempdir(), f"warclake-spill-{os.getuid()}")
+
+    def clean_dead_spill(self) -> int:
+        """Remove the spill folders of connections whose process is gone."""
+        base, n = self.spill_base(), 0
+        for name in list_names(base) if os.path.isdir(base) else []:
+            path = os.path.join(base, name)
+            if os.path.isdir(path) and owner_gone(f".{name}.tmp", path):   # the tag as temporaries carry it
+                shutil.rmtree(path, ignore_errors=True)
+                n += 1
+        return n
 
     def part_name(self, part: int) -> str:
         return f"part={part:03d}"
@@ -109,9 +124,9 @@ class CorpusLayout:
     def clean_stale_tmp(self) -> int:
         """Remove temporaries of killed runs (never those of a process still running); a
         remote lake's are local files awaiting upload."""
+        n = self.clean_dead_spill()
         if not self.is_local:
-            return remove_dead_tmp(upload_dir()) if os.path.isdir(upload_dir()) else 0
-        n = 0
+            return n + remove_dead_tmp(upload_dir())
         for d, _, files in os.walk(self.root):
             if any(f.endswith((".tmp", ".tmp.wal")) for f in files):
                 n += remove_dead_tmp(d)
