@@ -28,9 +28,13 @@ def s3(tmp_path_factory):
     with procs.s3_server(tmp_path_factory.mktemp("s3")) as env, pytest.MonkeyPatch.context() as mp:
         for k, v in env.items():
             mp.setenv(k, v)
+        # fsspec keeps one filesystem per set of arguments: one made for another module's
+        # server would still point at its endpoint
+        s3fs.S3FileSystem.clear_instance_cache()
         fs = s3fs.S3FileSystem(client_kwargs={"endpoint_url": env["AWS_ENDPOINT_URL"]})
         fs.mkdir(BUCKET)
         yield {"env": env, "fs": fs}
+        s3fs.S3FileSystem.clear_instance_cache()
 
 
 def upload_lake(s3, local: str, name: str) -> str:
