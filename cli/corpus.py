@@ -66,7 +66,7 @@ def run_corpus_cmd(args) -> int:
     opts = StageOptions(sig=SignatureConfig(partitions=args.partitions), decide=decision_config(args),
                         memory_limit=args.memory_limit, threads=args.threads)
     if args.flow or args.dask:   # the flow reads the summaries and checks them, as when a deployment starts it
-        from warclake.flows.corpus_flow import corpus_dump
+        from warclake.flows.corpus_flow import CorpusFailed, corpus_dump
         from warclake.tasks.corpus.checks import check_request
         from warclake.tasks.run_checks import check_dask_address
 
@@ -75,9 +75,9 @@ def run_corpus_cmd(args) -> int:
             check_dask_address(args.dask)
         state = corpus_dump(lake=args.lake, dump=args.dump, options=opts, dask=args.dask,
                             report=not args.no_report, report_dir=args.report_dir)
-        if not state.is_completed():
+        if not state.is_completed():   # refused input: 2, as without --flow; a step that failed: 1
             print(f"warclake: error: {state.message}", file=sys.stderr)
-            return 2
+            return 2 if isinstance(state.result(raise_on_failure=False), CorpusFailed) else 1
         counts = state.result()
     else:
         from warclake.tasks.corpus.checks import prepare

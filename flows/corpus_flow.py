@@ -23,6 +23,7 @@ from prefect.context import FlowRunContext
 from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from warclake.flows.dump_flow import retry_if_transient
 from warclake.tasks.corpus import stage
 from warclake.tasks.corpus.archive_step import sign_archive
 from warclake.tasks.corpus.checks import prepare
@@ -34,33 +35,37 @@ class CorpusFailed(Exception):
     """The corpus stage refused its input or failed (the flow run's Failed state holds it)."""
 
 
-@task(name="corpus-sign-archive", task_run_name="sign {dump}/{warc}", persist_result=False)
+# Every step is idempotent (done = its state file), so a step that met a network or
+# storage error (a remote lake) is simply run again, as extraction's archives are.
+RETRIES = dict(retries=2, retry_delay_seconds=[2, 8], retry_condition_fn=retry_if_transient, persist_result=False)
+
+
+@task(name="corpus-sign-archive", task_run_name="sign {dump}/{warc}", **RETRIES)
 def sign_task(lake: str, dump: str, warc: str, summary: dict, sig: SignatureConfig) -> dict:
     return sign_archive(lake, dump, warc, summary, sig)
 
 
-@task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", persist_result=False)
+@task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", **RETRIES)
 def stats_task(lake: str, dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.stats_task(lake, dump, part, opts)
 
 
-@task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", persist_result=False)
+@task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", **RETRIES)
 def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.pairs_task(lake, dumps, dump, part, opts)
 
 
-@task(name="corpus-paragraph-decisions", task_run_name="paragraph decisions {dump} part {part}",
-      persist_result=False)
+@task(name="corpus-paragraph-decisions", task_run_name="paragraph decisions {dump} part {part}", **RETRIES)
 def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.para_decisions_task(lake, dumps, dump, part, opts)
 
 
-@task(name="corpus-document-decisions", task_run_name="document decisions {dump}", persist_result=False)
+@task(name="corpus-document-decisions", task_run_name="document decisions {dump}", **RETRIES)
 def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions) -> bool:
     return stage.doc_decisions_task(lake, dumps, dump, opts)
 
 
-@task(name="corpus-report", persist_result=False)
+@task(name="corpus-report", **RETRIES)
 def report_task(lake: str, report_dir: str | None) -> str:
     from warclake.tasks.catalog import build_catalog, is_remote
     from warclake.tasks.corpus.report import write_corpus_report
