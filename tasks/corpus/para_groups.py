@@ -1,0 +1,136 @@
+"""Near-duplicate paragraph groups: texts whose 64-bit SimHashes differ in at most
+``MAX_BITS`` bits, joined into groups by connected components.
+
+Bounded work: the 64 bits are cut into 6 blocks (11, 11, 11, 11, 10, 10 bits); two
+SimHashes at most 3 bits apart agree on at least 3 of the 6 blocks, so each of the 20
+choices of 3 blocks is a table whose key is those blocks' bits. Within a table the texts
+are sorted by key and SimHash and each is paired with the next ``WINDOW`` texts of its key
+(linear in the texts, however large a bucket of near-identical lines is); a pair is kept
+when its SimHashes are at most ``MAX_BITS`` apart and its lengths within ``MIN_LENGTH_RATIO``
+(the cheap confirmation: a 64-bit SimHash carries nothing else). Texts shorter than
+``MIN_CHARS`` are left out: their SimHash moves too much with one character.
+
+Incremental and final per dump: a dump pairs its own texts with each other and with those
+of earlier dumps, and its group file lists every text (of any dump) of each group holding
+one of its texts, with the group's id: the smallest text hash of the group, over the pairs
+found by this dump and every earlier one. Groups only merge as dumps arrive, so the lake's
+current group of a text is the smallest id any dump's file gives it. ``group_hosts`` holds
+the per-host counts of those groups over this and every earlier dump, which the paragraph
+decisions read in place of a single text's counts.
+"""
+from __future__ import annotations
+
+from itertools import combinations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
+
+from warclake.tasks.catalog import sql_literal
+
+from .components import component_labels
+from .engine import parquet_list, query_table
+from .layout import CorpusLayout, write_table
+
+STEP = "para_groups"
+MAX_BITS = 3
+MIN_CHARS = 20
+MIN_LENGTH_RATIO = 0.8
+WINDOW = 4
+_BOUNDS = (0, 11, 22, 33, 44, 54, 64)
+SETTINGS = {"max_bits": MAX_BITS, "min_chars": MIN_CHARS, "min_length_ratio": MIN_LENGTH_RATIO,
+            "window": WINDOW, "blocks": _BOUNDS, "version": 1}
+
+GROUPS = pa.schema([("text_hash", pa.int64()), ("group_hash", pa.int64())])
+
+
+def _table_masks() -> list[np.uint64]:
+    blocks = [((1 << (hi - lo)) - 1) << lo for lo, hi in zip(_BOUNDS, _BOUNDS[1:])]
+    return [np.uint64(sum(blocks[i] for i in c)) for c in combinations(range(len(blocks)), 3)]
+
+
+def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i < j) of texts whose SimHashes are within ``MAX_BITS`` and lengths
+    within ``MIN_LENGTH_RATIO``, at least one of them of the current dump."""
+    u = sim.view(np.uint64)
+    by_sim = np.argsort(u, kind="stable")
+    found_i, found_j = [], []
+    for mask in _table_masks():
+        key = u[by_sim] & mask
+        s = np.argsort(key, kind="stable")
+        order, k = by_sim[s], key[s]                      # by key, then SimHash
+        del s
+        for w in range(1, WINDOW + 1):
+            if w >= len(order):
+                break
+            same = np.nonzero(k[w:] == k[:-w])[0]
+            i, j = order[same], order[same + w]
+            keep = is_cur[i] | is_cur[j]
+            found_i.append(i[keep])
+            found_j.append(j[keep])
+    if not found_i:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    i, j = np.concatenate(found_i), np.concatenate(found_j)
+    close = np.bitwise_count(u[i] ^ u[j]) <= MAX_BITS
+    a, b = np.minimum(n_chars[i], n_chars[j]), np.maximum(n_chars[i], n_chars[j])
+    ok = close & (a >= MIN_LENGTH_RATIO * b)
+    i, j = np.minimum(i[ok], j[ok]), np.maximum(i[ok], j[ok])
+    pairs = np.unique(np.stack([i, j], axis=1), axis=0) if len(i) else np.zeros((0, 2), np.int64)
+    return pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+
+
+def groups_of(con, cur_hosts: list[str], prev_hosts: list[str], prev_groups: list[str]) -> pa.Table:
+    """(text_hash, group_hash) of every text in a group holding a text of the current dump
+    (``cur_hosts``: its para_hosts files), sorted by text_hash."""
+    src = f"SELECT text_hash, simhash, n_chars, true AS is_cur FROM {parquet_list(cur_hosts)}"
+    if prev_hosts:
+        src += f" UNION ALL SELECT text_hash, simhash, n_chars, false FROM {parquet_list(prev_hosts)}"
+    texts = con.sql(f"""
+        SELECT text_hash, min(simhash) AS simhash, min(n_chars) AS n_chars, bool_or(is_cur) AS is_cur
+        FROM ({src}) WHERE n_chars >= {MIN_CHARS} GROUP BY text_hash ORDER BY text_hash""").fetchnumpy()
+    th = np.asarray(texts["text_hash"], np.int64)
+    i, j = near_pairs(np.asarray(texts["simhash"], np.int64), np.asarray(texts["n_chars"], np.int64),
+                      np.asarray(texts["is_cur"], bool))
+    a, b = th[i], th[j]
+    cur_texts = th[np.asarray(texts["is_cur"], bool)]
+    del texts, th
+    if prev_groups:   # earlier groups, as edges member -> group id
+        g = con.sql(f"""SELECT text_hash, min(group_hash) AS g FROM {parquet_list(prev_groups)}
+                        GROUP BY text_hash""").fetchnumpy()
+        a = np.concatenate([a, np.asarray(g["text_hash"], np.int64)])
+        b = np.concatenate([b, np.asarray(g["g"], np.int64)])
+    if not len(a):
+        return GROUPS.empty_table()
+    nodes = np.unique(np.concatenate([a, b]))          # sorted: the smallest node is the smallest hash
+    labels = component_labels(len(nodes), np.searchsorted(nodes, a), np.searchsorted(nodes, b))
+    has_cur = np.zeros(len(nodes), bool)
+    has_cur[labels[np.isin(nodes, cur_texts)]] = True
+    keep = has_cur[labels]
+    return pa.table({"text_hash": nodes[keep], "group_hash": nodes[labels[keep]]}, schema=GROUPS)
+
+
+def group_hosts_of(con, groups_file: str, host_files: list[str]) -> pa.Table:
+    """Per group, host and dump: documents and URLs carrying one of its texts (summed over
+    its texts: a page holding two texts of one group counts twice), first and last date."""
+    return query_table(con, f"""
+        SELECT g.group_hash, h.host, any_value(h.domain ORDER BY h.domain NULLS LAST) AS domain, h.dump,
+               sum(h.n_docs)::BIGINT AS n_docs, sum(h.n_urls)::BIGINT AS n_urls,
+               min(h.first_date) AS first_date, max(h.last_date) AS last_date
+        FROM {parquet_list(host_files)} h JOIN read_parquet({sql_literal(groups_file)}) g USING (text_hash)
+        GROUP BY g.group_hash, h.host, h.dump ORDER BY g.group_hash, h.host NULLS LAST, h.dump""")
+
+
+def groups_step(con, layout: CorpusLayout, dump: str, cur_hosts: list[str], prev_hosts: list[str],
+                prev_groups: list[str], key: dict) -> bool:
+    """Write the dump's group file and its groups' host counts unless done."""
+    if layout.is_done(STEP, dump, "groups", key):
+        return False
+    layout.clear_state(STEP, dump, "groups")
+    groups = groups_of(con, cur_hosts, prev_hosts, prev_groups)
+    path = layout.file("para_groups", dump, "groups")
+    write_table(path, groups)
+    hosts = group_hosts_of(con, path, cur_hosts + prev_hosts)
+    write_table(layout.file("group_hosts", dump, "group_hosts"), hosts)
+    layout.mark_done(STEP, dump, "groups", key, texts=groups.num_rows,
+                     groups=pa.compute.count_distinct(groups.column("group_hash")).as_py())
+    return True
