@@ -185,7 +185,7 @@ class Generator:
         return rng.randrange(self.n_sites)
 
     def body_para(self) -> tuple[int, ...]:
-        return tuple(self.rng.randrange(self.pool.base) for _ in range(self.rng.randint(1, 4)))
+        return tuple(self.rng.randrange(self.pool.base) for _ in range(self.rng.randint(2, 4)))
 
     def edit(self, para: tuple[int, ...]) -> tuple[int, ...]:
         """The paragraph with one of its sentences in its edited form, where it has one."""
