@@ -5,7 +5,8 @@ Bounded work: the 64 bits are cut into 6 blocks (11, 11, 11, 11, 10, 10 bits); t
 SimHashes at most 3 bits apart agree on at least 3 of the 6 blocks, so each of the 20
 choices of 3 blocks is a table whose key is those blocks' bits. Within a table the texts
 are sorted by key and SimHash and each is paired with the next ``WINDOW`` texts of its key
-(linear in the texts, however large a bucket of near-identical lines is); a pair is kept
+(linear in the texts, however large a bucket of near-identical lines is; texts with the
+same SimHash are searched once, as one value); a pair is kept
 when its SimHashes are at most ``MAX_BITS`` apart and its lengths differ by at most
 ``MAX_LENGTH_DIFF`` characters or ``MAX_LENGTH_SHARE`` of the longer (the cheap
 confirmation: the SimHash of 3-grams leans on the language's common 3-grams, so unrelated
@@ -66,15 +67,14 @@ def _permuted(u: np.ndarray, blocks) -> tuple[np.ndarray, int]:
     return v, sum(w for _, w in blocks[3:])
 
 
-def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (i < j) of texts whose SimHashes are within ``MAX_BITS`` and lengths
-    close (see the module's text), at least one of them of the current dump. The texts come
-    in a fixed order (by text hash) and every sort is stable, so the pairs are too."""
-    u = sim.view(np.uint64)
+def _table_pairs(vals: np.ndarray, cur: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs of distinct SimHash values (``vals``, uint64, no two equal) within
+    ``MAX_BITS``, at least one flagged in ``cur``. The values are unique, so every sort
+    order is unique too: the pairs do not depend on the sorting algorithm."""
     found_i, found_j = [], []
     for blocks in _tables():
-        v, rest = _permuted(u, blocks)
-        order = np.argsort(v, kind="stable")       # by key, then the other bits
+        v, rest = _permuted(vals, blocks)
+        order = np.argsort(v)                      # by key, then the other bits
         k = v[order] >> np.uint64(rest)
         del v
         for w in range(1, WINDOW + 1):
@@ -82,17 +82,38 @@ def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray) -> tupl
                 break
             same = np.nonzero(k[w:] == k[:-w])[0]
             i, j = order[same], order[same + w]
-            keep = (is_cur[i] | is_cur[j]) & (np.bitwise_count(u[i] ^ u[j]) <= MAX_BITS)
+            keep = (cur[i] | cur[j]) & (np.bitwise_count(vals[i] ^ vals[j]) <= MAX_BITS)
             found_i.append(i[keep])
             found_j.append(j[keep])
     if not found_i:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    i, j = np.concatenate(found_i), np.concatenate(found_j)
+    return np.concatenate(found_i), np.concatenate(found_j)
+
+
+def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i < j) of texts whose SimHashes are within ``MAX_BITS`` and lengths
+    close (see the module's text), each touching a text of the current dump. Texts with
+    the same SimHash are chained in their given order; between SimHash values, the first
+    text of each value stands for it."""
+    u = sim.view(np.uint64)
+    vals, first, inverse = np.unique(u, return_index=True, return_inverse=True)
+    by_val = np.argsort(inverse, kind="stable")
+    iv = inverse[by_val]
+    same = np.nonzero(iv[1:] == iv[:-1])[0]
+    ci, cj = by_val[same], by_val[same + 1]
+    keep = is_cur[ci] | is_cur[cj]
+    cur_val = np.zeros(len(vals), bool)
+    cur_val[inverse[is_cur]] = True
+    vi, vj = _table_pairs(vals, cur_val)
+    i = np.concatenate([ci[keep], first[vi]]).astype(np.int64)
+    j = np.concatenate([cj[keep], first[vj]]).astype(np.int64)
     longer = np.maximum(n_chars[i], n_chars[j])
     ok = np.abs(n_chars[i] - n_chars[j]) <= np.maximum(MAX_LENGTH_DIFF, MAX_LENGTH_SHARE * longer)
     i, j = np.minimum(i[ok], j[ok]), np.maximum(i[ok], j[ok])
-    pairs = np.unique(np.stack([i, j], axis=1), axis=0) if len(i) else np.zeros((0, 2), np.int64)
-    return pairs[:, 0].astype(np.int64), pairs[:, 1].astype(np.int64)
+    if not len(i):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    pairs = np.unique(np.stack([i, j], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
 
 
 def groups_of(con, cur_hosts: list[str], prev_hosts: list[str], prev_groups: list[str]) -> pa.Table:
@@ -129,7 +150,7 @@ def group_hosts_of(con, groups_file: str, host_files: list[str]) -> pa.Table:
     """Per group, host and dump: documents and URLs carrying one of its texts (summed over
     its texts: a page holding two texts of one group counts twice), first and last date."""
     return query_table(con, f"""
-        SELECT g.group_hash, h.host, any_value(h.domain ORDER BY h.domain NULLS LAST) AS domain, h.dump,
+        SELECT g.group_hash, h.host, min(h.domain) AS domain, h.dump,
                sum(h.n_docs)::BIGINT AS n_docs, sum(h.n_urls)::BIGINT AS n_urls,
                min(h.first_date) AS first_date, max(h.last_date) AS last_date
         FROM {parquet_list(host_files)} h JOIN read_parquet({sql_literal(groups_file)}) g USING (text_hash)

@@ -33,7 +33,7 @@ def stats_partition(con, layout: CorpusLayout, inputs: DumpInputs, part: int, pa
         SELECT text_hash, simhash, n_chars, host, domain, url_hash, date, docId, idx, path FROM {src}
         WHERE {part_expr('text_hash', parts)} = {part} AND n_chars > 0""")
     hosts = query_table(con, f"""
-        SELECT text_hash, host, any_value(domain ORDER BY domain NULLS LAST) AS domain,
+        SELECT text_hash, host, min(domain) AS domain,
                {sql_literal(inputs.dump)} AS dump,
                count(*)::BIGINT AS n_docs, count(DISTINCT url_hash)::BIGINT AS n_urls,
                min(date) AS first_date, max(date) AS last_date,
