@@ -346,10 +346,10 @@ def generate(lake: str, work: str, docs: int, dumps: int, per_archive: int, seed
             n = min(per_archive, want)
             name = f"{dump}-{a:05d}.warc.gz"
             para, docsig = gen.archive(dump, name, n, T0 + timedelta(days=91 * d))
-            write_table(layout.file("paragraphs", dump, name), para)
-            write_table(layout.file("docsigs", dump, name), docsig)
+            size = write_table(layout.file("paragraphs", dump, name), para)
+            size += write_table(layout.file("docsigs", dump, name), docsig)
             layout.mark_done(STEP, dump, name, {"generated": "corpus_scale", "seed": seed, "docs": docs,
-                                                "signatures": sig.fingerprint()},
+                                                "bytes": size, "signatures": sig.fingerprint()},
                              documents=n, paragraphs=para.num_rows)
             made, paragraphs, want, a = made + n, paragraphs + para.num_rows, want - n, a + 1
     out.update(documents=made, paragraphs=paragraphs, generate_s=round(time.monotonic() - t, 1))
