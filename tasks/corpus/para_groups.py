@@ -25,6 +25,7 @@ decisions read in place of a single text's counts.
 """
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from itertools import combinations
 
 import numpy as np
@@ -67,16 +68,18 @@ def _permuted(u: np.ndarray, blocks) -> tuple[np.ndarray, int]:
     return v, sum(w for _, w in blocks[3:])
 
 
-def _table_pairs(vals: np.ndarray, cur: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _table_pairs(vals: np.ndarray, cur: np.ndarray, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs of distinct SimHash values (``vals``, uint64, no two equal) within
     ``MAX_BITS``, at least one flagged in ``cur``. The values are unique, so every sort
-    order is unique too: the pairs do not depend on the sorting algorithm."""
-    found_i, found_j = [], []
-    for blocks in _tables():
+    order is unique too: the pairs do not depend on the sorting algorithm. The tables run
+    on ``workers`` threads (numpy's sorts and element-wise steps release the GIL); their
+    pairs are joined in table order."""
+    def one(blocks):
         v, rest = _permuted(vals, blocks)
         order = np.argsort(v)                      # by key, then the other bits
         k = v[order] >> np.uint64(rest)
         del v
+        found_i, found_j = [], []
         for w in range(1, WINDOW + 1):
             if w >= len(order):
                 break
@@ -85,12 +88,19 @@ def _table_pairs(vals: np.ndarray, cur: np.ndarray) -> tuple[np.ndarray, np.ndar
             keep = (cur[i] | cur[j]) & (np.bitwise_count(vals[i] ^ vals[j]) <= MAX_BITS)
             found_i.append(i[keep])
             found_j.append(j[keep])
+        return found_i, found_j
+
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        results = list(pool.map(one, _tables()))
+    found_i = [x for fi, _ in results for x in fi]
+    found_j = [x for _, fj in results for x in fj]
     if not found_i:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return np.concatenate(found_i), np.concatenate(found_j)
 
 
-def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray,
+               workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (i < j) of texts whose SimHashes are within ``MAX_BITS`` and lengths
     close (see the module's text), each touching a text of the current dump. Texts with
     the same SimHash are chained in their given order; between SimHash values, the first
@@ -104,7 +114,7 @@ def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray) -> tupl
     keep = is_cur[ci] | is_cur[cj]
     cur_val = np.zeros(len(vals), bool)
     cur_val[inverse[is_cur]] = True
-    vi, vj = _table_pairs(vals, cur_val)
+    vi, vj = _table_pairs(vals, cur_val, workers)
     i = np.concatenate([ci[keep], first[vi]]).astype(np.int64)
     j = np.concatenate([cj[keep], first[vj]]).astype(np.int64)
     longer = np.maximum(n_chars[i], n_chars[j])
@@ -116,7 +126,8 @@ def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray) -> tupl
     return pairs[:, 0], pairs[:, 1]
 
 
-def groups_of(con, cur_hosts: list[str], prev_hosts: list[str], prev_groups: list[str]) -> pa.Table:
+def groups_of(con, cur_hosts: list[str], prev_hosts: list[str], prev_groups: list[str],
+              workers: int = 2) -> pa.Table:
     """(text_hash, group_hash) of every text in a group holding a text of the current dump
     (``cur_hosts``: its para_hosts files), sorted by text_hash."""
     src = f"SELECT text_hash, simhash, n_chars, true AS is_cur FROM {parquet_list(cur_hosts)}"
@@ -125,23 +136,24 @@ def groups_of(con, cur_hosts: list[str], prev_hosts: list[str], prev_groups: lis
     texts = con.sql(f"""
         SELECT text_hash, min(simhash) AS simhash, min(n_chars) AS n_chars, bool_or(is_cur) AS is_cur
         FROM ({src}) WHERE n_chars >= {MIN_CHARS} GROUP BY text_hash ORDER BY text_hash""").fetchnumpy()
-    th = np.asarray(texts["text_hash"], np.int64)
+    th = np.asarray(texts["text_hash"], np.int64)          # sorted
+    is_cur = np.asarray(texts["is_cur"], bool)
     i, j = near_pairs(np.asarray(texts["simhash"], np.int64), np.asarray(texts["n_chars"], np.int64),
-                      np.asarray(texts["is_cur"], bool))
+                      is_cur, workers)
     a, b = th[i], th[j]
-    cur_texts = th[np.asarray(texts["is_cur"], bool)]
-    del texts, th
+    del texts
     if prev_groups:   # earlier groups, as edges member -> group id
         g = con.sql(f"""SELECT text_hash, min(group_hash) AS g FROM {parquet_list(prev_groups)}
                         GROUP BY text_hash""").fetchnumpy()
         a = np.concatenate([a, np.asarray(g["text_hash"], np.int64)])
         b = np.concatenate([b, np.asarray(g["g"], np.int64)])
-    if not len(a):
+    if not len(a) or not len(th):
         return GROUPS.empty_table()
     nodes = np.unique(np.concatenate([a, b]))          # sorted: the smallest node is the smallest hash
     labels = component_labels(len(nodes), np.searchsorted(nodes, a), np.searchsorted(nodes, b))
+    at = np.minimum(np.searchsorted(th, nodes), len(th) - 1)
     has_cur = np.zeros(len(nodes), bool)
-    has_cur[labels[np.isin(nodes, cur_texts)]] = True
+    has_cur[labels[(th[at] == nodes) & is_cur[at]]] = True
     keep = has_cur[labels]
     return pa.table({"text_hash": nodes[keep], "group_hash": nodes[labels[keep]]}, schema=GROUPS)
 
@@ -158,12 +170,12 @@ def group_hosts_of(con, groups_file: str, host_files: list[str]) -> pa.Table:
 
 
 def groups_step(con, layout: CorpusLayout, dump: str, cur_hosts: list[str], prev_hosts: list[str],
-                prev_groups: list[str], key: dict) -> bool:
+                prev_groups: list[str], key: dict, workers: int = 2) -> bool:
     """Write the dump's group file and its groups' host counts unless done."""
     if layout.is_done(STEP, dump, "groups", key):
         return False
     layout.clear_state(STEP, dump, "groups")
-    groups = groups_of(con, cur_hosts, prev_hosts, prev_groups)
+    groups = groups_of(con, cur_hosts, prev_hosts, prev_groups, workers)
     path = layout.file("para_groups", dump, "groups")
     write_table(path, groups)
     hosts = group_hosts_of(con, path, cur_hosts + prev_hosts)

@@ -10,6 +10,7 @@ proportion to its own size. Dumps are done in name order, each completely before
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -101,7 +102,8 @@ def groups_task(lake: str, dumps: list[str], dump: str, opts: StageOptions, ctx:
     prev = [p.dump for p in ctx.prev]
     with ctx.connect() as con:
         return groups_step(con, ctx.layout, dump, host_files([dump]), host_files(prev),
-                           [ctx.layout.file("para_groups", d, "groups") for d in prev], groups_key(ctx))
+                           [ctx.layout.file("para_groups", d, "groups") for d in prev], groups_key(ctx),
+                           workers=opts.threads or os.cpu_count() or 1)
 
 
 def pairs_key(ctx: DumpContext) -> dict:

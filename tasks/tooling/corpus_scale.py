@@ -25,6 +25,9 @@ real texts, with known mutations:
   the few n-grams that span two sentences); the quality metrics are those of 500 real
   generated pages, assigned at random.
 
+``--group-check N`` measures the paragraph group search alone: N distinct paragraphs of
+pool sentences and copies of some with one word replaced.
+
 ``--from-documents`` writes lake documents instead and runs the real per-archive step on
 them (hours at a million documents; a check of the generator at small sizes).
 """
@@ -356,6 +359,57 @@ def generate(lake: str, work: str, docs: int, dumps: int, per_archive: int, seed
     return out
 
 
+# -- how well the paragraph groups find one-word edits ----------------------------------
+
+def group_search_check(work: str, texts: int, edited: int = 20_000, seed: int = 1) -> dict:
+    """``texts`` distinct paragraphs of 2-4 pool sentences, and copies of the first
+    ``edited`` with one sentence in its edited form (one word replaced): the share of those
+    copies the group search pairs with their original, by sentences per paragraph, and how
+    many pairs it makes between unrelated paragraphs (a shared sentence or not)."""
+    from warclake.tasks.corpus.para_groups import near_pairs
+    from warclake.tasks.corpus.settings import SignatureConfig
+
+    pool = Pool.load_or_build(os.path.join(work, "pool"), SignatureConfig())
+    rng = np.random.default_rng(seed)
+    pad = len(pool.glen)
+    k = rng.integers(2, 5, texts)
+    ids = rng.integers(0, pool.base, (texts, 4))
+    ids[np.arange(4)[None, :] >= k[:, None]] = pad
+    ids = np.unique(np.sort(ids, axis=1), axis=0)          # distinct paragraphs
+    ids = ids[rng.permutation(len(ids))]
+    k = (ids < pad).sum(axis=1)
+    glen = np.append(pool.glen, 0)
+    bits = np.vstack([pool.bits, np.zeros((1, 64), np.uint16)])
+
+    def sims(rows):
+        return np.concatenate([simhash_of_sums(bits[rows[i:i + 200_000]].sum(axis=1, dtype=np.int64),
+                                               glen[rows[i:i + 200_000]].sum(axis=1))
+                               for i in range(0, len(rows), 200_000)])
+
+    ed = ids[:edited].copy()
+    for r in range(edited):
+        for c in range(k[r]):
+            if pool.variant[ed[r, c]] >= 0:
+                ed[r, c] = pool.variant[ed[r, c]]
+                break
+    changed = np.nonzero((ed != ids[:edited]).any(axis=1))[0]
+    ed = ed[changed]
+    sim = np.concatenate([sims(ids), sims(ed)])
+    lens = np.append(np.fromiter(map(len, pool.norm), np.int64, count=pad), 0)
+    n_chars = np.concatenate([lens[ids].sum(axis=1) + k - 1, lens[ed].sum(axis=1) + k[changed] - 1])
+    t = time.process_time()
+    i, j = near_pairs(sim, n_chars, np.ones(len(sim), bool))
+    cpu = time.process_time() - t
+    n = len(ids)
+    true = (j >= n) & (i == changed[np.clip(j - n, 0, len(changed) - 1)])
+    found = np.zeros(len(changed), bool)
+    found[j[true] - n] = True
+    return {"paragraphs": n, "edited_copies": len(changed), "found": int(found.sum()),
+            "recall": round(float(found.mean()), 3),
+            "recall_by_sentences": {int(s): round(float(found[k[changed] == s].mean()), 3) for s in (2, 3, 4)},
+            "unrelated_pairs": int((~true).sum()), "search_cpu_s": round(cpu, 1)}
+
+
 # -- the real per-archive step over generated documents (small sizes) -----------------
 
 def write_documents(lake: str, work: str, docs: int, per_archive: int, seed: int = 2026) -> None:
@@ -458,12 +512,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=2, help="processes of the per-archive step")
     ap.add_argument("--memory-limit", default="2GB")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--group-check", type=int, default=0, metavar="N",
+                    help="only measure the paragraph group search on N recombined paragraphs")
     ap.add_argument("--global-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     work = args.dir or os.path.join("/tmp", f"warclake-corpus-scale-{args.docs}")
     lake = os.path.join(work, "lake")
     if args.global_only:
         print(json.dumps(global_steps(lake, args.memory_limit, args.threads)))
+        return 0
+    if args.group_check:
+        print(json.dumps(group_search_check(work, args.group_check), indent=1))
         return 0
     out = {"docs": args.docs, "dumps": args.dumps}
     if not os.path.isdir(os.path.join(lake, "corpus", "docsigs")) or args.from_documents:
