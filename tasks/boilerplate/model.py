@@ -16,7 +16,7 @@ import numpy as np
 
 from warclake.tasks.paragraph import Paragraph
 
-from . import features
+from . import compiled, features
 
 MODEL_FILE = "sieve.json"
 
@@ -85,10 +85,12 @@ def load() -> Forest:
 
 
 def probabilities(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
-    return load().predict_proba(features.matrix(paragraphs, lang))
+    """The shipped model's probability that each paragraph is good (the trees' scores
+    compiled when the features are: ``compiled.margin``, equal to ``Forest.margin``)."""
+    forest = load()
+    return 1.0 / (1.0 + np.exp(-compiled.margin(forest, features.matrix(paragraphs, lang))))
 
 
 def classify(paragraphs: list[Paragraph], lang: str) -> list[str]:
-    forest = load()
-    p = forest.predict_proba(features.matrix(paragraphs, lang))
-    return ["good" if v > forest.cutoff else "bad" for v in p]
+    cutoff = load().cutoff
+    return ["good" if v > cutoff else "bad" for v in probabilities(paragraphs, lang)]
