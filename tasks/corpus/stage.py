@@ -4,8 +4,9 @@
 Order per dump: per-archive signatures -> paragraph statistics (per partition) ->
 near-duplicate paragraph groups -> candidate pairs (per partition) -> paragraph decisions
 (per partition) -> document decisions. A dump is judged against itself and every earlier
-dump; its decisions never change when a later dump arrives, so a new dump costs in
-proportion to its own size. Dumps are done in name order, each completely before the next.
+dump; its decisions never change when a later dump arrives. Its statistics and decisions
+cost in proportion to its own size; its pairs and paragraph groups also read the earlier
+dumps' band keys and SimHashes. Dumps are done in name order, each completely before the next.
 """
 from __future__ import annotations
 
