@@ -7,8 +7,6 @@ give byte-identical files) and the settings' fingerprint.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pyarrow as pa
 
@@ -192,8 +190,7 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
     if not para_files or not host_files:
         return PARA_DECISIONS.empty_table()
     good = f"(p.label = 'good' OR (p.label IS NULL AND NOT regexp_matches(coalesce(p.path, ''), '{FURNITURE_PATH}')))"
-    grouped = bool(groups_file and group_hosts_file and os.path.exists(groups_file)
-                   and os.path.exists(group_hosts_file))
+    grouped = bool(groups_file and group_hosts_file)   # written by the groups step, even when empty
     if grouped:
         groups = f"""SELECT text_hash, group_hash FROM read_parquet({sql_literal(groups_file)})
                      WHERE text_hash IN (SELECT text_hash FROM mine)"""
