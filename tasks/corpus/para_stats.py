@@ -23,7 +23,7 @@ def stats_partition(con, layout: CorpusLayout, inputs: DumpInputs, part: int, pa
                     sig_fp: str) -> bool:
     """Write the partition's two tables unless done; True when it did work."""
     name = layout.part_name(part)
-    key = {"inputs": inputs.identity, "signatures": sig_fp, "parts": parts}
+    key = {"inputs": inputs.identity, "signatures": sig_fp, "parts": parts, "columns": "simhash"}  # with SimHash and length
     if layout.is_done(STEP, inputs.dump, name, key):
         return False
     layout.clear_state(STEP, inputs.dump, name)
