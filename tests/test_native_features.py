@@ -203,6 +203,16 @@ LABELS = ("from warclake.tasks.boilerplate import compiled, features, model\n"
           " Paragraph('body>article>p', 'It was the best of times and the worst. ' * 9, 1)], 'en'))\n")
 
 
+@compiled_only
+def test_the_compiled_path_is_chosen_whichever_module_is_imported_first():
+    # extraction imports the model first (boilerplate._sieve), the tests the features
+    for first in ("model", "features", "compiled"):
+        p = _python(f"from warclake.tasks.boilerplate import {first}\n" + LABELS)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout.splitlines() == ["compiled", "['bad', 'good']"], first
+        assert "warclake:" not in p.stderr
+
+
 def test_without_the_module_the_python_features_run_with_one_warning():
     hide = ("import sys\nclass Hide:\n def find_spec(self, name, *a):\n"
             "  if name.endswith('native.sieve_features'): raise ImportError('not built')\n"

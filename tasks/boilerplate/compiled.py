@@ -1,5 +1,5 @@
 """The choice between the compiled sieve (``warclake.tasks.native.sieve_features``) and the
-Python reference (``features.python_matrix``, ``model.Forest.margin``).
+Python reference (``features.python_matrix``, ``forest.Forest.margin``).
 
 Decided once per process, when ``features`` is imported, as for the paragraph walk
 (``warclake.tasks.native``):
@@ -98,7 +98,7 @@ def _configure(sf, features) -> None:
 def _check_margin(sf, matrices) -> None:
     import numpy as np
 
-    from .model import Forest
+    from .forest import Forest
 
     rng = np.random.default_rng(18)
     for trees, depth in ((200, 4), (7, 3), (130, 2), (1, 1)):
