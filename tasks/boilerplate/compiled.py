@@ -9,9 +9,9 @@ Decided once per process, when ``features`` is imported, as for the paragraph wa
 * it computes other matrices or scores than the Python path on the fixed pages below, or
   ``features.NAMES`` holds a column it does not compute: the Python path, one warning line.
 
-The page-structure columns (``structure``, the last ones of ``features.NAMES``) are Python
-on both paths: the compiled module computes the others and ``features.with_structure``
-adds them (about 1 ms a page).
+The page-structure columns (``structure``, the last ones of ``features.NAMES``) come from
+``warclake.tasks.native.sieve_structure`` (its short-line patterns stay Python regular
+expressions), added by ``features.with_structure``; without it, from ``structure``.
 
 ``STATUS`` ("compiled" or "python") and ``REASON`` say what was chosen and why.
 """
@@ -82,7 +82,7 @@ def _configure(sf, features) -> None:
     from . import density
     from . import text_columns as tc
 
-    # the structure columns are Python on both paths (features.with_structure)
+    # the structure columns are sieve_structure's (features.with_structure)
     core = tuple(n for n in features.NAMES if n not in features.structure.NAMES)
     sf.configure(core, features.PATH_GROUPS, features.ANCESTOR_TAGS,
                  features.OWN_TAGS, features._HEADINGS, tuple(features.TEXT_COLS),
@@ -93,6 +93,16 @@ def _configure(sf, features) -> None:
                  float(density.MARKUP_CHARS_PER_TAG), density.MIN_CHARS_IN_TEXT,
                  density.BASE_THRESHOLD, statistics.stdev, np.log, np.log1p)
     sf.LANG_FACTORY = _lang_tables
+
+
+def _structure_fill(features):
+    """The compiled structure columns' ``fill``, or None (then ``structure`` computes them)."""
+    try:
+        from warclake.tasks.native import sieve_structure as ss
+    except ImportError:
+        return None
+    ss.configure(features.structure, features._STRUCTURE.start)
+    return ss.fill
 
 
 def _check_margin(sf, matrices) -> None:
@@ -135,7 +145,7 @@ def choose_matrix():
         return None
     try:
         _configure(sf, features)
-        full = features.with_structure(sf.matrix)
+        full = features.with_structure(sf.matrix, _structure_fill(features))
         matrices = []
         for paras, lang in _check_pages():
             X = full(paras, lang)

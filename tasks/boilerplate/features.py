@@ -94,7 +94,7 @@ NAMES = list(BASE)
 NAMES += [f"{c}@{o:+d}" for o in OFFSETS for c in CONTEXT_COLS]
 NAMES += [f"{c}~{w}" for w in WINDOWS for c in CONTEXT_COLS]
 # Page-structure columns (comment and related sections, records, compound class stems):
-# last, and computed in Python on both paths (``with_structure``).
+# last; ``with_structure`` adds them to the compiled module's columns.
 CORE_NAMES = tuple(NAMES)
 NAMES += list(structure.NAMES)
 NAMES = tuple(NAMES)
@@ -197,15 +197,22 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     return python_matrix(paragraphs, lang)
 
 
-def with_structure(core_matrix):
+def with_structure(core_matrix, fill=None):
     """The whole matrix from a function computing the CORE_NAMES columns (the compiled
-    module): the structure columns are added by ``structure``, as in ``python_matrix``."""
+    module): the structure columns are added by ``fill(X, paths, plains, in_main_column)``
+    (the compiled ``sieve_structure``) or else by ``structure``, as in ``python_matrix``."""
+    in_main = _IDX["in_main"]
+
     def full(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
         core = core_matrix(paragraphs, lang)
         X = np.empty((core.shape[0], len(NAMES)), dtype=np.float64)
         X[:, :len(CORE_NAMES)] = core
-        X[:, _STRUCTURE] = structure.columns([p.path for p in paragraphs],
-                                             [p.plain for p in paragraphs], core[:, _IDX["in_main"]])
+        paths = [p.path for p in paragraphs]
+        plains = [p.plain for p in paragraphs]
+        if fill is not None:
+            fill(X, paths, plains, in_main)
+        else:
+            X[:, _STRUCTURE] = structure.columns(paths, plains, core[:, in_main])
         return X
     return full
 

@@ -1,0 +1,596 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The page-structure columns of ``warclake.tasks.boilerplate.structure`` in C.
+
+``fill(X, paths, plains, in_main_col)`` writes exactly ``structure.columns``'s block into
+the last columns of the feature matrix ``X``: stems found in the class/id names of each
+path element, record lines under the parent and grandparent, the columns after comment
+and related headings and after the main container. The short-line patterns stay Python
+regular expressions (``configure`` passes them in); ``features.with_structure`` checks the
+result against the Python reference on import (``compiled.choose_matrix``).
+"""
+from libc.math cimport log1p
+from libc.string cimport memcmp
+
+import zlib
+
+import numpy as np
+
+
+cdef extern from "Python.h":
+    int PyUnicode_IS_ASCII(object)
+    void* PyUnicode_DATA(object)
+    int PyUnicode_KIND(object)
+    Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index)
+
+# The characters other than ASCII that a case-insensitive pattern's ASCII letter matches
+# (İ ı ſ K; tests/test_native_features.py checks the list against ``re``).
+FOLDS_TO_ASCII = (0x130, 0x131, 0x17F, 0x212A)
+
+
+# the keyword sets in C: set s's words starting with byte b are KW_AT[s][b][:KW_N[s][b]]
+DEF KW_SETS = 4
+DEF KW_MAX = 32
+DEF KW_MAX_LEN = 32
+cdef unsigned char KW_TEXT[KW_SETS][KW_MAX][KW_MAX_LEN]
+cdef int KW_LEN[KW_SETS][KW_MAX]
+cdef unsigned char KW_AT[KW_SETS][256][KW_MAX]
+cdef int KW_N[KW_SETS][256]
+cdef bint KW_ON[KW_SETS]
+DEF SET_DATE = 0
+DEF SET_RECORD = 1
+DEF SET_COMMENT = 2
+DEF SET_RELATED = 3
+
+
+# Words that every match of a short-line pattern contains (ASCII lines only: there the
+# patterns' case-insensitive matching is ASCII lower-casing). A line without any of them
+# cannot match, so the pattern is not run on it. They hold for the patterns whose
+# checksums are given; other patterns are run on every short line.
+_KEYWORDS = {
+    "record": (3702116829, (b"says", b"said", b"wrote", b"reply", b"report", b"permalink",
+                            b"quote", b"like", b"flag", b"recommend", b"link to this")),
+    "comment": (1907378424, (b"comment", b"response", b"replies", b"thoughts", b"reactions",
+                             b"opinions", b"reply", b"discussion", b"conversation",
+                             b"what do you think", b"trackback")),
+    "related": (151458040, (b"related", b"recommended", b"similar", b"popular", b"trending",
+                            b"most ", b"posts", b"stories", b"articles", b"news", b"reads",
+                            b"videos", b"links", b"headlines", b"entries", b"more ", b"you ",
+                            b"read ", b"see ", b"also ", b"elsewhere ", b"around the web")),
+}
+# A date line holds a month's first three letters, "ago", or a digit, one of ":./-" and a
+# digit (times and numeric dates)
+_DATE_CRC = 3520220039
+_MONTHS = (b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct",
+           b"nov", b"dec", b"ago")
+
+cdef int NGROUPS = 0
+cdef int FIRST = 0               # first structure column of the matrix
+cdef list STEMS = []             # bytes stems, longest first then alphabetical
+cdef list STEM_BITS = []         # their group bits
+cdef object PY_ELEMENT_STEMS = None   # the reference for names that are not ASCII
+cdef dict GROUP_BIT = {}
+cdef int C_DATE, C_RECORD, C_PARENT, C_GRAND, C_SHARE, C_AFTER_COMMENT, C_UNDER_COMMENT
+cdef int C_UNDER_RELATED, C_AFTER_MAIN, C_CHARS_AFTER, NCOLS
+cdef int SHORT_CHARS, HEAD_CHARS
+cdef object DIGIT, DATE_LINE, RECORD_LINE, COMMENT_HEAD, RELATED_HEAD
+cdef dict _ELEMENT_CACHE = {}
+# the stems by first letter, each letter's in STEMS order
+DEF MAX_STEMS = 256
+DEF MAX_STEM_LEN = 32
+cdef unsigned char STEM_TEXT[MAX_STEMS][MAX_STEM_LEN]
+cdef int STEM_LEN[MAX_STEMS]
+cdef int STEM_BIT[MAX_STEMS]
+cdef int BY_LETTER[26][MAX_STEMS]
+cdef int N_BY_LETTER[26]
+cdef int _CACHE_LIMIT = 32768
+
+
+def configure(structure, int first) -> None:
+    """Tables from the ``structure`` module; ``first`` is its first column in the matrix."""
+    global NGROUPS, FIRST, STEMS, STEM_BITS, PY_ELEMENT_STEMS, GROUP_BIT, NCOLS
+    global C_DATE, C_RECORD, C_PARENT, C_GRAND, C_SHARE, C_AFTER_COMMENT, C_UNDER_COMMENT
+    global C_UNDER_RELATED, C_AFTER_MAIN, C_CHARS_AFTER, SHORT_CHARS, HEAD_CHARS
+    global DIGIT, DATE_LINE, RECORD_LINE, COMMENT_HEAD, RELATED_HEAD
+    groups = list(structure.STEM_GROUPS)
+    NGROUPS = len(groups)
+    FIRST = first
+    idx = structure._IDX
+    NCOLS = len(structure.NAMES)
+    for g in groups:
+        if idx["stem_any_" + g] != groups.index(g) or idx["stem_near_" + g] != NGROUPS + groups.index(g):
+            raise ValueError("stem columns out of the expected order")
+    GROUP_BIT = {g: 1 << i for i, g in enumerate(groups)}
+    ordered = sorted(structure._STEM_GROUP, key=lambda w: (-len(w), w))
+    STEMS = [w.encode("ascii") for w in ordered]
+    STEM_BITS = [GROUP_BIT[structure._STEM_GROUP[w]] for w in ordered]
+    PY_ELEMENT_STEMS = structure._element_stems
+    if len(STEMS) > MAX_STEMS:
+        raise ValueError("too many stems")
+    cdef int k, c
+    for c in range(26):
+        N_BY_LETTER[c] = 0
+    for k in range(len(STEMS)):
+        w = STEMS[k]
+        if not (0 < len(w) < MAX_STEM_LEN) or not all(97 <= b <= 122 for b in w):
+            raise ValueError(f"stem {w!r} is not a short run of letters")
+        STEM_LEN[k] = len(w)
+        STEM_BIT[k] = STEM_BITS[k]
+        for c in range(len(w)):
+            STEM_TEXT[k][c] = w[c]
+        c = w[0] - 97
+        BY_LETTER[c][N_BY_LETTER[c]] = k
+        N_BY_LETTER[c] += 1
+    C_DATE, C_RECORD = idx["date_line"], idx["record_line"]
+    C_PARENT, C_GRAND = idx["parent_records"], idx["grandparent_records"]
+    C_SHARE = idx["grandparent_record_share"]
+    C_AFTER_COMMENT, C_UNDER_COMMENT = idx["after_comment_head"], idx["under_comment_head"]
+    C_UNDER_RELATED, C_AFTER_MAIN = idx["under_related_head"], idx["after_main"]
+    C_CHARS_AFTER = idx["chars_after_main"]
+    SHORT_CHARS, HEAD_CHARS = structure.SHORT_CHARS, structure.HEAD_CHARS
+    DIGIT, DATE_LINE, RECORD_LINE = structure._DIGIT, structure._DATE_LINE, structure._RECORD_LINE
+    COMMENT_HEAD, RELATED_HEAD = structure._COMMENT_HEAD, structure._RELATED_HEAD
+    _set_keywords(SET_DATE, _MONTHS if zlib.crc32((DATE_LINE.pattern + str(DATE_LINE.flags))
+                                                  .encode()) == _DATE_CRC else None)
+    _set_keywords(SET_RECORD, _keywords("record", RECORD_LINE))
+    _set_keywords(SET_COMMENT, _keywords("comment", COMMENT_HEAD))
+    _set_keywords(SET_RELATED, _keywords("related", RELATED_HEAD))
+    _ELEMENT_CACHE.clear()
+
+
+def _keywords(str kind, pattern):
+    crc, words = _KEYWORDS[kind]
+    return words if zlib.crc32((pattern.pattern + str(pattern.flags)).encode()) == crc else None
+
+
+cdef Py_ssize_t _lower_ascii(str t, unsigned char* buf, Py_ssize_t cap):
+    """The lower-cased bytes of a line of at most ``cap`` characters into ``buf``, each
+    character outside ASCII as 0x80 (in no keyword); -1 for longer lines and for lines
+    with a character that a pattern's letter matches (FOLDS_TO_ASCII)."""
+    cdef Py_ssize_t n = len(t), i
+    cdef const unsigned char* d
+    cdef unsigned char c
+    cdef int kind
+    cdef void* data
+    cdef unsigned int u
+    if n > cap:
+        return -1
+    if PyUnicode_IS_ASCII(t):
+        d = <const unsigned char*>PyUnicode_DATA(t)
+        for i in range(n):
+            c = d[i]
+            buf[i] = c + 32 if 65 <= c <= 90 else c
+        return n
+    kind = PyUnicode_KIND(t)
+    data = PyUnicode_DATA(t)
+    for i in range(n):
+        u = <unsigned int>PyUnicode_READ(kind, data, i)
+        if u < 128:
+            buf[i] = <unsigned char>(u + 32 if 65 <= u <= 90 else u)
+        elif u == 0x130 or u == 0x131 or u == 0x17F or u == 0x212A:
+            return -1
+        else:
+            buf[i] = 0x80
+    return n
+
+
+
+
+cdef int _set_keywords(int kw, tuple words) except -1:
+    cdef int k, b
+    KW_ON[kw] = words is not None
+    for b in range(256):
+        KW_N[kw][b] = 0
+    if words is None:
+        return 0
+    if len(words) > KW_MAX:
+        raise ValueError("too many keywords")
+    for k in range(len(words)):
+        w = words[k]
+        if not 0 < len(w) < KW_MAX_LEN:
+            raise ValueError("keyword too long")
+        KW_LEN[kw][k] = len(w)
+        for b in range(len(w)):
+            KW_TEXT[kw][k][b] = w[b]
+        b = w[0]
+        KW_AT[kw][b][KW_N[kw][b]] = k
+        KW_N[kw][b] += 1
+    return 0
+
+
+cdef bint _has_any(const unsigned char* buf, Py_ssize_t n, int kw):
+    """Whether one of keyword set ``kw``'s words occurs in buf[:n] (a set left out by
+    ``configure``: always, the pattern decides)."""
+    cdef Py_ssize_t p, j, m
+    cdef int i, k
+    cdef unsigned char b
+    if not KW_ON[kw]:
+        return True
+    for p in range(n):
+        b = buf[p]
+        for i in range(KW_N[kw][b]):
+            k = KW_AT[kw][b][i]
+            m = KW_LEN[kw][k]
+            if m <= n - p and memcmp(buf + p, KW_TEXT[kw][k], m) == 0:
+                return True
+    return False
+
+
+cdef bint _has_digit(const unsigned char* buf, Py_ssize_t n):
+    cdef Py_ssize_t i
+    for i in range(n):
+        if 48 <= buf[i] <= 57:
+            return True
+    return False
+
+
+cdef bint _date_candidate(const unsigned char* buf, Py_ssize_t n):
+    """Whether a lower-cased ASCII line with a digit may be a date line (see _MONTHS)."""
+    cdef Py_ssize_t i
+    cdef unsigned char c
+    if not KW_ON[SET_DATE]:
+        return True
+    for i in range(n - 2):
+        c = buf[i + 1]
+        if 48 <= buf[i] <= 57 and (c == 58 or c == 46 or c == 47 or c == 45) \
+                and 48 <= buf[i + 2] <= 57:
+            return True
+    return _has_any(buf, n, SET_DATE)
+
+
+cdef int _run_bits(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
+    """Groups of the stems in one run of letters: left to right, the first (longest) stem
+    in STEMS order at each position, then on after it (the reference's regex findall)."""
+    cdef int bits = 0
+    cdef Py_ssize_t p = start, k, m, nst = len(STEMS)
+    cdef bytes w
+    cdef const unsigned char* ws
+    while p < end:
+        for k in range(nst):
+            w = <bytes>STEMS[k]
+            m = len(w)
+            ws = w
+            if m <= end - p and memcmp(s + p, ws, m) == 0:
+                bits |= <int>STEM_BITS[k]
+                p += m
+                break
+        else:
+            p += 1
+    return bits
+
+
+cdef inline unsigned char _low(unsigned char c) nogil:
+    return c + 32 if 65 <= c <= 90 else c
+
+
+cdef int _ascii_element_bits(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) nogil:
+    """``_element_bits`` of the ASCII element s[start:end], lower-cased on the fly."""
+    cdef Py_ssize_t i = start, p, run_end, j
+    cdef int bits = 0, k, kk, m, letter
+    cdef unsigned char c
+    while i < end and s[i] != 46 and s[i] != 35:     # the tag: up to "." or "#"
+        i += 1
+    while i < end:
+        c = _low(s[i])
+        if c < 97 or c > 122:
+            i += 1
+            continue
+        run_end = i
+        while run_end < end and 97 <= _low(s[run_end]) <= 122:
+            run_end += 1
+        p = i
+        while p < run_end:
+            letter = _low(s[p]) - 97
+            for kk in range(N_BY_LETTER[letter]):
+                k = BY_LETTER[letter][kk]
+                m = STEM_LEN[k]
+                if m > run_end - p:
+                    continue
+                j = 1
+                while j < m and _low(s[p + j]) == STEM_TEXT[k][j]:
+                    j += 1
+                if j == m:
+                    bits |= STEM_BIT[k]
+                    p += m
+                    break
+            else:
+                p += 1
+        i = run_end
+    return bits
+
+
+cdef int _element_bits(str el) except -1:
+    """Stem groups of one path element (tag, then .class / #id names)."""
+    cached = _ELEMENT_CACHE.get(el)
+    if cached is not None:
+        return <int>cached
+    cdef int bits = 0
+    cdef Py_ssize_t i, n, start
+    cdef bytes low
+    cdef const unsigned char* s
+    cdef unsigned char c
+    if el.isascii():
+        low = el.lower().encode("ascii")
+        s = low
+        n = len(low)
+        i = 0
+        while i < n and s[i] != 46 and s[i] != 35:     # the tag: up to "." or "#"
+            i += 1
+        while i < n:
+            c = s[i]
+            if 97 <= c <= 122:
+                start = i
+                while i < n and 97 <= s[i] <= 122:
+                    i += 1
+                bits |= _run_bits(s, start, i)
+            else:
+                i += 1
+    else:  # Unicode lower-casing may make letters of other characters: the reference
+        for g in PY_ELEMENT_STEMS(el):
+            bits |= <int>GROUP_BIT[g]
+    if len(_ELEMENT_CACHE) >= _CACHE_LIMIT:
+        _ELEMENT_CACHE.clear()
+    _ELEMENT_CACHE[el] = bits
+    return bits
+
+
+def fill(double[:, ::1] X, list paths, list plains, int in_main_col) -> None:
+    """Write ``structure.columns(paths, plains, X[:, in_main_col])`` into X[:, FIRST:]."""
+    cdef Py_ssize_t n = len(paths), i, j, k, u, g, pos, cut
+    cdef Py_ssize_t last = -1, comment_at = -1, at, end
+    cdef int any_bits, near_bits, own, prev
+    cdef double m, cum_last, cum
+    cdef str q, t, box, a
+    for i in range(n):
+        for k in range(NCOLS):
+            X[i, FIRST + k] = 0.0
+    if n == 0:
+        return
+    # distinct paths in order of appearance
+    cdef dict distinct = {}
+    cdef list uniq = []
+    cdef Py_ssize_t[::1] inverse = np.empty(n, dtype=np.intp)
+    for i in range(n):
+        q = <str>paths[i]
+        got = distinct.get(q)
+        if got is None:
+            u = len(uniq)
+            distinct[q] = u
+            uniq.append(q)
+        else:
+            u = <Py_ssize_t>got
+        inverse[i] = u
+    cdef Py_ssize_t nu = len(uniq)
+    cdef int[::1] any_of = np.empty(nu, dtype=np.intc)
+    cdef int[::1] near_of = np.empty(nu, dtype=np.intc)
+    cdef double[::1] count = np.zeros(nu)
+    cdef double[::1] marked = np.zeros(nu)
+    # ASCII paths are read in place; the elements a path shares with the path before it
+    # (same text up to and with their closing ">") keep that path's stems
+    cdef const unsigned char* pd
+    cdef const unsigned char* last_pd = NULL
+    cdef Py_ssize_t plen, e0, last_len = 0, same, ne, last_ne = 0, longest = 1
+    for u in range(nu):
+        if len(<str>uniq[u]) > longest:
+            longest = len(<str>uniq[u])
+    cdef Py_ssize_t[::1] el_end = np.empty(longest + 1, dtype=np.intp)
+    cdef int[::1] el_own = np.empty(longest + 1, dtype=np.intc)
+    cdef int[::1] el_any = np.empty(longest + 1, dtype=np.intc)
+    for u in range(nu):
+        q = <str>uniq[u]
+        any_bits = 0
+        prev = 0
+        own = 0
+        if PyUnicode_IS_ASCII(q):
+            pd = <const unsigned char*>PyUnicode_DATA(q)
+            plen = len(q)
+            same = 0
+            if last_pd != NULL:
+                while same < plen and same < last_len and pd[same] == last_pd[same]:
+                    same += 1
+            ne = 0
+            while ne < last_ne and el_end[ne] < same:   # element ne and its ">" are shared
+                ne += 1
+            e0 = 0
+            if ne:
+                e0 = el_end[ne - 1] + 1
+                own = el_own[ne - 1]
+                prev = el_own[ne - 2] if ne >= 2 else 0
+                any_bits = el_any[ne - 1]
+            for k in range(e0, plen + 1):
+                if k == plen or pd[k] == 62:      # ">" ends an element
+                    prev = own
+                    own = _ascii_element_bits(pd, e0, k)
+                    any_bits |= own
+                    el_end[ne] = k
+                    el_own[ne] = own
+                    el_any[ne] = any_bits
+                    ne += 1
+                    e0 = k + 1
+            last_pd, last_len, last_ne = pd, plen, ne
+        else:
+            for el in q.split(">"):
+                prev = own
+                own = _element_bits(<str>el)
+                any_bits |= own
+        any_of[u] = any_bits
+        near_of[u] = own | prev
+    # short lines: date and record marks
+    cdef double[::1] date = np.zeros(n)
+    cdef double[::1] record = np.zeros(n)
+    cdef unsigned char buf[256]
+    cdef Py_ssize_t nb
+    for i in range(n):
+        t = <str>plains[i]
+        if len(t) <= SHORT_CHARS:
+            nb = _lower_ascii(t, buf, 256)
+            if nb < 0:
+                if DIGIT.search(t) is not None and DATE_LINE.search(t) is not None:
+                    date[i] = 1.0
+                if RECORD_LINE.search(t) is not None:
+                    record[i] = 1.0
+                continue
+            if PyUnicode_IS_ASCII(t):
+                if _has_digit(buf, nb) and _date_candidate(buf, nb) \
+                        and DATE_LINE.search(t) is not None:
+                    date[i] = 1.0
+            elif DIGIT.search(t) is not None and DATE_LINE.search(t) is not None:
+                date[i] = 1.0   # digits and spaces outside ASCII count: the patterns decide
+            if _has_any(buf, nb, SET_RECORD) and RECORD_LINE.search(t) is not None:
+                record[i] = 1.0
+    for i in range(n):
+        u = inverse[i]
+        any_bits, near_bits = any_of[u], near_of[u]
+        for g in range(NGROUPS):
+            if any_bits & (1 << g):
+                X[i, FIRST + g] = 1.0
+            if near_bits & (1 << g):
+                X[i, FIRST + NGROUPS + g] = 1.0
+        X[i, FIRST + C_DATE] = date[i]
+        X[i, FIRST + C_RECORD] = record[i]
+        count[u] += 1.0
+        marked[u] += date[i] + record[i]
+    _records(X, uniq, inverse, count, marked)
+    _after_headings(X, paths, plains, uniq, inverse)
+    # after the last paragraph of the main container
+    for i in range(n):
+        if X[i, in_main_col] > 0:
+            last = i
+    if last >= 0:
+        cum_last = 0.0
+        for i in range(last + 1):
+            cum_last += len(<str>plains[i])
+        after = np.zeros(n)
+        cdef_after(after, plains, cum_last, n)
+        logs = np.log1p(after)
+        for i in range(n):
+            if i > last:
+                X[i, FIRST + C_AFTER_MAIN] = 1.0
+        _put(X, FIRST + C_CHARS_AFTER, logs, n)
+
+
+cdef void cdef_after(double[::1] after, list plains, double cum_last, Py_ssize_t n):
+    cdef double cum = 0.0, ln, b
+    cdef Py_ssize_t i
+    for i in range(n):
+        ln = len(<str>plains[i])
+        cum += ln
+        b = (cum - cum_last) - ln
+        after[i] = b if b > 0.0 else 0.0
+
+
+cdef void _put(double[:, ::1] X, Py_ssize_t col, double[::1] v, Py_ssize_t n):
+    cdef Py_ssize_t i
+    for i in range(n):
+        X[i, col] = v[i]
+
+
+cdef _records(double[:, ::1] X, list uniq, Py_ssize_t[::1] inverse, double[::1] count,
+              double[::1] marked):
+    """Paragraphs and record lines inside each ancestor element (the ancestors of a path
+    are its prefixes ending before a '>', all but the outermost), then each paragraph's
+    parent and grandparent sums."""
+    cdef dict paras = {}
+    cdef dict lines = {}
+    cdef Py_ssize_t u, nu = len(uniq), pos, first_sep, n = inverse.shape[0], i
+    cdef double k, m
+    cdef str q, a
+    # record lines inside each ancestor of the paths that have some (the others add 0)
+    for u in range(nu):
+        m = marked[u]
+        if not m:
+            continue
+        q = <str>uniq[u]
+        first_sep = q.find(">")
+        if first_sep < 0:
+            continue
+        pos = q.rfind(">")
+        while pos > first_sep:
+            a = q[:pos]
+            lines[a] = <double>lines.get(a, 0.0) + m
+            pos = q.rfind(">", 0, pos)
+    rows = np.zeros((nu, 3))
+    cdef double[:, ::1] R = rows
+    cdef double got_lines
+    cdef str box
+    if not lines:    # no record lines: every column is log1p(0) = 0 and 0 / paras = 0
+        return
+    for u in range(nu):
+        q = <str>uniq[u]
+        first_sep = q.find(">")
+        pos = q.rfind(">")
+        if pos <= first_sep:
+            continue
+        R[u, 0] = log1p(<double>lines.get(q[:pos], 0.0))
+        pos = q.rfind(">", 0, pos)
+        if pos <= first_sep:
+            continue
+        a = q[:pos]
+        got = lines.get(a)
+        if got is None:
+            continue    # log1p(0) and 0 / paras: 0
+        got_lines = <double>got
+        R[u, 1] = log1p(got_lines)
+        if a not in paras:   # the paragraphs inside a: those of the paths below it
+            box = a + ">"
+            k = 0.0
+            for i in range(nu):
+                if (<str>uniq[i]).startswith(box):
+                    k += count[i]
+            paras[a] = k
+        R[u, 2] = got_lines / <double>paras[a]
+    for i in range(n):
+        u = inverse[i]
+        X[i, FIRST + C_PARENT] = R[u, 0]
+        X[i, FIRST + C_GRAND] = R[u, 1]
+        X[i, FIRST + C_SHARE] = R[u, 2]
+
+
+cdef str _container(str path):
+    cdef Py_ssize_t p = path.rfind(">")
+    if p < 0:
+        return ""
+    p = path.rfind(">", 0, p)
+    if p <= 0:
+        return ""
+    return path[:p] + ">"
+
+
+cdef _after_headings(double[:, ::1] X, list paths, list plains, list uniq,
+                     Py_ssize_t[::1] inverse):
+    cdef Py_ssize_t n = len(paths), i, k, at, end, comment_at = -1, nu = len(uniq)
+    cdef list related = []
+    cdef str t, box
+    cdef unsigned char buf[256]
+    cdef Py_ssize_t nb
+    cdef bint ascii
+    for i in range(n):
+        t = <str>plains[i]
+        if len(t) > HEAD_CHARS:
+            continue
+        nb = _lower_ascii(t, buf, 256)
+        ascii = nb >= 0     # (or no character that a pattern's letter matches)
+        if comment_at < 0 and (not ascii or _has_any(buf, nb, SET_COMMENT)) \
+                and COMMENT_HEAD.search(t) is not None:
+            comment_at = i
+        elif (not ascii or _has_any(buf, nb, SET_RELATED)) and RELATED_HEAD.search(t) is not None:
+            related.append(i)
+    if comment_at < 0 and not related:
+        return
+    cdef unsigned char[::1] inside = np.empty(nu, dtype=np.uint8)
+    if comment_at >= 0:
+        _inside(inside, uniq, _container(<str>paths[comment_at]))
+        for i in range(comment_at + 1, n):
+            X[i, FIRST + C_AFTER_COMMENT] = 1.0
+            X[i, FIRST + C_UNDER_COMMENT] = 1.0 if inside[inverse[i]] else 0.0
+    for k in range(len(related)):
+        at = <Py_ssize_t>related[k]
+        end = <Py_ssize_t>related[k + 1] if k + 1 < len(related) else n
+        _inside(inside, uniq, _container(<str>paths[at]))
+        for i in range(at + 1, end):
+            X[i, FIRST + C_UNDER_RELATED] = 1.0 if inside[inverse[i]] else 0.0
+
+
+cdef void _inside(unsigned char[::1] inside, list uniq, str box):
+    cdef Py_ssize_t u
+    for u in range(len(uniq)):
+        inside[u] = 1 if (<str>uniq[u]).startswith(box) else 0
