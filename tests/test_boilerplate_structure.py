@@ -1,5 +1,9 @@
 """Page-structure features of sieve: comment sections, related lists, compound class stems."""
+import random
+import re
+
 import numpy as np
+import pytest
 
 from warclake.tasks.boilerplate import classify, features, structure
 from warclake.tasks.html_paragraphs import extract_paragraphs
@@ -77,3 +81,59 @@ def test_headings_open_sections_only_inside_their_container():
     under = C[:, structure.NAMES.index("under_related_head")]
     assert under.tolist() == [0, 0, 1, 0]
     assert structure.columns([], [], np.zeros(0)).shape == (0, len(structure.NAMES))
+
+
+# The compiled structure columns (warclake.tasks.native.sieve_structure) against the reference.
+_LINES = ["March 3, 2012", "at 4:05 pm", "2 hours ago", "12/03/2011", "says:", "Reply", "REPLY",
+          "Report abuse", "12 Comments", "Leave a Reply", "Related posts", "More from",
+          "You may also like", "Read more", "around the web", "\u017fays:", "\u212aeep", "\u0130",
+          "\u0131", "Mar", "MAY 5", "\u0661\u0662/\u0663/\u0662\u0660\u0661\u0661",
+          "3\u00a0hours ago", "Link to this", "What do you think?", "Trackbacks", "Most Popular",
+          "latest news", "x", "9.30 a.m.", "\u2019", "\u65e5\u672c", "\n", "-", "1",
+          "reader comments (3)", "Join the conversation", "also on", "See also",
+          "top 10 stories", "Wrote :", "like", "flag", "quote"]
+_NAMES = ["comment", "Comment", "COMMENTbody", "postmeta", "relatedPosts", "x-share", "nav",
+          "\u017fhare", "\u212aey", "navbar", "readmore", "caption", "widgetfooter", "replies",
+          "Breadcrumb", "moreStoriesList", "\u65e5\u672c", "a-b_c", "posted-by", ""]
+
+
+def _random_path(rng) -> str:
+    parts = []
+    for _ in range(rng.choice((0, 1, 2, 3, 5, 8, 12))):
+        el = rng.choice(["div", "p", "li", "ul", "section", "h2", "body"])
+        for _ in range(rng.choice((0, 0, 1, 2))):
+            el += rng.choice((".", "#")) + rng.choice(_NAMES)
+        parts.append(el)
+    return ">".join(parts)
+
+
+def test_compiled_structure_columns_equal_the_reference_on_generated_pages():
+    fill = pytest.importorskip("warclake.tasks.native.sieve_structure").fill
+    if features._COMPILED is None:
+        pytest.skip("the compiled features are off")
+    rng = random.Random(5)
+    at_main = features._IDX["in_main"]
+    seen = np.zeros(len(structure.NAMES))
+    for _ in range(600):
+        base = [_random_path(rng) for _ in range(rng.randint(1, 8))]
+        nested = base + [b + ">" + _random_path(rng) for b in base if rng.random() < 0.5]
+        n = rng.choice((0, 1, 2, 5, 20, 60))
+        paths = [rng.choice(nested) for _ in range(n)]
+        plains = ["".join(rng.choice(_LINES) + rng.choice(("", " "))
+                          for _ in range(rng.choice((1, 1, 2, 3, 6, 20)))) for _ in range(n)]
+        in_main = np.array([float(rng.random() < 0.3) for _ in range(n)])
+        want = structure.columns(paths, plains, in_main)
+        X = np.full((n, len(features.NAMES)), 7.0)
+        X[:, at_main] = in_main
+        fill(X, paths, plains, at_main)
+        got = X[:, features._STRUCTURE]
+        assert got.tobytes() == want.tobytes(), [structure.NAMES[c] for c in
+                                                 np.flatnonzero((got != want).any(axis=0))]
+        seen += (want != 0).sum(axis=0)
+    assert (seen > 0).all(), [n for n, k in zip(structure.NAMES, seen) if not k]
+
+
+def test_the_characters_folding_to_ascii_letters_are_those_the_compiled_module_knows():
+    ss = pytest.importorskip("warclake.tasks.native.sieve_structure")
+    text = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000)
+    assert sorted({ord(c) for c in re.findall("[a-z]", text, re.I)}) == list(ss.FOLDS_TO_ASCII)
