@@ -136,3 +136,22 @@ def test_search_finds_every_pair_within_three_bits_and_none_beyond():
     assert not any(a < n <= b for a, b in zip(i.tolist(), j.tolist()))
     is_cur[:] = False
     assert len(near_pairs(sims, np.full(len(sims), 100), is_cur)[0]) == 0
+
+
+def test_a_good_paragraph_is_judged_by_its_own_text_not_by_its_group(tmp_path):
+    """A group is a chain of near pairs and may join unrelated texts: a paragraph labelled
+    good keeps to its own counts, even where its group's reach every threshold."""
+    lake = str(tmp_path / "lake")
+    rng = random.Random(6)
+    docs = []
+    for i, v in enumerate(VERSIONS):
+        label = "good" if i == 0 else "bad"
+        text, labels = page([("body>main>p", sentence(rng), "good"), ("body>footer>p", LICENCE.format(v), label)])
+        docs.append({"docId": doc_id(D1, f"l{i}"), "url": f"https://licence{i}.org/", "text": text, "labels": labels})
+    write_archive(lake, D1, "arch-00000.warc.gz", docs)
+    dumps = dumps_to_process(lake, None)
+    finish(lake, dumps, check_inputs(lake, dumps),
+           StageOptions(decide=DecisionConfig(notice_min_domains_good=2)), report=False)
+    got = dropped(lake, D1)
+    assert set(got) == {(doc_id(D1, f"l{i}"), 2) for i in range(1, len(VERSIONS))}
+    assert {r["group_hash"] for r in got.values()} == {min(text_hash(LICENCE.format(v)) for v in VERSIONS)}
