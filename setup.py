@@ -6,7 +6,8 @@ pure-Python package, which then runs the Python reference walk (warclake.tasks.n
 from setuptools import setup
 from setuptools.extension import Extension
 
-NATIVE = [("warclake.tasks.native.lexbor_walk", "tasks/native/lexbor_walk.pyx")]
+NATIVE = [("warclake.tasks.native.lexbor_walk", "tasks/native/lexbor_walk.pyx"),
+          ("warclake.tasks.native.corpus_signatures", "tasks/native/corpus_signatures.pyx")]
 
 
 def native_extensions() -> list:

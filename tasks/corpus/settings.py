@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
 # Bump when the stage's outputs for the same input and settings change.
-CORPUS_VERSION = "2"
+CORPUS_VERSION = "3"
 
 
 def fingerprint_of(obj) -> str:
