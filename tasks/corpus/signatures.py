@@ -241,12 +241,22 @@ class Signed:
     minhash: np.ndarray        # (documents, num_perm) uint32
 
 
-def compared_paragraphs(paths: list[str], labels: list | None, is_chrome) -> list[int]:
-    """Indexes of the paragraphs a document is compared by: the clean ones (labelled good,
-    or all without labels), less those under a page-chrome path, unless that leaves none."""
-    clean = [i for i in range(len(paths))
-             if labels is None or (i < len(labels) and labels[i] == "good")]
-    return [i for i in clean if not is_chrome(paths[i])] or clean
+# Paragraphs shorter than this (normalised characters) are left out of the compared text
+# when longer ones remain: headings, buttons and product names of a template.
+COMPARED_MIN_CHARS = 40
+
+
+def compared_paragraphs(paths: list[str], labels: list | None, is_chrome, lengths: list[int]) -> list[int]:
+    """Indexes of the paragraphs a document is compared by: the ones labelled good (all
+    when none is), less those under a page-chrome path, less those under
+    :data:`COMPARED_MIN_CHARS` characters, each step only when it leaves some. Chosen on
+    the tuning part of the near-duplicate set (reports/corpus_eval.md): the same page
+    under another site's template keeps more of its similarity, pages of one site do not
+    gain any."""
+    good = [i for i in range(len(paths)) if labels is not None and i < len(labels) and labels[i] == "good"]
+    good = good or list(range(len(paths)))
+    plain = [i for i in good if not is_chrome(paths[i])] or good
+    return [i for i in plain if lengths[i] >= COMPARED_MIN_CHARS] or plain
 
 
 def sign_documents_reference(texts: list[str], labels: list, is_chrome, para_ngram: int,
@@ -262,7 +272,7 @@ def sign_documents_reference(texts: list[str], labels: list, is_chrome, para_ngr
             paths.append(path)
             norms.append(normalise(body))
         per_doc.append(len(paras))
-        keep = compared_paragraphs(paths[first:], labs, is_chrome)
+        keep = compared_paragraphs(paths[first:], labs, is_chrome, [len(x) for x in norms[first:]])
         cleans.append("\n".join(norms[first + i] for i in keep))
     return Signed(text_hashes(norms), simhash64(norms, para_ngram).view(np.uint64),
                   np.fromiter(map(len, norms), np.int32, len(norms)), paths,
@@ -282,7 +292,7 @@ def _sign_compiled(native, texts: list[str], labels: list, is_chrome, para_ngram
                  [], np.zeros(n, np.int32), np.zeros(n, np.int64), np.zeros(n, np.int32),
                  np.full((n, num_perm), EMPTY_MINHASH, np.uint32))
     got = native.sign_documents(texts, [normalised_document(t) if t else "" for t in texts], list(labels),
-                                is_chrome, para_ngram, doc_ngram, num_perm,
+                                is_chrome, para_ngram, doc_ngram, num_perm, COMPARED_MIN_CHARS,
                                 out.para_hash, out.para_simhash, out.para_chars, out.para_paths,
                                 out.clean_hash, out.clean_chars, out.minhash, out.doc_paragraphs)
     if got != n_para:
@@ -302,6 +312,8 @@ CHECK_TEXTS = (
     ("no path at all\n\n\n\nbody>p\x1c\n\n\x1c\n\nbody>p\x1cab", ["good"]),
     ("body>div.sidebar\x1conly chrome here\n\nbody>nav\x1cand here", None),
     ("body>p\x1c" + "long paragraph text " * 400, ["good"] * 3),
+    ("body>p\x1ca heading\n\nbody>p\x1c" + "a paragraph of more than forty characters, " * 2
+     + "\n\nbody>nav>p\x1c" + "navigation " * 9, ["bad", "bad", "bad"]),
 )
 
 STATUS, REASON = "python", "not loaded"

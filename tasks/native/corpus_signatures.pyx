@@ -161,14 +161,14 @@ cdef Py_ssize_t find_path_sep(int kind, void *data, Py_ssize_t i, Py_ssize_t end
 
 
 def sign_documents(list texts, list norms, list labels, object is_chrome,
-                   int para_ngram, int doc_ngram, int bins,
+                   int para_ngram, int doc_ngram, int bins, int min_chars,
                    int64_t[::1] p_hash, uint64_t[::1] p_sim, int32_t[::1] p_chars, list p_paths,
                    int64_t[::1] d_hash, int32_t[::1] d_chars, uint32_t[:, ::1] d_minhash,
                    int32_t[::1] d_paras):
     """Fill the paragraph arrays (in document order) and the document arrays; ``p_paths``
     gets each paragraph's CSS path. ``norms[i]`` is ``texts[i]`` after NFKC and lower case.
-    The clean text of a document is its paragraphs labelled good (all without labels),
-    less those whose path ``is_chrome`` unless none is left, joined by "\\n"."""
+    The clean text of a document is its paragraphs of ``signatures.compared_paragraphs``
+    (``min_chars`` is its length floor) joined by "\\n"."""
     cdef Py_ssize_t di, nd = len(texts), pi = 0, k, g_max
     cdef Py_ssize_t o_i, o_n, o_end, n_i, n_n, n_end, sep, body, c, start, para_start
     cdef int o_kind, n_kind, j
@@ -203,7 +203,7 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
             para.len = 0
             clean.len = 0
             spans = []          # (start, length) of each paragraph in para.cp
-            sel = []            # clean paragraphs: (index, chrome)
+            sel = []            # paragraphs labelled good
             o_n = len(text) if text else 0
             n_n = len(norm) if norm else 0
             o_i = n_i = 0
@@ -247,11 +247,8 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
                 p_chars[pi] = <int32_t> k
                 p_paths.append(path)
                 spans.append((para_start, k))
-                if labs is None or (j < len(labs) and labs[j] == "good"):
-                    chrome = chrome_of.get(path)
-                    if chrome is None:
-                        chrome = chrome_of[path] = bool(is_chrome(path))
-                    sel.append((j, chrome))
+                if labs is not None and j < len(labs) and labs[j] == "good":
+                    sel.append(j)
                 pi += 1
                 j += 1
                 if o_end == o_n:
@@ -260,8 +257,20 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
                     break
                 o_i, n_i = o_end + 2, n_end + 2
             d_paras[di] = j
-            # the clean text: non-chrome clean paragraphs, or all clean ones if none is left
-            keep = [x for x, chrome in sel if not chrome] or [x for x, _ in sel]
+            # the compared paragraphs: good (or all), not chrome, long enough; each step
+            # only when it leaves some
+            sel = sel or list(range(j))
+            keep = []
+            for x in sel:
+                path = p_paths[pi - j + x]
+                chrome = chrome_of.get(path)
+                if chrome is None:
+                    chrome = chrome_of[path] = bool(is_chrome(path))
+                if not chrome:
+                    keep.append(x)
+            keep = keep or sel
+            sel = [x for x in keep if spans[x][1] >= min_chars]
+            keep = sel or keep
             for c, x in enumerate(keep):
                 start, k = spans[x]
                 buf_reserve(&clean, k + 1)
