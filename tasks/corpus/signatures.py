@@ -23,6 +23,7 @@ per document; this module is its reference.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -55,7 +56,7 @@ def ngram_hashes(texts: list[str], n: int) -> tuple[np.ndarray, np.ndarray]:
     h = np.zeros(total, np.uint64)
     mult = np.uint64(1)
     with np.errstate(over="ignore"):
-        for k in range(n):
+        for k in range(min(n, total)):   # (a batch may be shorter than one n-gram)
             h[: total - k] += cps[k:] * mult
             mult = mult * m
         h = _mix(h ^ np.uint64(n))
@@ -127,13 +128,14 @@ def _hashed_batches(texts: list[str], n: int, batch_ngrams: int):
             yield lo, h, starts, nonempty
 
 
-def probe_sequence(bin_: int, bins: int) -> list[int]:
+@lru_cache(maxsize=4096)
+def probe_sequence(bin_: int, bins: int) -> tuple[int, ...]:
     """The bins an empty bin ``bin_`` looks at, in order, for a value: 8 x ``bins`` hashed
     probes, then every other bin from the next one on (so a filled bin is always found)."""
     with np.errstate(over="ignore"):
         t = np.arange(1, 8 * bins + 1, dtype=np.uint64)
         hashed = _mix(np.uint64(_BIN_SEED) ^ (np.uint64(bin_) << np.uint64(32)) ^ t) % np.uint64(bins)
-    return hashed.astype(np.int64).tolist() + [(bin_ + k) % bins for k in range(1, bins)]
+    return tuple(hashed.astype(np.int64).tolist() + [(bin_ + k) % bins for k in range(1, bins)])
 
 
 def densify(row: np.ndarray, filled: np.ndarray) -> None:
