@@ -23,6 +23,7 @@ from warclake.tasks.owners import proc_stat
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.language import LanguageDetector
 from warclake.tasks import native
+from warclake.tasks.boilerplate import compiled as sieve_compiled  # loads nothing until asked
 
 # module path fragment -> stage name, first match wins
 STAGES = [
@@ -102,7 +103,8 @@ def run(args) -> int:
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"inputs: {len(inputs)} archives, {in_bytes / 1e6:.1f} MB compressed, {records} records, {docs} documents")
-    print(f"langs={','.join(config.langs)} boilerplate={config.boilerplate} {native.describe()}")
+    print(f"langs={','.join(config.langs)} boilerplate={config.boilerplate} {native.describe()}"
+          + (f", {sieve_compiled.describe()}" if config.boilerplate == "sieve" else ""))
     print(f"wall {wall:.2f}s  cpu {cpu:.2f}s  (detector load {load_s:.2f}s, not included)")
     print(f"speed: {in_bytes / 1e6 / cpu:.1f} MB/s of input per core, {records / cpu:.0f} records/s, "
           f"{docs / cpu:.1f} docs/s per core")
@@ -245,6 +247,9 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
         for (filename, _, function), (_, _, tottime, _, _) in pstats.Stats(prof).stats.items():
             stages[stage_of(filename, function)] += tottime
     walk = native.STATUS if mode not in ("read", "reader") else "-"
+    if mode not in ("read", "reader") and parse_mode(mode)[1] == "sieve":
+        sieve_compiled.describe()  # the features' choice is made when they are first imported
+        walk += f", sieve features {sieve_compiled.STATUS}"
     return {"mode": mode, "walk": walk, "cpu": cpu, "load": load_s, "in_bytes": in_bytes, "records": records, "docs": docs,
             "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "stages": dict(stages)}
 

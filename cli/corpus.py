@@ -10,7 +10,7 @@ from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, Sig
 
 def add_parser(sub) -> None:
     p = sub.add_parser("corpus", help="repeated text, near-duplicates and quality rules over the lake, as decisions")
-    p.add_argument("--lake", required=True, help="lake root folder (local)")
+    p.add_argument("--lake", required=True, help="lake root: a folder or an fsspec URL (s3://bucket/lake)")
     p.add_argument("--dump", default=None,
                    help="judge this dump (and any earlier one not judged yet); default: every dump")
     for name, (lo, hi, doc) in THRESHOLD_RANGES.items():
@@ -27,14 +27,18 @@ def add_parser(sub) -> None:
     p.add_argument("--partitions", type=int, default=SignatureConfig().partitions,
                    help="hash-prefix partitions of the global steps (default %(default)s)")
     p.add_argument("--flow", action="store_true", help="run as the Prefect flow corpus-dump")
-    p.add_argument("--dask", default=None, metavar="ADDRESS", help="with --flow: run the tasks on this Dask scheduler")
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="run the flow's tasks on this Dask scheduler (implies --flow)")
     p.add_argument("--no-report", action="store_true", help="skip the report page")
+    p.add_argument("--report-dir", default=None,
+                   help="where the report page goes (default: <lake>/reports/corpus/<scope>; "
+                        "for a remote lake ./reports/corpus/<scope>)")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     p.set_defaults(handler=run_corpus_cmd)
 
     e = sub.add_parser("export", help="write the corpus as parquet or JSONL shards")
-    e.add_argument("--lake", required=True, help="lake root folder")
-    e.add_argument("--out", required=True, help="output folder")
+    e.add_argument("--lake", required=True, help="lake root: a folder or an fsspec URL")
+    e.add_argument("--out", required=True, help="output folder, or an fsspec URL (s3://bucket/corpus)")
     e.add_argument("--format", choices=("parquet", "jsonl"), default="parquet")
     e.add_argument("--dump", default=None, help="one dump (default: all)")
     e.add_argument("--lang", default=None, help="one language (default: all)")
@@ -57,25 +61,30 @@ def decision_config(args) -> DecisionConfig:
 
 
 def run_corpus_cmd(args) -> int:
-    from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
-    from warclake.tasks.corpus.decide import check_quality_overrides
     from warclake.tasks.corpus.stage import StageOptions
 
-    decide = decision_config(args)
-    check_quality_overrides(decide)
-    opts = StageOptions(sig=SignatureConfig(partitions=args.partitions), decide=decide,
+    opts = StageOptions(sig=SignatureConfig(partitions=args.partitions), decide=decision_config(args),
                         memory_limit=args.memory_limit, threads=args.threads)
-    dumps = dumps_to_process(args.lake, args.dump)
-    archives = check_inputs(args.lake, dumps)
-    if args.flow:
-        from warclake.flows.corpus_flow import corpus_dump
+    if args.flow or args.dask:   # the flow reads the summaries and checks them, as when a deployment starts it
+        from warclake.flows.corpus_flow import CorpusFailed, corpus_dump
+        from warclake.tasks.corpus.checks import check_request
+        from warclake.tasks.run_checks import check_dask_address
 
-        counts = corpus_dump(lake=args.lake, dump=args.dump, options=opts, dask=args.dask,
-                             report=not args.no_report)
+        check_request(args.lake, args.dump, opts.decide)   # before Prefect starts: no summary read
+        if args.dask:
+            check_dask_address(args.dask)
+        state = corpus_dump(lake=args.lake, dump=args.dump, options=opts, dask=args.dask,
+                            report=not args.no_report, report_dir=args.report_dir)
+        if not state.is_completed():   # refused input: 2, as without --flow; a step that failed: 1
+            print(f"warclake: error: {state.message}", file=sys.stderr)
+            return 2 if isinstance(state.result(raise_on_failure=False), CorpusFailed) else 1
+        counts = state.result()
     else:
+        from warclake.tasks.corpus.checks import prepare
         from warclake.tasks.corpus.stage import finish
 
-        counts = finish(args.lake, dumps, archives, opts, report=not args.no_report,
+        dumps, archives = prepare(args.lake, args.dump, opts.decide)
+        counts = finish(args.lake, dumps, archives, opts, report=not args.no_report, report_dir=args.report_dir,
                         progress=None if args.quiet else lambda m: print(m, file=sys.stderr))
     for dump, st in counts["dumps"].items():
         print(f"{dump}: {st['kept']} of {st['documents']} documents kept, "
@@ -86,10 +95,10 @@ def run_corpus_cmd(args) -> int:
 
 
 def run_export_cmd(args) -> int:
+    from warclake.tasks.corpus.checks import reachable
     from warclake.tasks.corpus.export import export_corpus
-    from warclake.tasks.lake import Lake
 
-    lake = Lake(args.lake).require()
+    lake = reachable(args.lake)
     if args.dump:
         lake.require_dump(args.dump)
     info = export_corpus(args.lake, args.out, args.format, args.dump, args.shard_docs, args.lang)

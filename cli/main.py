@@ -17,12 +17,22 @@ from warclake.tasks import native
 COMMANDS = (extract, run, report, evaluate, bench, show, corpus)
 
 
+class _Version(argparse.Action):
+    """--version, worked out only when asked for: it loads and checks the compiled parts."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from warclake.tasks.boilerplate import compiled
+
+        print(f"warclake {__version__} ({native.describe()}; {compiled.describe()})")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="warclake",
         description="Common Crawl WARC/WET/WAT archives to an Uzushio-format parquet lake.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress")
-    parser.add_argument("--version", action="version", version=f"warclake {__version__} ({native.describe()})")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and which compiled parts run")
     sub = parser.add_subparsers(dest="command")
     for mod in COMMANDS:
         mod.add_parser(sub)

@@ -46,7 +46,8 @@ def add_run_options(p) -> None:
                         "out_of_memory (default: 8192)")
     p.add_argument("--report-dir", default=None, help="where the dump's report goes (default: <lake>/reports/<dump>)")
     p.add_argument("--no-report", action="store_true", help="skip the report at the end")
-    p.add_argument("--corpus", action="store_true", help="then run the corpus stage (flow corpus-dump) on the dump")
+    p.add_argument("--corpus", action="store_true",
+                   help="then run the corpus stage on the dump (flow corpus-dump, on the same task runner)")
 
 
 def flow_for(args):
@@ -89,7 +90,7 @@ def run_flow(args, inputs: list[str]):
                         workers=args.workers, max_in_flight=args.max_in_flight,
                         report=not args.no_report, report_dir=args.report_dir,
                         record_seconds=args.record_seconds, worker_memory_mb=args.worker_memory_mb,
-                        return_state=True)
+                        corpus=getattr(args, "corpus", False), return_state=True)
     if not state.is_cancelled():  # interrupted: the Ctrl-C line said it
         print(state.message or state.name)
     return state
@@ -108,9 +109,6 @@ def run(args) -> int:
     Lake(args.lake).check_writable()
     DumpLock(args.lake, args.dump).check()  # another run of this dump: one line, before Prefect starts
     state = run_flow(args, args.inputs)
-    if state.is_completed() and args.corpus:   # the extraction's follow-up: the corpus stage
-        from warclake.flows.corpus_flow import corpus_dump
-        corpus_dump(lake=args.lake, dump=args.dump, dask=args.dask, report=not args.no_report)
     return 0 if state.is_completed() else INTERRUPTED if state.is_cancelled() else 1
 
 

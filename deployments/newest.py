@@ -75,11 +75,12 @@ def extract_newest_dump(root: str, lake: str, langs: str = "ja", boilerplate: st
                         base_url: str | None = None, workers: int | None = None,
                         max_in_flight: int | None = None, report: bool = True,
                         report_dir: str | None = None, retry_delays: list[float] | None = None,
-                        pattern: str = DUMP_PATTERN, dask: str | None = None):
+                        pattern: str = DUMP_PATTERN, dask: str | None = None, corpus: bool = False):
     """Find the newest dump folder under ``root`` and run ``extract-dump`` on it.
 
     dask: a Dask scheduler address to run the archives on (workers then default to 0:
     Dask workers are processes already).
+    corpus: then run the corpus stage on the dump (see ``extract-dump``).
     """
     try:  # mistakes in the parameters: one line, before the cluster or the dump is touched
         ExtractConfig.from_langs(langs, boilerplate=boilerplate)
@@ -101,4 +102,4 @@ def extract_newest_dump(root: str, lake: str, langs: str = "ja", boilerplate: st
     # Returning the sub-flow's state makes this run Completed/Failed exactly as the dump's run.
     return target(dump=dump, inputs=inputs, lake=lake, langs=langs, boilerplate=boilerplate,
                   base_url=base_url, workers=workers, max_in_flight=max_in_flight, report=report,
-                  report_dir=report_dir, retry_delays=retry_delays, return_state=True)
+                  report_dir=report_dir, retry_delays=retry_delays, corpus=corpus, return_state=True)

@@ -7,53 +7,72 @@
 
 Every task is a function of warclake.tasks.corpus that skips work already in the lake, so a
 re-run after a crash does only what is missing. On Dask (``--dask``) the same tasks run
-on the cluster's workers; the lake must then be on a filesystem they share.
+on the cluster's workers; the lake must then be one they all reach: a shared folder or an
+object store (``s3://...``, read by DuckDB through fsspec).
+
+``follow_up`` runs the flow after an extraction of the same dump (``extract-dump`` with
+``corpus=True``: ``warclake run --corpus``, or ``corpus = true`` in a deployment), so the
+corpus stage keeps the extraction's schedule.
 """
 from __future__ import annotations
 
+from dataclasses import asdict
+
 from prefect import flow, get_run_logger, task
+from prefect.context import FlowRunContext
+from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from warclake.flows.dump_flow import retry_if_transient
 from warclake.tasks.corpus import stage
 from warclake.tasks.corpus.archive_step import sign_archive
-from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
-from warclake.tasks.corpus.decide import check_quality_overrides
-from warclake.tasks.corpus.settings import DecisionConfig, SignatureConfig
+from warclake.tasks.corpus.checks import prepare
+from warclake.tasks.corpus.layout import CorpusLayout
+from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
 
 
-@task(name="corpus-sign-archive", task_run_name="sign {dump}/{warc}", persist_result=False)
+class CorpusFailed(Exception):
+    """The corpus stage refused its input or failed (the flow run's Failed state holds it)."""
+
+
+# Every step is idempotent (done = its state file), so a step that met a network or
+# storage error (a remote lake) is simply run again, as extraction's archives are.
+RETRIES = dict(retries=2, retry_delay_seconds=[2, 8], retry_condition_fn=retry_if_transient, persist_result=False)
+
+
+@task(name="corpus-sign-archive", task_run_name="sign {dump}/{warc}", **RETRIES)
 def sign_task(lake: str, dump: str, warc: str, summary: dict, sig: SignatureConfig) -> dict:
     return sign_archive(lake, dump, warc, summary, sig)
 
 
-@task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", persist_result=False)
+@task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", **RETRIES)
 def stats_task(lake: str, dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.stats_task(lake, dump, part, opts)
 
 
-@task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", persist_result=False)
+@task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", **RETRIES)
 def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.pairs_task(lake, dumps, dump, part, opts)
 
 
-@task(name="corpus-paragraph-decisions", task_run_name="paragraph decisions {dump} part {part}",
-      persist_result=False)
+@task(name="corpus-paragraph-decisions", task_run_name="paragraph decisions {dump} part {part}", **RETRIES)
 def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.para_decisions_task(lake, dumps, dump, part, opts)
 
 
-@task(name="corpus-document-decisions", task_run_name="document decisions {dump}", persist_result=False)
+@task(name="corpus-document-decisions", task_run_name="document decisions {dump}", **RETRIES)
 def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions) -> bool:
     return stage.doc_decisions_task(lake, dumps, dump, opts)
 
 
-@task(name="corpus-report", persist_result=False)
-def report_task(lake: str) -> str:
-    from warclake.tasks.catalog import build_catalog
+@task(name="corpus-report", **RETRIES)
+def report_task(lake: str, report_dir: str | None) -> str:
+    from warclake.tasks.catalog import build_catalog, is_remote
     from warclake.tasks.corpus.report import write_corpus_report
 
-    build_catalog(lake)
-    return write_corpus_report(lake)[1]
+    if not is_remote(lake):   # a remote lake has no catalogue file (its readers build the views)
+        build_catalog(lake)
+    return write_corpus_report(lake, report_dir)[1]
 
 
 def _run_name() -> str:
@@ -67,16 +86,26 @@ def _run_name() -> str:
 def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = None,
                 quality: dict | None = None, drop_all_copies: bool = False, memory_limit: str = "2GB",
                 partitions: int = SignatureConfig().partitions, threads: int | None = None,
-                report: bool = True) -> dict:
-    """Judge ``dump`` (with every earlier dump it is compared against), or every dump."""
+                report: bool = True, report_dir: str | None = None):
+    """Judge ``dump`` (with every earlier dump it is compared against), or every dump.
+
+    thresholds: values of the decision thresholds (similarity, template_min_pages, ...);
+    quality: quality rule name -> threshold. Bad input (thresholds out of range, a lake
+    without documents, a dump still being extracted, an older lake schema, a lake that does
+    not answer) ends the run Failed with one line, before any work.
+    """
     log = get_run_logger()
-    opts = stage.StageOptions(sig=SignatureConfig(partitions=partitions),
-                              decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
-                                                    **(thresholds or {})),
-                              memory_limit=memory_limit, threads=threads)
-    check_quality_overrides(opts.decide)
-    dumps = dumps_to_process(lake, dump)
-    archives = check_inputs(lake, dumps)
+    try:
+        opts = stage.StageOptions(sig=SignatureConfig(partitions=partitions),
+                                  decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
+                                                        **(thresholds or {})),
+                                  memory_limit=memory_limit, threads=threads)
+        dumps, archives = prepare(lake, dump, opts.decide)
+    except (ValueError, OSError, TypeError) as exc:
+        message = " ".join(str(exc).split())
+        log.error("%s", message)
+        return Failed(message=message, data=CorpusFailed(message))
+    CorpusLayout(lake).clean_stale_tmp()
     signed = [sign_task.submit(lake, d, w, s, opts.sig) for d in dumps for w, s in archives[d]]
     counts = {"signed": sum(f.result()["done"] == "signed" for f in signed)}
     parts = range(opts.sig.partitions)
@@ -90,27 +119,51 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
         f.result()
     counts["dumps"] = {d: stage.dump_summary(lake, d, opts.sig.partitions) for d in dumps}
     if report:
-        counts["report"] = report_task.submit(lake).result()
+        counts["report"] = report_task.submit(lake, report_dir).result()
     for d, st in counts["dumps"].items():
         log.info("%s: %s of %s documents kept, %s paragraphs dropped", d, st["kept"], st["documents"],
                  st["paragraphs_dropped"])
-    return counts
+    return Completed(message=summary_line(counts), data=counts)
+
+
+def summary_line(counts: dict) -> str:
+    return "; ".join(f"{d}: {st['kept']} of {st['documents']} documents kept, "
+                     f"{st['paragraphs_dropped']} paragraphs dropped" for d, st in counts["dumps"].items())
+
+
+def flow_parameters(options: stage.StageOptions) -> dict:
+    """The flow's parameters for these options (the form a deployment stores)."""
+    d = asdict(options.decide)
+    return dict(thresholds={k: d[k] for k in THRESHOLD_RANGES}, quality=options.decide.quality,
+                drop_all_copies=options.decide.drop_all_copies, memory_limit=options.memory_limit,
+                partitions=options.sig.partitions, threads=options.threads)
 
 
 def corpus_dump(lake: str, dump: str | None = None, options: stage.StageOptions | None = None,
-                dask: str | None = None, report: bool = True) -> dict:
-    """Run the flow (on a Dask cluster when ``dask`` names its scheduler); its counts."""
-    from dataclasses import asdict
-
-    from warclake.tasks.corpus.settings import THRESHOLD_RANGES
-
-    opts = options or stage.StageOptions()
+                dask: str | None = None, report: bool = True, report_dir: str | None = None) -> State:
+    """Run the flow (on a Dask cluster when ``dask`` names its scheduler); its final state."""
     fn = corpus_flow
     if dask:
         from prefect_dask import DaskTaskRunner
 
         fn = corpus_flow.with_options(task_runner=DaskTaskRunner(address=dask))
-    d = asdict(opts.decide)
-    return fn(lake=lake, dump=dump, thresholds={k: d[k] for k in THRESHOLD_RANGES}, quality=opts.decide.quality,
-              drop_all_copies=opts.decide.drop_all_copies, memory_limit=opts.memory_limit,
-              partitions=opts.sig.partitions, threads=opts.threads, report=report)
+    return fn(lake=lake, dump=dump, report=report, report_dir=report_dir,
+              **flow_parameters(options or stage.StageOptions()), return_state=True)
+
+
+def follow_up(lake: str, dump: str, extraction: State, report: bool = True) -> State:
+    """The corpus stage after a completed extraction of ``dump``, as a sub-flow run: on the
+    extraction's Dask cluster when it ran on one. The extraction's state comes back with the
+    corpus stage's line added, Failed when the corpus stage failed."""
+    runner = getattr(FlowRunContext.get(), "task_runner", None)
+    fn = corpus_flow
+    if type(runner).__name__ == "DaskTaskRunner":
+        fn = corpus_flow.with_options(task_runner=runner.duplicate())
+    state = fn(lake=lake, dump=dump, report=report, return_state=True)
+    data = extraction.result(raise_on_failure=False)
+    if state.is_completed():
+        if isinstance(data, dict):
+            data = {**data, "corpus": state.result()}
+        return Completed(message=f"{extraction.message}; corpus: {state.message}", data=data)
+    message = f"{extraction.message}; the corpus stage failed: {state.message}"
+    return Failed(message=message, data=CorpusFailed(message))

@@ -106,7 +106,7 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
                  base_url: str | None = None, workers: int | None = None, max_in_flight: int | None = None,
                  report: bool = True, report_dir: str | None = None,
                  retry_delays: list[float] | None = None, record_seconds: float = 120.0,
-                 worker_memory_mb: int = 8192):
+                 worker_memory_mb: int = 8192, corpus: bool = False):
     """Extract one dump into the lake.
 
     workers: extraction processes (default: all cores); 0 runs in the task's own thread
@@ -117,6 +117,8 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     net_timeout: seconds without a byte before a remote read counts as stalled.
     record_seconds, worker_memory_mb: a record that takes longer, or grows its worker past
     this memory, is stopped and ledgered timed_out / out_of_memory (workers >= 1).
+    corpus: once the dump is extracted without failure, run the corpus stage on it (the
+    ``corpus-dump`` flow, as a sub-flow on this run's task runner).
     """
     log = get_run_logger()
     try:  # mistakes in the parameters: one clear line, before any work
@@ -133,10 +135,15 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
         log.error("%s", exc)
         return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
     try:
-        return _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report,
-                               report_dir, retry_delays)
+        state = _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report,
+                                report_dir, retry_delays)
     finally:
         lock.release()
+    if corpus and state.is_completed():   # after the lock is released: the corpus stage refuses a locked dump
+        from warclake.flows.corpus_flow import follow_up
+
+        state = follow_up(lake_obj.url, dump, state, report=report)
+    return state
 
 
 def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report, report_dir,

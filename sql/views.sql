@@ -86,7 +86,8 @@ CREATE OR REPLACE MACRO empty_files() AS TABLE
            NULL::VARCHAR AS extractor_version, NULL::VARCHAR AS schema_version,
            NULL::VARCHAR AS config_fingerprint, NULL::JSON AS config, NULL::VARCHAR AS host,
            NULL::TIMESTAMPTZ AS started, NULL::TIMESTAMPTZ AS finished, NULL::DOUBLE AS seconds,
-           NULL::MAP(VARCHAR, STRUCT(count BIGINT, seconds DOUBLE)) AS stages
+           NULL::MAP(VARCHAR, STRUCT(count BIGINT, seconds DOUBLE)) AS stages,
+           NULL::MAP(VARCHAR, BIGINT) AS quirks
     LIMIT 0;
 
 -- ---------------------------------------------------------------- sources
@@ -116,7 +117,8 @@ SELECT unnest(json_transform(content, '{
     "extractor_version": "VARCHAR", "schema_version": "VARCHAR",
     "config_fingerprint": "VARCHAR", "config": "JSON", "host": "VARCHAR",
     "started": "TIMESTAMPTZ", "finished": "TIMESTAMPTZ", "seconds": "DOUBLE",
-    "stages": "MAP(VARCHAR, STRUCT(count BIGINT, seconds DOUBLE))"}'))
+    "stages": "MAP(VARCHAR, STRUCT(count BIGINT, seconds DOUBLE))",
+    "quirks": "MAP(VARCHAR, BIGINT)"}'))
 FROM read_text(warclake_glob('files', 'json'))
 WHERE json_valid(content);
 

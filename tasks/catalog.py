@@ -137,18 +137,30 @@ def install_views(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike,
     for stmt in charset_label_sql():
         con.execute(stmt)
     install_public_suffixes(con)
-    present = {
-        s: con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)",
-                       [source_glob(root, s, dump)]).fetchone()[0] > 0
-        for s in SOURCES
-    }
-    for stmt in split_statements(read_sql("views.sql")):
-        m = _VIEW_RE.search(stmt)
-        if m and m.group(1) in SOURCES and not present[m.group(1)]:
-            stmt = f"CREATE OR REPLACE VIEW {m.group(1)} AS SELECT * FROM empty_{m.group(1)}()"
-        con.execute(stmt)
+    present = install_view_file(con, "views.sql", {s: source_glob(root, s, dump) for s in SOURCES},
+                                lambda view: f"SELECT * FROM empty_{view}()")
     from warclake.tasks.corpus.catalog_views import install_corpus_views  # the corpus stage's tables
     present.update(install_corpus_views(con, root, dump))
+    return present
+
+
+def has_files(con: duckdb.DuckDBPyConnection, pattern: str) -> bool:
+    """Whether a glob pattern matches any file (through the connection's filesystems)."""
+    return con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)", [pattern]).fetchone()[0] > 0
+
+
+def install_view_file(con: duckdb.DuckDBPyConnection, sql_file: str, globs: dict[str, str],
+                      placeholder) -> dict[str, bool]:
+    """Run the statements of ``sql/<sql_file>``; a view named in ``globs`` whose pattern
+    matches no file is defined as ``placeholder(view)`` (a query of its columns with no rows),
+    so queries give zero rows instead of failing. Returns, per view of ``globs``, whether
+    it has files."""
+    present = {view: has_files(con, pattern) for view, pattern in globs.items()}
+    for stmt in split_statements(read_sql(sql_file)):
+        m = _VIEW_RE.search(stmt)
+        if m and m.group(1) in present and not present[m.group(1)]:
+            stmt = f"CREATE OR REPLACE VIEW {m.group(1)} AS {placeholder(m.group(1))}"
+        con.execute(stmt)
     return present
 
 
@@ -216,10 +228,7 @@ def _missed_sources(path: Path, lake: str | os.PathLike) -> bool:
 
         globs = {**{s: source_glob(root, s) for s in SOURCES},
                  **{v: corpus_glob(root, v) for v in CORPUS_SOURCES}}
-        return any(
-            con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)",
-                        [pattern]).fetchone()[0] > 0
-            for s, pattern in globs.items() if s not in built)
+        return any(has_files(con, pattern) for s, pattern in globs.items() if s not in built)
     except duckdb.Error:
         return True   # not a catalogue we can read: build a fresh one
     finally:

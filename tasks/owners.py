@@ -1,8 +1,9 @@
 """Which process owns a temporary or lock file, and whether it is gone.
 
-Temporary names carry an owner tag ``<host>~<pid>``, so a run cleaning up after a killed
-one removes only files whose process is dead, never those of a run still writing. A pid
-is only checked on its own host; a file of another host counts as abandoned once it has
+Temporary names carry an owner tag ``<host>~<pid>+<start>`` (``start``: the process's start
+time, which tells a reused pid from the writer), so a run cleaning up after a killed one
+removes only files whose process is dead, never those of a run still writing. A pid is only
+checked on its own host; a file of another host counts as abandoned once it has
 not been touched for ``FOREIGN_GRACE`` seconds (a live writer adds to it far more often).
 """
 from __future__ import annotations
@@ -12,10 +13,12 @@ import re
 import socket
 import time
 import uuid
+from functools import lru_cache
 from typing import Iterable
 
 FOREIGN_GRACE = 6 * 3600
-_TAG = re.compile(r"\.(?P<host>[A-Za-z0-9_-]+)~(?P<pid>\d+)~[0-9a-f]+\.tmp(?:\.wal)?$")
+_TAG = re.compile(r"\.(?P<host>[A-Za-z0-9_-]+)~(?P<pid>\d+)(?:\+(?P<start>\d+))?~[0-9a-f]+"
+                  r"\.tmp(?:\.wal)?$")
 
 
 def host() -> str:
@@ -24,7 +27,15 @@ def host() -> str:
 
 
 def owner_tag() -> str:
-    return f"{host()}~{os.getpid()}"
+    pid = os.getpid()
+    start = _own_start(pid)
+    return f"{host()}~{pid}" + ("" if start is None else f"+{start}")
+
+
+@lru_cache(maxsize=4)
+def _own_start(pid: int) -> str | None:
+    """This process's start mark (keyed by pid, as a forked child has its own)."""
+    return process_start(pid)
 
 
 def tmp_name(base: str) -> str:
@@ -74,12 +85,12 @@ def owner_gone(name: str, path: str) -> bool:
     """Whether the temporary file ``path`` (named ``name``) was left by a process that is gone.
 
     Names without an owner tag come from versions that wrote none: gone. Tags of other
-    hosts go by age."""
+    hosts go by age; a tag without a start mark (no /proc) goes by the pid alone."""
     m = _TAG.search(name)
     if m is None:
         return True
     if m.group("host") == host():
-        return not pid_alive(int(m.group("pid")))
+        return not pid_alive(int(m.group("pid")), m.group("start"))
     try:
         return time.time() - os.path.getmtime(path) > FOREIGN_GRACE
     except OSError:

@@ -16,7 +16,9 @@ import tempfile
 import time
 from dataclasses import dataclass
 
-from .owners import pid_alive
+from .owners import remove_dead_tmp, tmp_name
+
+WATCH_BASE = "warclake-watch"   # watch files are owner-tagged temporaries of this base name
 
 # pid, record offset (-1: between records), input bytes read, record start (CLOCK_MONOTONIC,
 # the same clock in every process of the machine), terminated (1: stopped by its pool, not
@@ -49,23 +51,16 @@ class RecordWatch:
 
     @classmethod
     def create(cls) -> "RecordWatch":
-        fd, path = tempfile.mkstemp(prefix=f"warclake-watch-{os.getpid()}-", suffix=".bin")
+        path = os.path.join(tempfile.gettempdir(), tmp_name(WATCH_BASE))
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
         os.write(fd, _FMT.pack(0, -1, 0, 0.0, 0))
         os.close(fd)
         return cls(path)
 
     @staticmethod
     def remove_left_by_dead_runs() -> None:
-        """Remove the watch files of parents that were killed (named after the parent's pid)."""
-        folder = tempfile.gettempdir()
-        for name in os.listdir(folder):
-            if name.startswith("warclake-watch-") and name.endswith(".bin"):
-                pid = name[len("warclake-watch-"):].split("-", 1)[0]
-                if pid.isdigit() and not pid_alive(int(pid)):
-                    try:
-                        os.unlink(os.path.join(folder, name))
-                    except OSError:
-                        pass
+        """Remove the watch files of parents that were killed (their names carry the owner)."""
+        remove_dead_tmp(tempfile.gettempdir(), [WATCH_BASE])
 
     # worker side
     def record(self, offset: int, bytes_read: int) -> None:

@@ -149,8 +149,9 @@ def test_shipped_config_and_prefect_yaml_are_valid(capsys):
     from warclake.deployments.serve import main
 
     assert main(["--check"]) == 0
-    names = {s["name"] for s in json.loads(capsys.readouterr().out)}
-    assert {"CC-MAIN-2099-01", "newest"} <= names
+    specs = json.loads(capsys.readouterr().out)
+    assert {"CC-MAIN-2099-01", "newest"} <= {s["name"] for s in specs}
+    assert all(s["parameters"]["corpus"] is True for s in specs)
     with open(os.path.join(REPO, "deployments", "prefect.yaml")) as fh:
         doc = yaml.safe_load(fh)
     import importlib
@@ -159,8 +160,62 @@ def test_shipped_config_and_prefect_yaml_are_valid(capsys):
 
     for dep in doc["deployments"]:
         module, _, fn = dep["entrypoint"].rpartition(".")
-        assert isinstance(getattr(importlib.import_module(module), fn), Flow), dep["entrypoint"]
+        flow_obj = getattr(importlib.import_module(module), fn)
+        assert isinstance(flow_obj, Flow), dep["entrypoint"]
         assert dep["work_pool"]["name"] == "warclake" and dep["schedules"][0]["cron"]
+        # every parameter is one of the flow's, and the corpus stage follows each extraction
+        assert set(dep["parameters"]) <= set(flow_obj.parameters.properties), dep["name"]
+        assert dep["parameters"]["corpus"] is True
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_deployment_with_corpus_judges_its_dump_after_extracting_it(tmp_path):
+    """The deployment as serve builds it (no server: Prefect's temporary API), run with its
+    stored parameters, the way a scheduled run starts it."""
+    from warclake.deployments.serve import flow_and_options, load_config
+    from warclake.tasks.corpus.checks import prepare
+    from warclake.tasks.corpus.settings import DecisionConfig
+    from warclake.tasks.corpus.stage import StageOptions, run_stage
+
+    root = sample_root(tmp_path / "dumps", dumps=("CC-MAIN-2099-01",))
+    cfg = write_config(tmp_path / "d.toml", f"""
+[defaults]
+lake = "{tmp_path / 'lake'}"
+langs = "{LANGS}"
+workers = 0
+report = false
+corpus = true
+[[dump]]
+dump = "CC-MAIN-2099-01"
+inputs = ["{root / 'CC-MAIN-2099-01' / 'warc.paths.gz'}"]
+cron = "30 2 * * *"
+""")
+    (spec,) = load_config(cfg)
+    flow_obj, options = flow_and_options(spec)
+    deployment = flow_obj.to_deployment(**options)
+    assert deployment.name == "CC-MAIN-2099-01" and deployment.parameters["corpus"] is True
+    assert deployment.entrypoint == "warclake.flows.dump_flow.extract_dump"
+    assert [s.schedule.cron for s in deployment.schedules] == ["30 2 * * *"]
+
+    state = flow_obj(**deployment.parameters, return_state=True)
+    assert state.is_completed(), state.message
+    assert "2 extracted" in state.message and "; corpus: CC-MAIN-2099-01: " in state.message
+    counts = state.result()["corpus"]["dumps"]["CC-MAIN-2099-01"]
+    lake = str(tmp_path / "lake")
+    docs = sum(lake_docs(lake, "CC-MAIN-2099-01").values())
+    assert counts["documents"] == docs > 0 and 0 < counts["kept"] <= docs
+    decided = pq.read_table(os.path.join(lake, "corpus", "decisions", "documents", "dump=CC-MAIN-2099-01",
+                                         "decisions.parquet"))
+    assert decided.num_rows == docs
+    # the follow-up left nothing to do: the library's run on the lake finds every step done
+    again = run_stage(lake, *prepare(lake, None, DecisionConfig()), StageOptions())
+    assert again["signed"] == 0 and again["partitions"] == 0
+
+    # a dump whose extraction fails is not judged: its run says why and stays Failed
+    (root / "CC-MAIN-2099-01" / "CC-MAIN-2099-01-00001.warc.gz").unlink()
+    broken = flow_obj(**{**deployment.parameters, "lake": str(tmp_path / "lake2")}, return_state=True)
+    assert broken.is_failed() and "corpus" not in broken.message
+    assert not os.path.exists(tmp_path / "lake2" / "corpus")
 
 
 # -- against a real server --------------------------------------------------------------------

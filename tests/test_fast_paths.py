@@ -10,7 +10,7 @@ from conftest import shared_data
 from reference_features import text_row, use_reference
 from tricky_pages import page, text
 from warclake.tasks import boilerplate
-from warclake.tasks.boilerplate import features
+from warclake.tasks.boilerplate import compiled, features
 from warclake.tasks.boilerplate.text_columns import text_columns
 from warclake.tasks.boilerplate.text import word_units
 from warclake.tasks.html_paragraphs import extract_paragraphs
@@ -23,20 +23,23 @@ def _clear_caches():
             fn.cache_clear()
 
 
-def _matrices_and_labels(docs, monkeypatch=None):
+def _matrices_and_labels(docs, monkeypatch, plain=False):
+    """The Python path's matrices and labels (its fast pieces, or with ``plain`` the plain
+    definitions of reference_features); the compiled path is compared in test_native_features."""
     _clear_caches()
-    if monkeypatch is not None:
+    monkeypatch.setattr(features, "_COMPILED", None)
+    monkeypatch.setattr(compiled, "_MARGIN", None)
+    if plain:
         use_reference(monkeypatch)
     out = [(features.matrix(d, lang), boilerplate.classify("sieve", d, lang)) for d, lang in docs]
-    if monkeypatch is not None:
-        monkeypatch.undo()
+    monkeypatch.undo()
     _clear_caches()
     return out
 
 
 def _same(docs, monkeypatch):
-    fast = _matrices_and_labels(docs)
-    plain = _matrices_and_labels(docs, monkeypatch)
+    fast = _matrices_and_labels(docs, monkeypatch)
+    plain = _matrices_and_labels(docs, monkeypatch, plain=True)
     for (d, lang), (X, lab), (R, ref_lab) in zip(docs, fast, plain):
         assert X.shape == R.shape
         diff = np.flatnonzero((X != R).any(axis=0))
@@ -103,6 +106,8 @@ def test_extraction_equals_the_plain_path_document_for_document(tmp_path, monkey
     fast = _lake_documents(path, tmp_path / "fast")
     _clear_caches()
     use_reference(monkeypatch)
+    monkeypatch.setattr(features, "_COMPILED", None)   # the plain side: no compiled features
+    monkeypatch.setattr(compiled, "_MARGIN", None)
     monkeypatch.setattr(extract_record, "_leading_text",
                         lambda paragraphs, chars: "\n".join(p.plain for p in paragraphs))
     plain = _lake_documents(path, tmp_path / "plain")

@@ -89,6 +89,18 @@ def test_cleaning_leaves_live_runs_temporaries_and_removes_dead_ones(tmp_path):
     assert not any(os.path.exists(p) for p in (dead, untagged, *catalogue))
 
 
+def test_a_temporary_whose_pid_was_reused_by_another_process_counts_as_abandoned(tmp_path):
+    lake = Lake(str(tmp_path))
+    live = lake.tmp_file("documents", "D", "a.warc.gz")
+    folder = os.path.dirname(live)
+    # this process's pid with another start mark: the writer died and its pid came back
+    reused = os.path.join(folder, f".b.warc.gz.{host()}~{os.getpid()}+1~0123456789ab.tmp")
+    for p in (live, reused):
+        open(p, "wb").close()
+    assert lake.clean_stale_tmp("D") == 1
+    assert os.path.exists(live) and not os.path.exists(reused)
+
+
 def test_a_catalogue_build_removes_what_a_killed_build_left(tmp_path):
     make_dump(str(tmp_path / "d"), files=1, pages_per_file=3, truncate_last=False)
     left = [tmp_path / f".warclake.duckdb.{host()}~{dead_pid()}~0123456789ab.tmp{s}" for s in ("", ".wal")]

@@ -196,7 +196,7 @@ def test_a_walk_that_reads_the_layout_wrong_is_refused_with_one_warning():
 def test_version_names_the_walk_and_the_switch_forces_python():
     forced = subprocess.run([sys.executable, "-m", "warclake", "--version"], capture_output=True, text=True,
                             timeout=120, cwd=REPO, env=dict(os.environ, WARCLAKE_NATIVE="0"))
-    assert forced.stdout.strip().endswith("(paragraph walk: python (WARCLAKE_NATIVE=0))")
+    assert "(paragraph walk: python (WARCLAKE_NATIVE=0);" in forced.stdout
     assert forced.stderr == ""
     default = subprocess.run([sys.executable, "-m", "warclake", "--version"], capture_output=True, text=True,
                              timeout=120, cwd=REPO)

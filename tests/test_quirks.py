@@ -7,6 +7,7 @@ import re
 import zlib
 
 import brotli
+import duckdb
 import pyarrow.parquet as pq
 import pytest
 import zstandard
@@ -14,6 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
+from warclake.tasks.catalog import build_catalog
 from warclake.tasks.config import ExtractConfig
 from warclake.tasks.extract_archive import extract_archive
 
@@ -89,6 +91,13 @@ def test_header_line_ends_of_other_writers_cost_nothing(tmp_path, eol, quirk, bl
     assert s["quirks"] == {quirk: PAGES}
     assert {r["quirks"] for r in ledger} == {quirk}
     assert sorted(d["url"] for d in docs) == [f"http://example.jp/{i}" for i in range(PAGES)]
+
+
+def test_the_files_view_counts_each_archives_quirks(tmp_path):
+    data = warc_header_lines(archive(), b"\n", blank_lines_too=True)
+    extract(tmp_path, data, "lines.warc")
+    con = duckdb.connect(str(build_catalog(tmp_path / "lake")), read_only=True)
+    assert con.sql("SELECT warc_file, quirks FROM files").fetchall() == [("lines.warc", {"lf_lines": PAGES})]
 
 
 def test_a_digest_that_does_not_match_an_intact_record_keeps_the_page(tmp_path):

@@ -88,7 +88,7 @@ def test_a_page_that_kills_its_worker_or_hangs_costs_that_page_only(tmp_path):
 
 def _watch_files(tmp):
     found = []
-    for path in glob.glob(os.path.join(tmp, "warclake-watch-*.bin")):
+    for path in glob.glob(os.path.join(tmp, ".warclake-watch.*.tmp")):
         try:
             with open(path, "rb") as fh:
                 pid, offset, _read, _started, _term = struct.unpack("<qqqdq", fh.read(40))

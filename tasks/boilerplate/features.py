@@ -183,6 +183,15 @@ _CF_COL = {"bad": "jt_cf_bad", "short": "jt_cf_short", "near-good": "jt_cf_near"
 
 
 def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
+    """The (n, len(NAMES)) feature matrix of a page's paragraphs: the compiled module's when
+    it passed its check on import (``compiled``), else ``python_matrix``'s; both are equal."""
+    if _COMPILED is not None:
+        return _COMPILED(paragraphs if type(paragraphs) is list else list(paragraphs), lang)
+    return python_matrix(paragraphs, lang)
+
+
+def python_matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
+    """The reference of the feature matrix (and the fallback of the compiled one)."""
     n = len(paragraphs)
     X = np.zeros((n, len(NAMES)), dtype=np.float64)
     if n == 0:
@@ -342,3 +351,9 @@ def _add_context(X: np.ndarray) -> None:
         means = (csum[hi] - csum[lo]) / (hi - lo)[:, None]
         for k, c in enumerate(CONTEXT_COLS):
             X[:, _IDX[f"{c}~{w}"]] = means[:, k]
+
+
+# The compiled matrix, chosen once per process (see ``compiled``); None: the Python one.
+from . import compiled as _compiled  # noqa: E402 - it reads this module's tables
+
+_COMPILED = _compiled.choose_matrix()

@@ -7,15 +7,13 @@ the same signature settings; otherwise it is redone.
 """
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from .hosts import registered_domain, url_host
-from .layout import CorpusLayout, write_table
+from .layout import CorpusLayout, file_size, read_schema, read_table, write_table
 from .normalise import hash64
 from .quality import document_metrics, is_chrome_path
 from .settings import SignatureConfig
@@ -45,8 +43,7 @@ def archive_key(documents_path: str, summary: dict, sig: SignatureConfig) -> dic
     """What the step's output depends on: the documents file (its size, and the summary
     the extraction wrote with it: a redone extraction writes a new one) and the signature
     settings. No modification time, so a copy of a lake judges the same as its original."""
-    st = os.stat(documents_path)
-    return {"documents_bytes": st.st_size,
+    return {"documents_bytes": file_size(documents_path),
             "extraction": summary.get("config_fingerprint"), "finished": summary.get("finished"),
             "signatures": sig.fingerprint()}
 
@@ -106,14 +103,14 @@ def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
     """Run the per-archive step for one archive unless it is done; returns what it did."""
     sig = sig or SignatureConfig()
     layout = CorpusLayout(lake)
-    src = layout.lake.path("documents", dump, warc_name)
+    src = layout.documents(dump, warc_name)
     key = archive_key(src, summary, sig)
     if layout.is_done(STEP, dump, warc_name, key):
         return {"archive": warc_name, "done": "skipped"}
     t0 = time.monotonic()
     layout.clear_state(STEP, dump, warc_name)
-    have = set(pq.read_schema(src).names)
-    docs = pq.read_table(src, columns=[c for c in READ_COLUMNS if c in have])
+    have = set(read_schema(src).names)
+    docs = read_table(src, columns=[c for c in READ_COLUMNS if c in have])
     para, docsig = signatures_of(docs, sig)
     write_table(layout.file("paragraphs", dump, warc_name), para)
     write_table(layout.file("docsigs", dump, warc_name), docsig)
@@ -126,18 +123,17 @@ def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
 def finished_archives(lake: str, dump: str) -> list[tuple[str, dict]]:
     """(archive name, summary) of the dump's archives whose extraction finished and gave a
     documents file."""
-    from warclake.tasks.lake import Lake
-
-    lk = Lake(lake)
-    d = lk.dir("files", dump)
+    layout = CorpusLayout(lake)
+    lk = layout.lake
+    documents = set(layout.names(lk.dir("documents", dump)))
     out = []
-    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-        if not name.endswith(".json") or name.startswith("."):
+    for name in layout.names(lk.dir("files", dump)):
+        if not name.endswith(".json"):
             continue
         warc = name[: -len(".json")]
         summary = lk.read_summary(dump, warc)
         if summary is None or summary.get("status") == "failed":
             continue
-        if os.path.exists(lk.path("documents", dump, warc)):
+        if warc + ".parquet" in documents:
             out.append((warc, summary))
     return out

@@ -1,11 +1,9 @@
 """The corpus stage's views in the lake's catalogue (sql/corpus_views.sql)."""
 from __future__ import annotations
 
-import re
-
 import duckdb
 
-from warclake.tasks.catalog import dump_folder, read_sql, split_statements
+from warclake.tasks.catalog import dump_folder, install_view_file
 
 # view name -> the folder under <lake>/corpus its parquet files are in
 CORPUS_SOURCES = {
@@ -17,7 +15,6 @@ CORPUS_SOURCES = {
     "document_decisions": "decisions/documents",
     "paragraph_decisions": "decisions/paragraphs",
 }
-_VIEW_RE = re.compile(r"^\s*CREATE\s+OR\s+REPLACE\s+VIEW\s+(\w+)", re.IGNORECASE | re.MULTILINE)
 
 
 def corpus_glob(root: str, view: str, dump: str | None = None) -> str:
@@ -62,11 +59,5 @@ def _sql_type(t) -> str:
 
 def install_corpus_views(con: duckdb.DuckDBPyConnection, root: str, dump: str | None = None) -> dict[str, bool]:
     """Create the corpus views on ``con`` (after views.sql); returns which tables have files."""
-    present = {v: con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)",
-                              [corpus_glob(root, v, dump)]).fetchone()[0] > 0 for v in CORPUS_SOURCES}
-    for stmt in split_statements(read_sql("corpus_views.sql")):
-        m = _VIEW_RE.search(stmt)
-        if m and m.group(1) in CORPUS_SOURCES and not present[m.group(1)]:
-            stmt = f"CREATE OR REPLACE VIEW {m.group(1)} AS SELECT {_empty(m.group(1))} LIMIT 0"
-        con.execute(stmt)
-    return present
+    return install_view_file(con, "corpus_views.sql", {v: corpus_glob(root, v, dump) for v in CORPUS_SOURCES},
+                             lambda view: f"SELECT {_empty(view)} LIMIT 0")

@@ -1,13 +1,21 @@
-"""Checks before the corpus stage does any work, each failing with one clear line."""
-from __future__ import annotations
+"""Checks before the corpus stage does any work, each failing with one clear line.
 
-import pyarrow.parquet as pq
+``prepare`` runs all of them, for the library (``warclake corpus``) and for the flow
+(``warclake corpus --flow``, a deployment) alike: thresholds and quality overrides, the lake
+(reachable, present), each dump (not being extracted, of this lake schema) and at least one
+finished document. ``warclake corpus --flow`` makes the cheap ones (``check_request``: no
+summary read) before Prefect starts, so a mistyped option costs no flow run; reading every
+summary happens once, in the flow.
+"""
+from __future__ import annotations
 
 from warclake.tasks.config import SCHEMA_VERSION
 from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
 
 from .archive_step import finished_archives
+from .layout import CorpusLayout, read_schema
+from .settings import DecisionConfig
 
 REQUIRED_COLUMNS = {"text", "docId", "url", "lang", "date", "dump", "warc_file", "paragraph_labels"}
 
@@ -16,12 +24,44 @@ class NoDocuments(FileNotFoundError):
     """The lake (or the dump) has no finished documents to build a corpus from."""
 
 
+def prepare(lake: str, dump: str | None, decide: DecisionConfig) -> tuple[list[str], dict[str, list]]:
+    """(dumps, finished archives per dump) of a run, after every check."""
+    dumps = check_request(lake, dump, decide)
+    return dumps, check_inputs(lake, dumps)
+
+
+def check_request(lake: str, dump: str | None, decide: DecisionConfig) -> list[str]:
+    """The dumps of a run, after the checks that read no summary: the settings, the lake
+    answering, the dump being one of its dumps, no extraction holding a dump's lock. A few
+    listings, so a command can make them before it starts Prefect."""
+    from .decide import check_quality_overrides
+
+    check_quality_overrides(decide)
+    dumps = dumps_to_process(lake, dump)
+    lk = Lake(lake)
+    for d in dumps:
+        DumpLock(lk, d).check()   # DumpLocked names the run still extracting it
+    return dumps
+
+
+def reachable(lake: str) -> Lake:
+    """The lake, read once to see that it is there: FileNotFoundError when it is not, and an
+    OSError naming it when its storage does not answer (an endpoint that is down, refused
+    credentials), instead of the storage client's own exception."""
+    lk = Lake(lake)
+    try:
+        return lk.require()
+    except FileNotFoundError:
+        raise
+    except Exception as exc:  # botocore's and aiohttp's errors are not OSErrors
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise OSError(f"cannot read the lake at {lk.url}: {detail}") from exc
+
+
 def dumps_to_process(lake: str, dump: str | None) -> list[str]:
     """The dumps the run covers, in order (dump names sort by crawl time: CC-MAIN-YYYY-WW):
     every dump up to ``dump`` (earlier ones are needed to deduplicate against), or all."""
-    lk = Lake(lake).require()
-    if not lk.is_local:
-        raise ValueError(f"the corpus stage needs a local lake; {lk.url} is remote")
+    lk = reachable(lake)
     dumps = lk.dumps()
     if dump is not None:
         lk.require_dump(dump)
@@ -30,12 +70,11 @@ def dumps_to_process(lake: str, dump: str | None) -> list[str]:
 
 
 def check_inputs(lake: str, dumps: list[str]) -> dict[str, list[tuple[str, dict]]]:
-    """The finished archives of each dump; raises when a dump is being extracted, was
+    """The finished archives of each dump (every summary is read); raises when a dump was
     written by an older schema, or when there is no document at all."""
-    lk = Lake(lake)
+    layout = CorpusLayout(lake)
     found = {}
     for d in dumps:
-        DumpLock(lk, d).check()   # DumpLocked names the run still extracting it
         archives = finished_archives(lake, d)
         for warc, summary in archives:
             version = str(summary.get("schema_version"))
@@ -44,12 +83,12 @@ def check_inputs(lake: str, dumps: list[str]) -> dict[str, list[tuple[str, dict]
                                  f"this warclake reads version {SCHEMA_VERSION}: extract the dump again")
         if archives:
             warc = archives[0][0]
-            missing = REQUIRED_COLUMNS - set(pq.read_schema(lk.path("documents", d, warc)).names)
+            missing = REQUIRED_COLUMNS - set(read_schema(layout.documents(d, warc)).names)
             if missing:
                 raise ValueError(f"dump {d} ({warc}) is of an older lake schema: documents lack "
                                  f"{', '.join(sorted(missing))}; extract the dump again")
         found[d] = archives
     if not any(found.values()):
         where = f"dump {dumps[0]}" if len(dumps) == 1 else "the lake"
-        raise NoDocuments(f"{where} at {lk.url} has no finished documents to build a corpus from")
+        raise NoDocuments(f"{where} at {layout.lake.url} has no finished documents to build a corpus from")
     return found

@@ -1,7 +1,6 @@
 """The per-archive outputs of a dump that the global steps read, and their identity."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from .archive_step import STEP as SIGN_STEP
@@ -20,13 +19,12 @@ class DumpInputs:
 
 
 def dump_inputs(layout: CorpusLayout, dump: str) -> DumpInputs:
-    d = os.path.dirname(layout.state_path(SIGN_STEP, dump, "x"))
     keys = []
-    for name in sorted(os.listdir(d)) if os.path.isdir(d) else []:
-        if name.endswith(".json") and not name.startswith("."):
+    docsigs, paragraphs = (set(layout.names(layout.dir(t, dump))) for t in ("docsigs", "paragraphs"))
+    for name in layout.names(layout.dir(f"state/{SIGN_STEP}", dump)):
+        if name.endswith(".json"):
             warc = name[: -len(".json")]
             st = layout.read_state(SIGN_STEP, dump, warc)
-            if st and os.path.exists(layout.file("docsigs", dump, warc)) \
-                    and os.path.exists(layout.file("paragraphs", dump, warc)):
+            if st and warc + ".parquet" in docsigs and warc + ".parquet" in paragraphs:
                 keys.append((warc, st["key"]))
     return DumpInputs(dump, [w for w, _ in keys], fingerprint_of(keys))

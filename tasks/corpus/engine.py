@@ -2,8 +2,6 @@
 lake, and the lake's corpus tables as views over their parquet files."""
 from __future__ import annotations
 
-import os
-
 import duckdb
 
 from warclake.tasks.catalog import sql_literal
@@ -16,10 +14,8 @@ DEFAULT_MEMORY_LIMIT = "2GB"
 def connect(layout: CorpusLayout, memory_limit: str = DEFAULT_MEMORY_LIMIT,
             threads: int | None = None) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    spill = os.path.join(layout.root, ".spill")
-    os.makedirs(spill, exist_ok=True)
+    layout.attach(con)   # the spill folder, and a remote lake's filesystem
     con.execute(f"SET memory_limit = {sql_literal(memory_limit)}")
-    con.execute(f"SET temp_directory = {sql_literal(spill)}")
     con.execute("SET preserve_insertion_order = false")
     if threads:
         con.execute(f"SET threads = {int(threads)}")

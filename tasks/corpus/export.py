@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
 
 import duckdb
 import pyarrow as pa
@@ -15,7 +16,7 @@ import pyarrow.parquet as pq
 
 from warclake.tasks.catalog import install_views
 
-from .layout import remove_quietly, write_bytes, write_table
+from .layout import is_url, list_names, remove_file, write_bytes, write_table
 
 COLUMNS = ["docId", "url", "lang", "dump", "date", "text"]
 FORMATS = ("parquet", "jsonl")
@@ -39,9 +40,9 @@ def export_corpus(lake: str, out: str, fmt: str = "parquet", dump: str | None = 
         raise ValueError(f"unknown format {fmt!r}: use {' or '.join(FORMATS)}")
     if shard_docs < 1:
         raise ValueError("shard_docs must be at least 1")
-    os.makedirs(out, exist_ok=True)
-    manifest = os.path.join(out, "_manifest.json")
-    remove_quietly(manifest)   # a crash mid-export leaves no manifest that names old shards
+    out = out.rstrip("/") if is_url(out) else os.path.abspath(out)   # a folder, or a URL (s3://bucket/corpus)
+    manifest = posixpath.join(out, "_manifest.json")
+    remove_file(manifest)   # a crash mid-export leaves no manifest that names old shards
     con = corpus_connection(lake, dump)
     where = "WHERE lang = ?" if lang else ""
     reader = con.sql(f"SELECT {', '.join(COLUMNS)} FROM corpus_documents {where} ORDER BY dump, docId",
@@ -54,7 +55,7 @@ def export_corpus(lake: str, out: str, fmt: str = "parquet", dump: str | None = 
             return
         table = pa.Table.from_batches(buf).combine_chunks()
         name = f"corpus-{len(shards):05d}.{fmt}"
-        path = os.path.join(out, name)
+        path = posixpath.join(out, name)
         if fmt == "parquet":
             write_table(path, table)
         else:
@@ -77,9 +78,9 @@ def export_corpus(lake: str, out: str, fmt: str = "parquet", dump: str | None = 
     con.close()
     # shards of an earlier, larger export of this folder are not part of this one
     names = {s["file"] for s in shards}
-    for f in os.listdir(out):
+    for f in list_names(out):
         if f.startswith("corpus-") and f.endswith(f".{fmt}") and f not in names:
-            remove_quietly(os.path.join(out, f))
+            remove_file(posixpath.join(out, f))
     info = {"lake": lake, "dump": dump, "format": fmt, "documents": total, "shards": shards,
             "columns": COLUMNS}
     write_bytes(manifest, json.dumps(info, indent=1).encode())

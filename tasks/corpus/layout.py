@@ -12,18 +12,27 @@
 Every file is written under a temporary name beside its place and renamed into it, and a
 step's state file goes last, so a killed run never leaves a step that looks done. A step is
 done when its state file holds the same key (its inputs' identity and the settings'
-fingerprint); anything else is redone. Local lakes only.
+fingerprint); anything else is redone.
+
+On a remote (fsspec) lake, paths are URLs (``s3://bucket/lake/corpus/...``), which DuckDB
+reads through the filesystem ``attach`` registers on its connection; files are written to
+a local temporary and uploaded once complete (an object store's PUT is all-or-nothing).
 """
 from __future__ import annotations
 
 import json
 import os
+import posixpath
+import secrets
+import shutil
+import tempfile
 
+import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warclake.tasks.lake import Lake, check_dump_name, remove_quietly
-from warclake.tasks.owners import remove_dead_tmp, tmp_name
+from warclake.tasks.lake import Lake, check_dump_name, remove_quietly, upload_dir
+from warclake.tasks.owners import owner_gone, owner_tag, remove_dead_tmp, tmp_name
 
 ROOT = "corpus"
 
@@ -31,16 +40,61 @@ ROOT = "corpus"
 class CorpusLayout:
     def __init__(self, lake: str | Lake):
         self.lake = lake if isinstance(lake, Lake) else Lake(lake)
-        if not self.lake.is_local:
-            raise ValueError(f"the corpus stage needs a local lake; {self.lake.url} is remote")
-        self.root = os.path.join(self.lake.url, ROOT)
+        self.is_local = self.lake.is_local
+        self.fs = self.lake.fs
+        if not self.is_local:
+            # Another process (a Dask worker) may have written since this process listed a
+            # folder: fsspec's listings cache must not hide that.
+            self.fs.invalidate_cache()
+        self.root = posixpath.join(self.lake.url, ROOT)
 
     def dir(self, table: str, dump: str | None = None) -> str:
-        d = os.path.join(self.root, *table.split("/"))
-        return os.path.join(d, f"dump={check_dump_name(dump)}") if dump is not None else d
+        d = posixpath.join(self.root, *table.split("/"))
+        return posixpath.join(d, f"dump={check_dump_name(dump)}") if dump is not None else d
 
     def file(self, table: str, dump: str, name: str, ext: str = ".parquet") -> str:
-        return os.path.join(self.dir(table, dump), name + ext)
+        return posixpath.join(self.dir(table, dump), name + ext)
+
+    def documents(self, dump: str, warc: str) -> str:
+        """The lake's documents file of an archive, as a path or URL DuckDB and ``read_parquet`` open."""
+        path = self.lake.path("documents", dump, warc)
+        return path if self.is_local else self.fs.unstrip_protocol(path)
+
+    # -- files of a folder ---------------------------------------------------------
+    def names(self, folder: str) -> list[str]:
+        return list_names(folder if self.is_local else self.fs.unstrip_protocol(folder))
+
+    def attach(self, con) -> None:
+        """Prepare a DuckDB connection for this lake: its spill folder (local: under the
+        lake's corpus folder; remote: a local temporary folder) and, for a remote lake, the
+        lake's fsspec filesystem, so DuckDB reads its parquet without an extension."""
+        from warclake.tasks.catalog import register_filesystem, sql_literal
+
+        if not self.is_local:
+            register_filesystem(con, self.lake.url)
+            con.execute("SET autoinstall_known_extensions = false")   # never a download at run time
+        base = self.spill_base()
+        os.makedirs(base, exist_ok=True)
+        # one folder per connection, named by its owner, made by DuckDB when it first spills
+        # and removed when the connection closes (older duckdb versions name the spill files
+        # of every connection alike); a killed run's is removed by the next run
+        spill = os.path.join(base, f"{owner_tag()}~{secrets.token_hex(4)}")
+        con.execute(f"SET temp_directory = {sql_literal(spill)}")
+
+    def spill_base(self) -> str:
+        if self.is_local:
+            return posixpath.join(self.root, ".spill")
+        return os.path.join(tempfile.gettempdir(), f"warclake-spill-{os.getuid()}")
+
+    def clean_dead_spill(self) -> int:
+        """Remove the spill folders of connections whose process is gone."""
+        base, n = self.spill_base(), 0
+        for name in list_names(base) if os.path.isdir(base) else []:
+            path = os.path.join(base, name)
+            if os.path.isdir(path) and owner_gone(f".{name}.tmp", path):   # the tag as temporaries carry it
+                shutil.rmtree(path, ignore_errors=True)
+                n += 1
+        return n
 
     def part_name(self, part: int) -> str:
         return f"part={part:03d}"
@@ -51,8 +105,7 @@ class CorpusLayout:
 
     def read_state(self, step: str, dump: str, name: str) -> dict | None:
         try:
-            with open(self.state_path(step, dump, name)) as fh:
-                return json.load(fh)
+            return json.loads(read_bytes(self.state_path(step, dump, name)))
         except (OSError, ValueError):
             return None
 
@@ -66,26 +119,107 @@ class CorpusLayout:
         write_bytes(self.state_path(step, dump, name), data)
 
     def clear_state(self, step: str, dump: str, name: str) -> None:
-        remove_quietly(self.state_path(step, dump, name))
+        remove_file(self.state_path(step, dump, name))
 
     def clean_stale_tmp(self) -> int:
-        """Remove temporaries of killed runs (never those of a process still running)."""
-        n = 0
+        """Remove temporaries of killed runs (never those of a process still running); a
+        remote lake's are local files awaiting upload."""
+        n = self.clean_dead_spill()
+        if not self.is_local:
+            return n + remove_dead_tmp(upload_dir())
         for d, _, files in os.walk(self.root):
             if any(f.endswith((".tmp", ".tmp.wal")) for f in files):
                 n += remove_dead_tmp(d)
         return n
 
 
+def is_url(path: str) -> bool:
+    return "://" in path
+
+
+def list_names(folder: str) -> list[str]:
+    """Names of the files in a local folder or under a URL (none when it is not there),
+    sorted, without temporaries (their names start with a dot)."""
+    try:
+        if is_url(folder):
+            fs, p = fsspec.core.url_to_fs(folder)
+            fs.invalidate_cache(p)
+            found = [posixpath.basename(e.rstrip("/")) for e in fs.ls(p, detail=False)]
+        else:
+            found = os.listdir(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    return sorted(n for n in found if not n.startswith("."))
+
+
+def read_bytes(path: str) -> bytes:
+    if not is_url(path):
+        with open(path, "rb") as fh:
+            return fh.read()
+    fs, p = fsspec.core.url_to_fs(path)
+    return fs.cat_file(p)   # one GET: no cached listing or size involved
+
+
+def remove_file(path: str) -> None:
+    """Remove a file if it is there (a local path or a URL)."""
+    if not is_url(path):
+        remove_quietly(path)
+        return
+    fs, p = fsspec.core.url_to_fs(path)
+    try:
+        fs.rm_file(p)
+    except FileNotFoundError:
+        pass
+
+
+def read_schema(path: str) -> pa.Schema:
+    if not is_url(path):
+        return pq.read_schema(path)
+    fs, p = fsspec.core.url_to_fs(path)
+    return pq.read_schema(p, filesystem=fs)
+
+
+def read_table(path: str, columns: list[str] | None = None) -> pa.Table:
+    if not is_url(path):
+        return pq.read_table(path, columns=columns)
+    fs, p = fsspec.core.url_to_fs(path)
+    return pq.read_table(p, columns=columns, filesystem=fs)
+
+
+def file_size(path: str) -> int:
+    if not is_url(path):
+        return os.path.getsize(path)
+    fs, p = fsspec.core.url_to_fs(path)
+    return fs.size(p)
+
+
+def _upload(tmp: str, url: str) -> None:
+    """Put a finished local file at ``url`` and remove the local copy, uploaded or not."""
+    fs, p = fsspec.core.url_to_fs(url)
+    try:
+        fs.put_file(tmp, p)
+    finally:
+        remove_quietly(tmp)
+
+
+def _local_tmp(path: str) -> str:
+    """A temporary beside ``path`` (local), or in the upload folder (URL)."""
+    d = upload_dir() if is_url(path) else os.path.dirname(path)
+    os.makedirs(d, exist_ok=True)
+    return os.path.join(d, tmp_name(posixpath.basename(path)))
+
+
 def write_bytes(path: str, data: bytes) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = os.path.join(os.path.dirname(path), tmp_name(os.path.basename(path)))
+    tmp = _local_tmp(path)
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        if is_url(path):
+            _upload(tmp, path)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         remove_quietly(tmp)
         raise
@@ -94,14 +228,17 @@ def write_bytes(path: str, data: bytes) -> None:
 def write_table(path: str, table: pa.Table) -> int:
     """Write ``table`` to ``path`` atomically (zstd); returns its size. The writer's output
     depends only on the rows, so equal tables give byte-identical files."""
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    tmp = os.path.join(os.path.dirname(path), tmp_name(os.path.basename(path)))
+    tmp = _local_tmp(path)
     try:
         pq.write_table(table, tmp, compression="zstd", row_group_size=1 << 17)
+        size = os.path.getsize(tmp)
+        if is_url(path):
+            _upload(tmp, path)
+            return size
         with open(tmp, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
         remove_quietly(tmp)
         raise
-    return os.path.getsize(path)
+    return size

@@ -7,6 +7,7 @@ import os
 
 import polars as pl
 
+from warclake.tasks.catalog import is_remote
 from warclake.tasks.reports.pages import markdown_table
 
 from .export import corpus_connection
@@ -102,7 +103,9 @@ def render_html(tables: dict[str, pl.DataFrame], scope: str) -> str:
 
 def write_corpus_report(lake: str, out_dir: str | None = None, dump: str | None = None) -> tuple[str, str]:
     """Write corpus.md and corpus.html; returns their paths."""
-    out_dir = out_dir or os.path.join(lake, "reports", "corpus", dump or "all-dumps")
+    if out_dir is None:   # as the extraction's report: a remote lake's goes under ./reports
+        base = "reports" if is_remote(lake) else os.path.join(lake, "reports")
+        out_dir = os.path.join(base, "corpus", dump or "all-dumps")
     tables = corpus_tables(lake, dump)
     scope = dump or "all dumps"
     md, page = os.path.join(out_dir, "corpus.md"), os.path.join(out_dir, "corpus.html")

@@ -154,16 +154,17 @@ def dump_summary(lake: str, dump: str, parts: int) -> dict:
 
 
 def finish(lake: str, dumps: list[str], archives: dict, opts: StageOptions, report: bool = True,
-           progress=None) -> dict:
+           progress=None, report_dir: str | None = None) -> dict:
     """``run_stage``, then the catalogue (so ``warclake sql`` sees the corpus views) and the
     report page."""
-    from warclake.tasks.catalog import build_catalog
+    from warclake.tasks.catalog import build_catalog, is_remote
 
     counts = run_stage(lake, dumps, archives, opts, progress)
     counts["dumps"] = {d: dump_summary(lake, d, opts.sig.partitions) for d in dumps}
-    build_catalog(lake)
+    if not is_remote(lake):   # a remote lake has no catalogue file: its readers build the views in memory
+        build_catalog(lake)
     if report:
         from .report import write_corpus_report
 
-        counts["report"] = write_corpus_report(lake)[1]
+        counts["report"] = write_corpus_report(lake, report_dir)[1]
     return counts
