@@ -61,7 +61,8 @@ def test_known_lake_gives_exactly_the_expected_decisions(lake):
     assert dec[exp["orig"]]["kept"] and dec[exp["orig"]]["survivor"]
     assert dec[exp["copy"]]["rule"] == "exact_duplicate" and dec[exp["copy"]]["duplicate_of"] == exp["orig"]
     assert dec[exp["edited"]]["rule"] == "near_duplicate" and dec[exp["edited"]]["duplicate_of"] == exp["orig"]
-    assert dec[exp["edited"]]["value"] >= 0.6 and dec[exp["edited"]]["threshold"] == 0.6
+    sim = DecisionConfig().similarity
+    assert dec[exp["edited"]]["value"] >= sim and dec[exp["edited"]]["threshold"] == sim
     assert {dec[x]["cluster_id"] for x in (exp["orig"], exp["copy"], exp["edited"])} == {min(exp["orig"], exp["copy"], exp["edited"])}
     assert all(dec[x]["cluster_size"] == 3 for x in (exp["orig"], exp["copy"], exp["edited"]))
     # the near-empty page goes by a quality rule, with its measured value

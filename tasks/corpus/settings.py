@@ -57,7 +57,7 @@ THRESHOLD_RANGES: dict[str, tuple[float, float, str]] = {
 
 @dataclass(frozen=True)
 class DecisionConfig:
-    similarity: float = 0.5            # chosen on the tuning part of the near-duplicate set (reports/corpus_eval.md)
+    similarity: float = 0.6            # chosen on the tuning part of the near-duplicate set (reports/corpus_eval.md)
     template_min_pages: int = 3
     template_min_pages_good: int = 10
     notice_min_domains: int = 4
