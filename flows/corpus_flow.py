@@ -2,6 +2,7 @@
 
     checks -> per-archive signatures (one task per archive)
            -> paragraph statistics (one task per dump and partition)
+           -> near-duplicate paragraph groups (one task per dump, in order)
            -> candidate pairs and paragraph decisions (per dump and partition)
            -> document decisions (per dump) -> catalogue and report
 
@@ -48,6 +49,11 @@ def sign_task(lake: str, dump: str, warc: str, summary: dict, sig: SignatureConf
 @task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", **RETRIES)
 def stats_task(lake: str, dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.stats_task(lake, dump, part, opts)
+
+
+@task(name="corpus-paragraph-groups", task_run_name="paragraph groups {dump}", **RETRIES)
+def groups_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions) -> bool:
+    return stage.groups_task(lake, dumps, dump, opts)
 
 
 @task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", **RETRIES)
@@ -111,6 +117,8 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
     parts = range(opts.sig.partitions)
     for f in [stats_task.submit(lake, d, p, opts) for d in dumps for p in parts]:
         f.result()
+    for d in dumps:   # in order: a dump's groups build on the earlier dumps'
+        groups_task.submit(lake, dumps, d, opts).result()
     futures = [pairs_task.submit(lake, dumps, d, p, opts) for d in dumps for p in parts]
     futures += [para_decisions_task.submit(lake, dumps, d, p, opts) for d in dumps for p in parts]
     for f in futures:

@@ -23,6 +23,10 @@ SELECT * FROM read_parquet(corpus_glob('para_hosts'), hive_partitioning = false,
 CREATE OR REPLACE VIEW paragraph_paths AS
 SELECT * FROM read_parquet(corpus_glob('para_paths'), hive_partitioning = false, union_by_name = true);
 
+-- source: paragraph_group_rows
+CREATE OR REPLACE VIEW paragraph_group_rows AS
+SELECT * FROM read_parquet(corpus_glob('para_groups'), hive_partitioning = false, union_by_name = true);
+
 -- source: duplicate_pairs
 -- (a pair whose documents share band keys of several partitions is found in each: DISTINCT)
 CREATE OR REPLACE VIEW duplicate_pairs AS
@@ -50,6 +54,26 @@ WITH h AS (
     GROUP BY text_hash
 )
 SELECT * FROM h LEFT JOIN p USING (text_hash);
+
+-- The near-duplicate group of each grouped text: groups only merge as dumps arrive, so
+-- the lake's group is the smallest id any dump gives the text.
+CREATE OR REPLACE VIEW paragraph_groups AS
+SELECT text_hash, min(group_hash) AS group_hash FROM paragraph_group_rows GROUP BY text_hash;
+
+-- Per near-duplicate group, over every dump: its texts, where and how often they occur.
+CREATE OR REPLACE VIEW paragraph_group_stats AS
+WITH h AS (
+    SELECT g.group_hash, count(DISTINCT h.text_hash) AS texts, sum(n_docs)::BIGINT AS occurrences,
+           count(DISTINCT host) AS hosts, count(DISTINCT domain) AS domains, count(DISTINCT dump) AS dumps,
+           min(first_date) AS first_date, max(last_date) AS last_date
+    FROM paragraph_hosts h JOIN paragraph_groups g USING (text_hash) GROUP BY g.group_hash
+), p AS (
+    SELECT group_hash, list(path ORDER BY n DESC, path)[1:3] AS top_paths
+    FROM (SELECT g.group_hash, path, sum(n) AS n FROM paragraph_paths JOIN paragraph_groups g USING (text_hash)
+          GROUP BY g.group_hash, path)
+    GROUP BY group_hash
+)
+SELECT * FROM h LEFT JOIN p USING (group_hash);
 
 -- Every rule that fired on a document (quality rules and duplicates), one row each.
 CREATE OR REPLACE VIEW document_rule_hits AS

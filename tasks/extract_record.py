@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from .boilerplate import classify as classify_paragraphs
-from .charset import decode_body
+from .charset import DecodeResult, decode_body
 from .config import ExtractConfig
 from .content_encoding import ContentEncodingError
 from .dates import document_date
@@ -147,15 +147,15 @@ def _end(res: Result, outcome: Outcome) -> Result:
     return res
 
 
-def _decode(body: bytes, content_type: str | None, ctx: Context, res: Result) -> str | Outcome:
-    """The charset cascade: the text (its charset noted in ``res``), or ``charset_failed``."""
+def _decode(body: bytes, content_type: str | None, ctx: Context, res: Result) -> DecodeResult | Outcome:
+    """The charset cascade: the decoded page (its charset noted in ``res``), or ``charset_failed``."""
     t = clock()
     decoded = decode_body(body, content_type, ctx.config.charset_window)
     ctx.stages.add("charset", t)
     if decoded is None:
         return Outcome.CHARSET_FAILED
     res.charset, res.charset_source = decoded.charset, decoded.source
-    return decoded.text
+    return decoded
 
 
 def _detect(text: str, ctx: Context, res: Result) -> float | Outcome:
@@ -174,14 +174,15 @@ def _judge(lang: LangResult, res: Result) -> float | Outcome:
     return lang.score
 
 
-def _paragraphs(text: str, ctx: Context) -> list[Paragraph] | Outcome:
+def _paragraphs(page: DecodeResult, ctx: Context) -> list[Paragraph] | Outcome:
     """The page's paragraphs, or too_complex / html_parse_error."""
     cfg = ctx.config
     t = clock()
     try:
-        if too_complex(text, cfg.max_depth, cfg.max_tags):  # checked before the parser pays for it
+        # checked before the parser pays for it (on the UTF-8 bytes when at hand: cheaper)
+        if too_complex(page.text if page.utf8 is None else page.utf8, cfg.max_depth, cfg.max_tags):
             return Outcome.TOO_COMPLEX
-        return extract_paragraphs(text, cfg.max_paragraphs)
+        return extract_paragraphs(page.text, cfg.max_paragraphs, utf8=page.utf8)
     except TooManyParagraphs:
         return Outcome.TOO_COMPLEX
     except Exception:  # the parser must not take the archive down with it
@@ -194,16 +195,17 @@ def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result | Pending
     res = Result(Outcome.KEPT, payload_bytes=len(body))
     if not body.strip():
         return _end(res, Outcome.EMPTY)
-    text = _decode(body, raw.http_headers.get("content-type"), ctx, res)
-    if isinstance(text, Outcome):
-        return _end(res, text)
+    page = _decode(body, raw.http_headers.get("content-type"), ctx, res)
+    if isinstance(page, Outcome):
+        return _end(res, page)
+    text = page.text
     # Non-Latin targets: language first, so most pages are rejected before any parsing.
     # Latin targets: parse first and judge the language on the paragraphs' text.
     early = not ctx.detector.wants_paragraphs
     score = _detect(text, ctx, res) if early else 0.0
     if isinstance(score, Outcome):
         return _end(res, score)
-    paragraphs = _paragraphs(text, ctx)
+    paragraphs = _paragraphs(page, ctx)
     if isinstance(paragraphs, Outcome):
         return _end(res, paragraphs)
     if not early:
@@ -245,9 +247,10 @@ def _process_text(raw: RawRecord, ctx: Context) -> Result:
         return Result(Outcome.RECORD_BROKEN)
     res = Result(Outcome.KEPT, payload_bytes=size)
     # WET text is UTF-8 by Common Crawl's definition: say so as the "header" would.
-    text = _decode(body, "text/plain; charset=utf-8", ctx, res)
-    if isinstance(text, Outcome):
-        return _end(res, text)
+    page = _decode(body, "text/plain; charset=utf-8", ctx, res)
+    if isinstance(page, Outcome):
+        return _end(res, page)
+    text = page.text
     score = _detect(text, ctx, res)
     if isinstance(score, Outcome):
         return _end(res, score)

@@ -72,14 +72,18 @@ def nesting_depth(html: str, limit: int) -> int:
     return deepest
 
 
-def too_complex(html: str, max_depth: int, max_tags: int) -> bool:
+def too_complex(html: str | bytes, max_depth: int, max_tags: int) -> bool:
     """True when the page has more than ``max_tags`` tags (``<`` characters: the parser's
-    time and memory grow with them) or its elements would nest deeper than ``max_depth``."""
-    lt = html.count("<")
+    time and memory grow with them) or its elements would nest deeper than ``max_depth``.
+    ``html`` may be the page's UTF-8 bytes (counting them is cheaper than counting text)."""
+    lt_char, end_tag = ("<", "</") if isinstance(html, str) else (b"<", b"</")
+    lt = html.count(lt_char)
     if lt > max_tags:
         return True
     # fewer start tags than the limit (a two-character count costs 3x a one-character one,
     # so only pages with more "<" than the limit pay for it)
-    if lt <= max_depth or lt - html.count("</") <= max_depth:
+    if lt <= max_depth or lt - html.count(end_tag) <= max_depth:
         return False
+    if not isinstance(html, str):
+        html = html.decode("utf-8", "replace")
     return nesting_depth(html, max_depth) > max_depth

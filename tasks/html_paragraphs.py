@@ -122,6 +122,7 @@ _CODES, _TAG_NAMES, _TEXT_ID, _COMMENT_ID = _tag_ids()
 # The page may carry the sentinel/marker characters themselves, raw or as character
 # references; only then is every text node cleaned (rare, so checked once per page).
 _CTRL_REF = re.compile(r"&#(?:0*[1-3](?![0-9])|[xX]0*[1-3](?![0-9a-fA-F]))")
+_CTRL_REF_BYTES = re.compile(_CTRL_REF.pattern.encode())
 _BR_RUN = re.compile("\x01+")
 _WS_RUN = re.compile("[ \n]{2,}")
 _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff \n\x02\x03"
@@ -225,31 +226,42 @@ class TooManyParagraphs(ValueError):
     """The page has more paragraphs than the caller's limit (the walk stops there)."""
 
 
-def extract_paragraphs(html: str | bytes, max_paragraphs: int | None = None) -> list[Paragraph]:
+def extract_paragraphs(html: str | bytes, max_paragraphs: int | None = None, *,
+                       utf8: bytes | None = None) -> list[Paragraph]:
     """Paragraphs of an HTML document, in document order (see the module docstring).
     Raises TooManyParagraphs once more than ``max_paragraphs`` were found. Runs the
-    compiled walk when warclake.tasks.native has one, else the Python walk below."""
-    return _paragraphs(html, max_paragraphs, _COMPILED_WALK)
+    compiled walk when warclake.tasks.native has one, else the Python walk below.
+    ``utf8``: the same document as exactly ``html.encode("utf-8")`` (a body that was
+    strictly valid UTF-8): parsed instead, which spares encoding the text again."""
+    return _paragraphs(utf8 if utf8 is not None else html, max_paragraphs, _COMPILED_WALK,
+                       utf8 is not None)
 
 
-def python_paragraphs(html: str | bytes, max_paragraphs: int | None = None) -> list[Paragraph]:
+def python_paragraphs(html: str | bytes, max_paragraphs: int | None = None, *,
+                      utf8: bytes | None = None) -> list[Paragraph]:
     """extract_paragraphs by the Python walk: the reference the compiled one must equal."""
-    return _paragraphs(html, max_paragraphs, None)
+    return _paragraphs(utf8 if utf8 is not None else html, max_paragraphs, None, utf8 is not None)
 
 
-def _paragraphs(html, max_paragraphs, compiled) -> list[Paragraph]:
-    if isinstance(html, (bytes, bytearray, memoryview)):
-        html = bytes(html).decode("utf-8", "replace")
-    if html[:1] == "\ufeff":  # a BOM left by a plain utf-8 decode would be body text
-        html = html[1:]
+def _paragraphs(html, max_paragraphs, compiled, valid_utf8: bool = False) -> list[Paragraph]:
+    if valid_utf8:  # bytes the parser reads as they are: the same tree as their text's
+        if html[:3] == b"\xef\xbb\xbf":
+            html = html[3:]
+        dirty = (b"\x01" in html or b"\x02" in html or b"\x03" in html
+                 or _CTRL_REF_BYTES.search(html) is not None)
+    else:
+        if isinstance(html, (bytes, bytearray, memoryview)):
+            html = bytes(html).decode("utf-8", "replace")
+        if html[:1] == "\ufeff":  # a BOM left by a plain utf-8 decode would be body text
+            html = html[1:]
+        dirty = ("\x01" in html or "\x02" in html or "\x03" in html
+                 or _CTRL_REF.search(html) is not None)
     if not html:
         return []
     tree = LexborHTMLParser(html, scripting=True)  # scripting: <noscript> is one text node
     body = tree.body
     if body is None:  # a frameset document
         return []
-    dirty = ("\x01" in html or "\x02" in html or "\x03" in html
-             or _CTRL_REF.search(html) is not None)
     if compiled is not None:
         # the tree (and so every node the walk reads) lives until this call returns
         out = compiled(body.mem_id, dirty, -1 if max_paragraphs is None else max_paragraphs)

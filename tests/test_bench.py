@@ -37,3 +37,30 @@ def test_flow_workers_report_fixed_cost_orchestrator_cpu_and_speed_up(tmp_path, 
     if os.path.isdir("/proc"):  # the API server's CPU is read from /proc
         assert all(server for *_, server in per_archive)
     assert re.search(r"speed-up with 2 worker processes vs 1: [\d.]+x; without the fixed cost: ([\d.]+x|n/a)", out)
+
+
+def test_the_reader_row_reads_payloads_as_extraction_does(tmp_path):
+    import gzip
+    import io
+
+    from warcio.statusandheaders import StatusAndHeaders
+    from warcio.warcwriter import WARCWriter
+
+    from warclake.cli.bench import measure_mode, read_as_extraction_does
+    from warclake.tasks.warc_reader import ArchiveReader
+
+    page = b"<html><body><p>" + b"coded payload " * 500 + b"</p></body></html>"
+    path = tmp_path / "coded.warc.gz"
+    with open(path, "wb") as fh:
+        w = WARCWriter(fh, gzip=True)
+        for coding, body in (("gzip", gzip.compress(page)), ("br", b"not brotli at all \x00\x01"), (None, page)):
+            hdrs = [("Content-Type", "text/html")] + ([("Content-Encoding", coding)] if coding else [])
+            http = StatusAndHeaders("200 OK", hdrs, protocol="HTTP/1.1")
+            w.write_record(w.create_warc_record(f"http://x.example/{coding}", "response",
+                                                payload=io.BytesIO(body), http_headers=http))
+    with open(path, "rb") as fh:
+        sizes = [read_as_extraction_does(rec) for rec in ArchiveReader(fh)]
+    # the gzip body is inflated as extraction inflates it; one that does not decode reads nothing
+    assert sizes == [len(page), 0, len(page)]
+    row = measure_mode("reader", [str(path)], False)
+    assert row["records"] == 3 and row["cpu"] > 0

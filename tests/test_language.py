@@ -308,3 +308,37 @@ def test_min_lang_score_drops_an_english_page_decided_by_its_menu(lang):
     low = det.detect(mixed)
     assert (low.accepted, low.via, low.undetermined) == (False, "low-score", True)
     assert det.detect(page(SAMPLES[lang])).accepted
+
+
+def test_answers_from_the_lingua_cache_equal_lingua_s_own(monkeypatch):
+    from warclake.tasks import language
+
+    def reference(text):  # the two looks, straight from lingua
+        det = language.lingua_detector(language.LATIN_LANGS, True)
+        values = det.compute_language_confidence_values(text[:language.FIRST_LOOK_CHARS])
+        if (not values or values[0].value < language.SURE) and len(text) > language.FIRST_LOOK_CHARS:
+            values = det.compute_language_confidence_values(text)
+        if not values or values[0].value <= 0:
+            return None, 0.0
+        return values[0].language.iso_code_639_1.name.lower(), values[0].value
+
+    menu = "Home News Sport Weather Contact About us Login Register Search " * 4
+    texts = [menu + "The council approved the new budget for the schools on Monday evening.",
+             menu + "Der Stadtrat hat am Montagabend den neuen Haushalt beschlossen und verteilt.",
+             "Le conseil a approuvé le nouveau budget des écoles lundi soir.",
+             "ok", "Ciao", "la la la la", "Bom dia, tudo bem com você hoje?",
+             "Kulttuuri " * 30 + "Le conseil a approuvé le budget. " * 12]  # unsure at first look
+    monkeypatch.setattr(language, "_TOP_CACHE", {})
+    det = LanguageDetector(("all",))
+    for _ in range(2):  # the second round is answered from the cache
+        for text in texts:
+            got = det.run(language.LinguaCall(text, language.LATIN_LANGS, True, len(text)))
+            want = reference(text)
+            assert (got.lang, got.score) == (want[0], pytest.approx(want[1])), text
+    assert 0 < len(language._TOP_CACHE) <= 2 * len(texts)
+    assert any(len(key[2]) > language.FIRST_LOOK_CHARS for key in language._TOP_CACHE)  # a second look
+    monkeypatch.setattr(language, "_TOP_CACHE", {})
+    monkeypatch.setattr(language, "TOP_CACHE_SIZE", 3)
+    for text in texts:
+        det.run(language.LinguaCall(text, language.LATIN_LANGS, True, len(text)))
+    assert len(language._TOP_CACHE) <= 3

@@ -37,7 +37,7 @@ from Uzushio: Shift_JIS and its labels are decoded as windows-31j (cp932) and re
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .detect import (ascii_compatible_plausible, damaged_utf8, detect_charset, latin_plausible,
                      utf8_window_valid)
@@ -56,6 +56,9 @@ class DecodeResult:
     text: str
     charset: str
     source: str
+    # The body itself when it is strictly valid UTF-8: exactly ``text`` encoded, so the HTML
+    # parser reads it without encoding the text again.
+    utf8: bytes | None = field(default=None, repr=False, compare=False)
 
 
 # --- names the cascade second-guesses -----------------------------------------------------
@@ -113,6 +116,26 @@ def decode_strict_window(body: bytes, name: str, window: int) -> str | None:
     return _incremental(body, py, strict, lenient, window)
 
 
+def _decoded(body: bytes, name: str, window: int, source: str) -> DecodeResult | None:
+    """decode_strict_window as a result; strictly valid UTF-8 keeps its bytes."""
+    if name == "utf-8":
+        try:
+            return DecodeResult(body.decode("utf-8"), name, source, body)
+        except UnicodeDecodeError:
+            pass
+    text = decode_strict_window(body, name, window)
+    return None if text is None else DecodeResult(text, name, source)
+
+
+def _valid_utf8(body: bytes, head: bytes, window: int) -> DecodeResult | None:
+    """The body as UTF-8 (source ``detector``) when its window is valid UTF-8, else None.
+    A body valid as a whole is decoded once, without checking its window apart."""
+    try:
+        return DecodeResult(body.decode("utf-8"), "utf-8", "detector", body)
+    except UnicodeDecodeError:
+        return _decoded(body, "utf-8", window, "detector") if utf8_window_valid(head) else None
+
+
 # A server's Latin charset loses to another Latin code page only when that one reads clearly
 # better: every such header on the web is a default as often as a choice.
 _HEADER_MARGIN = 2.0
@@ -160,9 +183,9 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
         bom = sniff_bom(body)
         if bom:
             name, skip = bom
-            text = decode_strict_window(body[skip:], name, window)
-            if text is not None:
-                return DecodeResult(text, name, "bom")
+            res = _decoded(body[skip:], name, window, "bom")
+            if res is not None:
+                return res
             tried.add(name)
         declared = [(sniff_meta(head, meta_limit or window) or sniff_xml_declaration(head), "meta"),
                     (header_charset(http_content_type), "header")]
@@ -176,19 +199,22 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
             elif not name.startswith("iso-2022") and not ascii_compatible_plausible(head):
                 continue
             if name in _SINGLE_BYTE and not head.isascii():
-                if utf8_window_valid(head):
-                    return DecodeResult(decode_strict_window(body, "utf-8", window), "utf-8", "detector")
+                res = _valid_utf8(body, head, window)
+                if res is not None:
+                    return res
                 if name in _LATIN_SINGLE_BYTE and not latin_plausible(head):
                     continue
                 if source == "header" and name in _LATIN_CANDIDATES and _contradicted(head, name):
                     continue
-            text = decode_strict_window(body, name, window)
-            if text is not None:
-                return DecodeResult(text, name, source)
+            res = _decoded(body, name, window, source)
+            if res is not None:
+                return res
     # Valid UTF-8 is exact evidence; NUL (UTF-16/32) and ESC (ISO-2022) bytes are valid UTF-8
     # too but mean another encoding, so those go to the statistical detector.
-    if b"\x00" not in head and b"\x1b" not in head and utf8_window_valid(head):
-        return DecodeResult(decode_strict_window(body, "utf-8", window), "utf-8", "detector")
+    if b"\x00" not in head and b"\x1b" not in head:
+        res = _valid_utf8(body, head, window)
+        if res is not None:
+            return res
     if damaged_utf8(head):
         return DecodeResult(body.decode("utf-8", "replace"), "utf-8", "fallback")
     names = detect_charset(head)
@@ -205,10 +231,7 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
     for name in names[:3]:
         if name in tried:
             continue
-        text = decode_strict_window(body, name, window)
-        if text is not None:
-            return DecodeResult(text, name, "detector")
-    text = decode_strict_window(body, "utf-8", window)
-    if text is not None:
-        return DecodeResult(text, "utf-8", "fallback")
-    return None
+        res = _decoded(body, name, window, "detector")
+        if res is not None:
+            return res
+    return _decoded(body, "utf-8", window, "fallback")

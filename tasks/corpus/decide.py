@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from warclake.tasks.catalog import sql_literal
+
 from .components import component_labels
 from .engine import parquet_list, part_expr, query_table
 from .layout import CorpusLayout, write_table
-from .para_stats import _table
 from .settings import DecisionConfig, fingerprint_of
 
 DOC_STEP = "doc_decisions"
@@ -33,7 +34,8 @@ DOC_DECISIONS = pa.schema([
 PARA_DECISIONS = pa.schema([
     ("docId", pa.string()), ("idx", pa.int32()), ("dump", pa.string()), ("lang", pa.string()),
     ("rule", pa.string()), ("value", pa.float64()), ("threshold", pa.float64()),
-    ("text_hash", pa.int64()), ("run_id", pa.string()), ("config_fingerprint", pa.string()),
+    ("text_hash", pa.int64()), ("group_hash", pa.int64()), ("run_id", pa.string()),
+    ("config_fingerprint", pa.string()),
 ])
 
 
@@ -75,12 +77,23 @@ def check_quality_overrides(cfg: DecisionConfig) -> None:
     validate_thresholds(cfg.quality)
 
 
-def document_decisions(con, docs: pa.Table, pairs: pa.Table, cfg: DecisionConfig,
-                       run_id: str, fingerprint: str) -> pa.Table:
+def _source(con, name: str, src) -> None:
+    """``name`` as a temp table of ``src``: a query (read by DuckDB, within its memory
+    limit) or a pyarrow Table."""
+    if isinstance(src, str):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {src}")
+    else:
+        con.register(f"{name}_arrow", src)
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_arrow")
+        con.unregister(f"{name}_arrow")
+
+
+def document_decisions(con, docs, pairs, cfg: DecisionConfig, run_id: str, fingerprint: str) -> pa.Table:
     """One row per document of ``docs`` (the current dump's docsigs rows); ``pairs`` are
-    its verified candidate pairs, whose other side may be a document of an earlier dump."""
-    con.register("docs", docs)
-    con.register("pairs_in", pairs)
+    its verified candidate pairs, whose other side may be a document of an earlier dump.
+    Each is a query over the stored files or a pyarrow Table."""
+    _source(con, "docs", docs)
+    _source(con, "pairs_in", pairs)
     con.register("quality_rules", quality_rules_table(cfg))
     con.execute(f"CREATE OR REPLACE TEMP TABLE qhits AS {QUALITY_HITS_SQL}")
     # edges that pass the threshold; nodes numbered in docId order, so the smallest
@@ -151,53 +164,72 @@ def document_decisions(con, docs: pa.Table, pairs: pa.Table, cfg: DecisionConfig
                           'threshold': CASE WHEN dup_rule LIKE 'exact%' THEN 1.0 ELSE {cfg.similarity!r} END}}] END) AS rules
             FROM dup)
         ORDER BY docId""", [run_id, fingerprint])
-    for t in ("docs", "pairs_in", "labels_in", "quality_rules"):
+    for t in ("labels_in", "quality_rules"):
         con.unregister(t)
-    return _table(out).cast(DOC_DECISIONS)
+    for t in ("docs", "pairs_in", "qhits", "edges", "nodes", "comp"):
+        con.execute(f"DROP TABLE IF EXISTS {t}")
+    return out.cast(DOC_DECISIONS)
 
 
 def paragraph_decisions(con, para_files: list[str], host_files: list[str], part: int, parts: int,
-                        cfg: DecisionConfig, run_id: str, fingerprint: str) -> pa.Table:
+                        cfg: DecisionConfig, run_id: str, fingerprint: str, groups_file: str | None = None,
+                        group_hosts_file: str | None = None) -> pa.Table:
     """Dropped paragraphs of the current dump (``para_files``) in one partition, judged by
-    the statistics of this and every earlier dump (``host_files``, the same partition).
+    the statistics of this and every earlier dump (``host_files``, the same partition), or,
+    for a text in a near-duplicate group (``groups_file``), by its group's
+    (``group_hosts_file``): a line that differs from page to page by a date or a counter
+    counts as one text.
 
-    - ``repeated_across_sites``: the text is on at least ``notice_min_domains`` registered
-      domains: a notice, a licence, a widget.
-    - ``site_template``: the text is on at least ``template_min_pages`` URLs of the
-      paragraph's own host: the site's template.
+    - ``repeated_across_sites``: the text (or group) is on at least ``notice_min_domains``
+      registered domains: a notice, a licence, a widget.
+    - ``site_template``: the text (or group) is on at least ``template_min_pages`` URLs of
+      the paragraph's own host: the site's template.
     A paragraph labelled good (or, without labels, not under a page-furniture path) needs
     the higher ``*_good`` counts; text seen only two or three times is kept (a quotation).
     """
     if not para_files or not host_files:
         return PARA_DECISIONS.empty_table()
     good = f"(p.label = 'good' OR (p.label IS NULL AND NOT regexp_matches(coalesce(p.path, ''), '{FURNITURE_PATH}')))"
+    grouped = bool(groups_file and group_hosts_file)   # written by the groups step, even when empty
+    if grouped:
+        groups = f"""SELECT text_hash, group_hash FROM read_parquet({sql_literal(groups_file)})
+                     WHERE text_hash IN (SELECT text_hash FROM mine)"""
+        group_rows = f"""UNION ALL
+            SELECT group_hash AS key, host, domain, n_urls FROM read_parquet({sql_literal(group_hosts_file)})
+            WHERE group_hash IN (SELECT group_hash FROM grp)"""
+    else:
+        groups = "SELECT NULL::BIGINT AS text_hash, NULL::BIGINT AS group_hash WHERE false"
+        group_rows = ""
     out = query_table(con, f"""
         WITH mine AS (
             SELECT docId, idx, dump, lang, text_hash, path, label, host FROM {parquet_list(para_files)}
             WHERE {part_expr('text_hash', parts)} = {part} AND n_chars >= {int(cfg.min_paragraph_chars)}
               AND n_chars > 0
-        ), hosts AS (
-            SELECT text_hash, host, domain, n_urls FROM {parquet_list(host_files)}
-            WHERE text_hash IN (SELECT text_hash FROM mine)
-        ), per_text AS (
-            SELECT text_hash, count(DISTINCT domain) AS n_domains FROM hosts GROUP BY text_hash
+        ), grp AS ({groups}
+        ), hosts AS (   -- per key (the text, or its group) and host, one row per dump
+            SELECT text_hash AS key, host, domain, n_urls FROM {parquet_list(host_files)}
+            WHERE text_hash IN (SELECT text_hash FROM mine) AND text_hash NOT IN (SELECT text_hash FROM grp)
+            {group_rows}
+        ), per_key AS (
+            SELECT key, count(DISTINCT domain) AS n_domains FROM hosts GROUP BY key
         ), per_host AS (
-            SELECT text_hash, host, max(n_urls) AS site_pages FROM hosts GROUP BY text_hash, host
+            SELECT key, host, max(n_urls) AS site_pages FROM hosts GROUP BY key, host
         ), judged AS (
-            SELECT p.docId, p.idx, p.dump, p.lang, p.text_hash, t.n_domains, h.site_pages,
+            SELECT p.docId, p.idx, p.dump, p.lang, p.text_hash, g.group_hash, t.n_domains, h.site_pages,
                    CASE WHEN {good} THEN {int(cfg.notice_min_domains_good)} ELSE {int(cfg.notice_min_domains)} END AS t_dom,
                    CASE WHEN {good} THEN {int(cfg.template_min_pages_good)} ELSE {int(cfg.template_min_pages)} END AS t_site
-            FROM mine p JOIN per_text t USING (text_hash)
-            LEFT JOIN per_host h ON h.text_hash = p.text_hash AND h.host IS NOT DISTINCT FROM p.host
+            FROM mine p LEFT JOIN grp g USING (text_hash)
+            JOIN per_key t ON t.key = coalesce(g.group_hash, p.text_hash)
+            LEFT JOIN per_host h ON h.key = t.key AND h.host IS NOT DISTINCT FROM p.host
         )
         SELECT docId, idx::INT AS idx, dump, lang,
                CASE WHEN n_domains >= t_dom THEN 'repeated_across_sites' ELSE 'site_template' END AS rule,
                (CASE WHEN n_domains >= t_dom THEN n_domains ELSE site_pages END)::DOUBLE AS value,
                (CASE WHEN n_domains >= t_dom THEN t_dom ELSE t_site END)::DOUBLE AS threshold,
-               text_hash, ? AS run_id, ? AS config_fingerprint
+               text_hash, group_hash, ? AS run_id, ? AS config_fingerprint
         FROM judged WHERE n_domains >= t_dom OR site_pages >= t_site
         ORDER BY docId, idx""", [run_id, fingerprint])
-    return _table(out).cast(PARA_DECISIONS)
+    return out.cast(PARA_DECISIONS)
 
 
 def run_id_of(key: dict) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from .engine import parquet_list, part_expr, query_table
 from .layout import CorpusLayout, write_table
-from .para_stats import _table
 
 STEP = "pairs"
 
@@ -65,7 +64,6 @@ def pairs_partition(con, layout: CorpusLayout, cur_files: list[str], prev_files:
                sa.clean_hash = sb.clean_hash AS exact
         FROM edges e JOIN needed sa ON sa.docId = e.a JOIN needed sb ON sb.docId = e.b
         ORDER BY e.a, e.b""")
-    verified = _table(verified)
     write_table(layout.file("pairs", dump, name), verified)
     layout.mark_done(STEP, dump, name, key, pairs=verified.num_rows)
     con.execute("DROP TABLE edges")

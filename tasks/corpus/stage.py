@@ -2,13 +2,16 @@
 (flows/corpus_flow.py) maps the same functions as tasks.
 
 Order per dump: per-archive signatures -> paragraph statistics (per partition) ->
-candidate pairs (per partition) -> paragraph decisions (per partition) -> document
-decisions. A dump is judged against itself and every earlier dump; its decisions never
-change when a later dump arrives, so a new dump costs in proportion to its own size.
+near-duplicate paragraph groups -> candidate pairs (per partition) -> paragraph decisions
+(per partition) -> document decisions. A dump is judged against itself and every earlier
+dump; its decisions never change when a later dump arrives. Its statistics and decisions
+cost in proportion to its own size; its pairs and paragraph groups also read the earlier
+dumps' band keys and SimHashes. Dumps are done in name order, each completely before the next.
 """
 from __future__ import annotations
 
 import logging
+import os
 import time
 from dataclasses import dataclass, field
 
@@ -17,11 +20,12 @@ import pyarrow as pa
 from .archive_step import sign_archive
 from .decide import (DOC_STEP, PARA_STEP, check_quality_overrides, document_decisions,
                      paragraph_decisions, run_id_of)
-from .dump_inputs import dump_inputs
-from .engine import DEFAULT_MEMORY_LIMIT, connect, parquet_list, query_table
+from .dump_inputs import DumpInputs, dump_inputs
+from .engine import DEFAULT_MEMORY_LIMIT, connect, parquet_list
 from .layout import CorpusLayout, write_table
 from .pairs import STEP as PAIRS_STEP, pairs_partition
-from .para_stats import STEP as STATS_STEP, _table, stats_partition
+from .para_groups import SETTINGS as GROUP_SETTINGS, STEP as GROUPS_STEP, groups_step
+from .para_stats import STEP as STATS_STEP, stats_partition
 from .settings import DecisionConfig, SignatureConfig
 
 log = logging.getLogger(__name__)
@@ -39,82 +43,157 @@ def earlier(dumps: list[str], dump: str) -> list[str]:
     return [d for d in dumps if d < dump]
 
 
-def stats_task(lake: str, dump: str, part: int, opts: StageOptions) -> bool:
-    layout = CorpusLayout(lake)
-    with connect(layout, opts.memory_limit, opts.threads) as con:
-        return stats_partition(con, layout, dump_inputs(layout, dump), part, opts.sig.partitions,
-                               opts.sig.fingerprint())
+@dataclass
+class DumpContext:
+    """What the global steps of one dump read: its per-archive outputs and those of every
+    earlier dump, found once (one folder scan and state read per dump) and passed on."""
+    layout: CorpusLayout
+    dump: str
+    opts: StageOptions
+    cur: DumpInputs
+    prev: list[DumpInputs]
+
+    @classmethod
+    def build(cls, lake: str | CorpusLayout, dumps: list[str], dump: str, opts: StageOptions) -> "DumpContext":
+        layout = lake if isinstance(lake, CorpusLayout) else CorpusLayout(lake)
+        return cls(layout, dump, opts, dump_inputs(layout, dump),
+                   [dump_inputs(layout, d) for d in earlier(dumps, dump)])
+
+    @property
+    def dumps(self) -> list[str]:
+        """The earlier dumps and this one, in order."""
+        return [p.dump for p in self.prev] + [self.dump]
+
+    @property
+    def parts(self) -> range:
+        return range(self.opts.sig.partitions)
+
+    def connect(self):
+        return connect(self.layout, self.opts.memory_limit, self.opts.threads)
+
+    def part_files(self, table: str, part: int, dumps: list[str]) -> list[str]:
+        return [self.layout.file(table, d, self.layout.part_name(part)) for d in dumps]
+
+    def state_key(self, step: str, dump: str, name: str):
+        return (self.layout.read_state(step, dump, name) or {}).get("key")
 
 
-def pairs_key(layout: CorpusLayout, dumps: list[str], dump: str, opts: StageOptions) -> dict:
-    return {"cur": dump_inputs(layout, dump).identity,
-            "earlier": {d: dump_inputs(layout, d).identity for d in earlier(dumps, dump)},
-            "signatures": opts.sig.fingerprint(), "parts": opts.sig.partitions}
+def _ctx(lake, dumps, dump, opts, ctx):
+    return ctx if ctx is not None else DumpContext.build(lake, dumps, dump, opts)
 
 
-def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: StageOptions) -> bool:
-    layout = CorpusLayout(lake)
-    cur = dump_inputs(layout, dump)
-    prev = [f for d in earlier(dumps, dump) for f in dump_inputs(layout, d).files(layout, "docsigs")]
-    key = pairs_key(layout, dumps, dump, opts)
-    with connect(layout, opts.memory_limit, opts.threads) as con:
-        return pairs_partition(con, layout, cur.files(layout, "docsigs"), prev, dump, part,
-                               opts.sig.partitions, opts.sig.num_perm, {**key, "part": part})
+def stats_task(lake: str, dump: str, part: int, opts: StageOptions, ctx: DumpContext | None = None) -> bool:
+    ctx = _ctx(lake, [dump], dump, opts, ctx)
+    with ctx.connect() as con:
+        return stats_partition(con, ctx.layout, ctx.cur, part, opts.sig.partitions, opts.sig.fingerprint())
 
 
-def para_decisions_key(layout: CorpusLayout, dumps: list[str], dump: str, part: int, opts: StageOptions) -> dict:
-    name = layout.part_name(part)
-    return {"inputs": dump_inputs(layout, dump).identity,
-            "stats": {d: (layout.read_state(STATS_STEP, d, name) or {}).get("key")
-                      for d in earlier(dumps, dump) + [dump]},
-            "decisions": opts.decide.fingerprint(), "part": part}
+def groups_key(ctx: DumpContext) -> dict:
+    """The groups of a dump depend on the statistics of this and every earlier dump and on
+    the earlier dumps' groups (through their keys)."""
+    return {"stats": {d: [ctx.state_key(STATS_STEP, d, ctx.layout.part_name(p)) for p in ctx.parts]
+                      for d in ctx.dumps},
+            "earlier_groups": {p.dump: ctx.state_key(GROUPS_STEP, p.dump, "groups") for p in ctx.prev},
+            "settings": GROUP_SETTINGS}
 
 
-def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: StageOptions) -> bool:
-    layout = CorpusLayout(lake)
-    name = layout.part_name(part)
-    key = para_decisions_key(layout, dumps, dump, part, opts)
+def groups_task(lake: str, dumps: list[str], dump: str, opts: StageOptions, ctx: DumpContext | None = None) -> bool:
+    ctx = _ctx(lake, dumps, dump, opts, ctx)
+    host_files = lambda ds: [f for p in ctx.parts for f in ctx.part_files("para_hosts", p, ds)]  # noqa: E731
+    prev = [p.dump for p in ctx.prev]
+    with ctx.connect() as con:
+        return groups_step(con, ctx.layout, dump, host_files([dump]), host_files(prev),
+                           [ctx.layout.file("para_groups", d, "groups") for d in prev], groups_key(ctx),
+                           workers=opts.threads or os.cpu_count() or 1)
+
+
+def pairs_key(ctx: DumpContext) -> dict:
+    return {"cur": ctx.cur.identity, "earlier": {p.dump: p.identity for p in ctx.prev},
+            "signatures": ctx.opts.sig.fingerprint(), "parts": ctx.opts.sig.partitions}
+
+
+def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: StageOptions,
+               ctx: DumpContext | None = None) -> bool:
+    ctx = _ctx(lake, dumps, dump, opts, ctx)
+    prev = [f for p in ctx.prev for f in p.files(ctx.layout, "docsigs")]
+    with ctx.connect() as con:
+        return pairs_partition(con, ctx.layout, ctx.cur.files(ctx.layout, "docsigs"), prev, dump, part,
+                               opts.sig.partitions, opts.sig.num_perm, {**pairs_key(ctx), "part": part})
+
+
+def para_decisions_key(ctx: DumpContext, part: int) -> dict:
+    name = ctx.layout.part_name(part)
+    return {"inputs": ctx.cur.identity,
+            "stats": {d: ctx.state_key(STATS_STEP, d, name) for d in ctx.dumps},
+            "groups": ctx.state_key(GROUPS_STEP, ctx.dump, "groups"),
+            "decisions": ctx.opts.decide.fingerprint(), "part": part}
+
+
+def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: StageOptions,
+                        ctx: DumpContext | None = None) -> bool:
+    ctx = _ctx(lake, dumps, dump, opts, ctx)
+    groups_task(lake, dumps, dump, opts, ctx)     # done already when the steps run in order
+    layout, name = ctx.layout, ctx.layout.part_name(part)
+    key = para_decisions_key(ctx, part)
     if layout.is_done(PARA_STEP, dump, name, key):
         return False
     layout.clear_state(PARA_STEP, dump, name)
     run_id = run_id_of(key)
-    host_files = [layout.file("para_hosts", d, name) for d in earlier(dumps, dump) + [dump]]
-    with connect(layout, opts.memory_limit, opts.threads) as con:
-        table = paragraph_decisions(con, dump_inputs(layout, dump).files(layout, "paragraphs"), host_files,
-                                    part, opts.sig.partitions, opts.decide, run_id, opts.decide.fingerprint())
+    with ctx.connect() as con:
+        table = paragraph_decisions(con, ctx.cur.files(layout, "paragraphs"),
+                                    ctx.part_files("para_hosts", part, ctx.dumps), part, opts.sig.partitions,
+                                    opts.decide, run_id, opts.decide.fingerprint(),
+                                    groups_file=layout.file("para_groups", dump, "groups"),
+                                    group_hosts_file=layout.file("group_hosts", dump, "group_hosts"))
     write_table(layout.file("decisions/paragraphs", dump, name), table)
     layout.mark_done(PARA_STEP, dump, name, key, dropped=table.num_rows, run_id=run_id)
     return True
 
 
-def doc_decisions_key(layout: CorpusLayout, dumps: list[str], dump: str, opts: StageOptions) -> dict:
+def doc_decisions_key(ctx: DumpContext) -> dict:
     from .quality import QUALITY_RULES
 
-    return {"pairs": {p: (layout.read_state(PAIRS_STEP, dump, layout.part_name(p)) or {}).get("key")
-                      for p in range(opts.sig.partitions)},
-            "inputs": dump_inputs(layout, dump).identity, "decisions": opts.decide.fingerprint(),
+    return {"pairs": {p: ctx.state_key(PAIRS_STEP, ctx.dump, ctx.layout.part_name(p)) for p in ctx.parts},
+            "inputs": ctx.cur.identity, "decisions": ctx.opts.decide.fingerprint(),
             "quality_rules": [(r.name, r.metric, r.op, r.threshold, sorted(r.langs) if r.langs else None)
                               for r in QUALITY_RULES]}
 
 
-def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: StageOptions) -> bool:
-    layout = CorpusLayout(lake)
-    key = doc_decisions_key(layout, dumps, dump, opts)
+def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: StageOptions,
+                       ctx: DumpContext | None = None) -> bool:
+    ctx = _ctx(lake, dumps, dump, opts, ctx)
+    layout = ctx.layout
+    key = doc_decisions_key(ctx)
     if layout.is_done(DOC_STEP, dump, "decisions", key):
         return False
     layout.clear_state(DOC_STEP, dump, "decisions")
     run_id = run_id_of(key)
-    cur = dump_inputs(layout, dump)
-    pair_files = [layout.file("pairs", dump, layout.part_name(p)) for p in range(opts.sig.partitions)]
-    with connect(layout, opts.memory_limit, opts.threads) as con:
-        docs = _table(query_table(con, f"""SELECT docId, dump, lang, date, url_hash, n_chars, clean_hash, metrics
-                                  FROM {parquet_list(cur.files(layout, 'docsigs'))}"""))
-        pairs = _table(query_table(con, f"SELECT a, b, jaccard, exact FROM {parquet_list(pair_files)}"))
+    pair_files = [f for p in ctx.parts for f in ctx.part_files("pairs", p, [dump])]
+    with ctx.connect() as con:
+        docs = f"""SELECT docId, dump, lang, date, url_hash, n_chars, clean_hash, metrics
+                   FROM {parquet_list(ctx.cur.files(layout, 'docsigs'))}"""
+        pairs = f"SELECT a, b, jaccard, exact FROM {parquet_list(pair_files)}"
         table = document_decisions(con, docs, pairs, opts.decide, run_id, opts.decide.fingerprint())
     write_table(layout.file("decisions/documents", dump, "decisions"), table)
     kept = pa.compute.sum(table.column("kept").cast(pa.int64())).as_py() or 0
     layout.mark_done(DOC_STEP, dump, "decisions", key, documents=table.num_rows, kept=kept, run_id=run_id)
     return True
+
+
+def _each_part(task):
+    return lambda ctx: sum(task(ctx, p) for p in ctx.parts)
+
+
+# The global steps of one dump, in order (the per-archive step done): (name, fn(ctx)).
+GLOBAL_STEPS = [
+    ("paragraph_stats", _each_part(lambda c, p: stats_task(None, c.dump, p, c.opts, c))),
+    ("paragraph_groups", lambda c: int(groups_task(None, c.dumps, c.dump, c.opts, c))),
+    ("pairs", _each_part(lambda c, p: pairs_task(None, c.dumps, c.dump, p, c.opts, c))),
+    ("paragraph_decisions", _each_part(lambda c, p: para_decisions_task(None, c.dumps, c.dump, p, c.opts, c))),
+    ("document_decisions", lambda c: int(doc_decisions_task(None, c.dumps, c.dump, c.opts, c))),
+]
+# their state folders (corpus/state/<step>)
+GLOBAL_STATE_STEPS = (STATS_STEP, GROUPS_STEP, PAIRS_STEP, PARA_STEP, DOC_STEP)
 
 
 def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, dict]]],
@@ -132,13 +211,11 @@ def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, d
             counts["signed"] += res["done"] == "signed"
             if progress:
                 progress(f"{dump} {warc}: {res['done']}")
-        for part in range(opts.sig.partitions):
-            counts["partitions"] += stats_task(lake, dump, part, opts)
-    for dump in dumps:
-        for part in range(opts.sig.partitions):
-            counts["partitions"] += pairs_task(lake, dumps, dump, part, opts)
-            counts["partitions"] += para_decisions_task(lake, dumps, dump, part, opts)
-        doc_decisions_task(lake, dumps, dump, opts)
+        ctx = DumpContext.build(layout, dumps, dump, opts)
+        for name, step in GLOBAL_STEPS:
+            counts["partitions"] += step(ctx)
+            if progress:
+                progress(f"{dump}: {name.replace('_', ' ')} done")
     counts["seconds"] = round(time.monotonic() - t0, 2)
     return counts
 

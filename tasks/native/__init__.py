@@ -80,6 +80,8 @@ def paragraph_walk(hp):
         ids = dict(zip(("class", "id", "href"), pw.attribute_ids(probe.css_first("a").mem_id)))
         if any(q != 0 for _, q in ids.values()):
             raise ValueError("unexpected attribute layout")
+        if pw.MAX_SEGMENT_CHARS != hp.MAX_SEGMENT_CHARS:
+            raise ValueError("the path element cap differs from html_paragraphs'")
         pw.configure(hp._CODES, _names_of_static_tags(hp), hp._TEXT_ID, hp._COMMENT_ID,
                      ids["class"][0], ids["id"][0], ids["href"][0], hp._segment_of, hp._tag_name_of, hp.Paragraph, hp.TooManyParagraphs,
                      hp.MAX_PATH_ELEMENTS, hp._PATH_HEAD, hp._PATH_TAIL)

@@ -12,9 +12,19 @@ from libc.stdint cimport uintptr_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcpy
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from cpython.unicode cimport PyUnicode_AsUTF8String, PyUnicode_DecodeUTF8
+from cpython.unicode cimport PyUnicode_AsUTF8String, PyUnicode_DecodeASCII, PyUnicode_DecodeUTF8
+
+cdef extern from "Python.h":
+    bint PyUnicode_IS_ASCII(object o)
+    Py_ssize_t PyUnicode_GET_LENGTH(object o)
+    const char *PyUnicode_AsUTF8AndSize(object o, Py_ssize_t *size) except NULL
 
 include "lexbor_layout.pxi"
+
+# html_paragraphs.MAX_SEGMENT_CHARS (the import-time check compares them)
+cdef enum:
+    MAX_SEGMENT = 256
+MAX_SEGMENT_CHARS = MAX_SEGMENT
 
 # Kinds of element on the stack (bit flags, as in the Python walk).
 cdef enum:
@@ -440,12 +450,77 @@ cdef object _attr_value(lx_attr *attr):
     return PyUnicode_DecodeUTF8(<char *> attr.value.data, attr.value.length, "replace")
 
 
+# Bytes _clean deletes from names, classes and ids (html_paragraphs._PATH_BAD), and the
+# ASCII whitespace str.split() separates on.
+cdef inline bint _path_bad(unsigned char c) noexcept nogil:
+    return c <= 8 or (14 <= c <= 27) or c == 127 or c == 62 or c == 46 or c == 35
+
+
+cdef inline bint _ascii_space(unsigned char c) noexcept nogil:
+    return c == 32 or (9 <= c <= 13) or (28 <= c <= 31)
+
+
+cdef bint _ascii_value(lx_attr *attr) noexcept nogil:
+    """The attribute's value is absent or all ASCII (the C segment builder can take it)."""
+    cdef size_t i
+    if attr == NULL or attr.value == NULL or attr.value.data == NULL:
+        return True
+    for i in range(attr.value.length):
+        if attr.value.data[i] >= 0x80:
+            return False
+    return True
+
+
+cdef size_t _put_parts(lx_attr *attr, unsigned char *out, size_t j, unsigned char sep,
+                       size_t cap) noexcept nogil:
+    """The value's whitespace-separated parts, path characters deleted, each after ``sep``
+    (0: the parts joined with nothing, after one "#"), written at out[j:] up to ``cap``."""
+    cdef size_t i, n
+    cdef const unsigned char *v
+    cdef unsigned char c
+    cdef bint between = True, any_part = False
+    if attr == NULL or attr.value == NULL or attr.value.data == NULL:
+        return j
+    v, n = attr.value.data, attr.value.length
+    for i in range(n):
+        c = v[i]
+        if _path_bad(c):
+            continue
+        if _ascii_space(c):
+            between = True
+            continue
+        if j >= cap:
+            return j
+        if sep:
+            if between:
+                out[j] = sep
+                j += 1
+                if j >= cap:
+                    return j
+        elif not any_part:
+            out[j] = 35  # "#"
+            j += 1
+            if j >= cap:
+                return j
+        between = False
+        any_part = True
+        out[j] = c
+        j += 1
+    return j
+
+
 cdef object _segment(lx_node *node, dict names):
-    """``tag.class1.class2#id`` of one element, as html_paragraphs._segment gives it."""
+    """``tag.class1.class2#id`` of one element, as html_paragraphs._segment gives it; built
+    in C when its name, class and id are ASCII (the usual case), else by _segment_of."""
     cdef lx_element *el = <lx_element *> node
     cdef lx_attr *attr
+    cdef lx_attr *cls_attr = NULL
+    cdef lx_attr *id_attr = NULL
     cdef uintptr_t tid = node.local_name
-    cdef object cls = None, ident = None
+    cdef unsigned char out[MAX_SEGMENT + 1]
+    cdef const char *name_data
+    cdef Py_ssize_t name_len
+    cdef size_t j
     name = names.get(tid)
     if name is None:
         # selectolax's node.tag: the written (qualified) name when lexbor kept one
@@ -464,13 +539,27 @@ cdef object _segment(lx_node *node, dict names):
             if attr.qualified_name != 0 or attr.node.prefix != 0:
                 raise Unsupported("attribute written under another name")
             if attr.node.local_name == ATTR_CLASS:
-                cls = _attr_value(attr)
+                cls_attr = attr
             else:
-                ident = _attr_value(attr)
+                id_attr = attr
         attr = attr.next
-    if cls is None and ident is None:
+    if cls_attr == NULL and id_attr == NULL:
         return name
-    return SEGMENT(name, cls, ident)
+    if (PyUnicode_IS_ASCII(name) and PyUnicode_GET_LENGTH(name) <= MAX_SEGMENT
+            and _ascii_value(cls_attr) and _ascii_value(id_attr)):
+        name_data = PyUnicode_AsUTF8AndSize(name, &name_len)
+        memcpy(out, name_data, name_len)
+        j = _put_parts(cls_attr, out, name_len, 46, MAX_SEGMENT + 1)
+        j = _put_parts(id_attr, out, j, 0, MAX_SEGMENT + 1)
+        if j > MAX_SEGMENT:  # cut, and a cut ending in "." or "#" drops it
+            j = MAX_SEGMENT
+            while j > 0 and (out[j - 1] == 46 or out[j - 1] == 35):
+                j -= 1
+        if j == <size_t> name_len:
+            return name
+        return PyUnicode_DecodeASCII(<char *> out, j, NULL)
+    return SEGMENT(name, None if cls_attr == NULL else _attr_value(cls_attr),
+                   None if id_attr == NULL else _attr_value(id_attr))
 
 
 def attribute_ids(size_t element):

@@ -11,7 +11,8 @@ broken UTF-8 given as bytes, and cut, spliced and repeated slices of those pages
 extractor parses at all (``html_limits`` turns the others away before parsing).
 
 Each page goes through ``extract_paragraphs`` with the compiled walk and with the Python
-one (also with a random paragraph limit); a difference in paragraphs or in the exception
+one (also with a random paragraph limit), and, when it is valid UTF-8, through the compiled
+walk once more parsed from those bytes (as extraction parses such pages); a difference in paragraphs or in the exception
 raised is printed with its case number. A crash of the compiled code kills the process:
 the last ``case`` line printed (every 1,000 cases, flushed) locates it. Exit 1 on any
 difference; the last line sums up cases, differences and pages left to the Python walk.
@@ -152,6 +153,17 @@ def _hostile_shapes() -> list[str]:
             "<body><table>" + "<tr><td>a<td>b<td>c" * 500 + "</table>"]
 
 
+def _exact_utf8(page: str | bytes) -> bytes | None:
+    """The page as the strictly valid UTF-8 bytes extraction parses directly, if it has them."""
+    try:
+        if isinstance(page, str):
+            return page.encode("utf-8")
+        page.decode("utf-8")
+        return page
+    except UnicodeError:
+        return None
+
+
 def _outcome(fn, page, limit):
     try:
         return fn(page, limit)
@@ -194,6 +206,9 @@ def main(argv=None) -> int:
             return out
         return hp._paragraphs(page, limit, counting)
 
+    def compiled_utf8(data, limit):  # the page's exact UTF-8 bytes, parsed as they are
+        return hp._paragraphs(data, limit, hp._COMPILED_WALK, True)
+
     pages: list[tuple[str, str | bytes]] = []
     if args.hostile:  # those the extractor parses at all (html_limits, as extract_record does)
         from warclake.tasks.config import ExtractConfig
@@ -217,7 +232,8 @@ def main(argv=None) -> int:
         limit = rng.choice((None, None, None, 0, 1, 5, 50))
         a = _outcome(compiled, page, limit)
         b = _outcome(hp.python_paragraphs, page, limit)
-        if a != b:
+        data = _exact_utf8(page)
+        if a != b or (data is not None and _outcome(compiled_utf8, data, limit) != b):
             diffs += 1
             print(f"DIFF case {i} (seed {args.seed}): replay with --seed {args.seed} "
                   f"--start {i} --cases 1", flush=True)

@@ -35,6 +35,7 @@ import random
 import sys
 import time
 
+MAX_PAGE_CHARS = 3_000_000
 LANGS = ("en", "en", "de", "fr", "it", "es", "tr", "ru", "pl", "ja", "zh", "", "el", "xx")
 TEXT_PIECES = [
     "the", "The", "of", "and", "it", "is", "der", "die", "und", "le", "la", "de", "il", "è",
@@ -94,12 +95,23 @@ def _paragraphs(rng: random.Random, seeds: list):
             out = base[:a] + other[c:c + rng.randint(0, 50)] + base[a:]
         else:
             out = base[:a] + base[a:b] * rng.randint(2, 4) + base[b:]
-        return out[:3000]
+        return _capped(out[:3000])
     paths = [_path(rng) for _ in range(rng.randint(1, 12))]
     texts = [_text(rng) for _ in range(rng.randint(1, 12))]
-    return [Paragraph(rng.choice(paths), rng.choice(texts),
-                      rng.choice((0, 0, 1, 2, 3, 7, 40, 10**6)))
-            for _ in range(rng.choice((1, 2, 3, 8, 30, 100, 400)))]
+    return _capped([Paragraph(rng.choice(paths), rng.choice(texts),
+                              rng.choice((0, 0, 1, 2, 3, 7, 40, 10**6)))
+                    for _ in range(rng.choice((1, 2, 3, 8, 30, 100, 400)))])
+
+
+def _capped(paras: list) -> list:
+    """The first paragraphs of a page up to MAX_PAGE_CHARS of text (the Python reference
+    needs ~40 bytes a character: a 100 M-character page would take gigabytes)."""
+    size = 0
+    for k, p in enumerate(paras):
+        size += len(p.text)
+        if size > MAX_PAGE_CHARS:
+            return paras[:k]
+    return paras
 
 
 def _outcome(fn, *args):
