@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 from corpus_lake import T0, doc_id, page, sentence, write_archive
 from warclake.tasks.catalog import connect_catalog
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
-from warclake.tasks.corpus.normalise import hash64, normalise
+from warclake.tasks.corpus.normalise import normalise
 from warclake.tasks.corpus.para_groups import MAX_BITS, near_pairs
 from warclake.tasks.corpus.settings import DecisionConfig
+from warclake.tasks.corpus.signatures import text_hashes
 from warclake.tasks.corpus.stage import StageOptions, finish
 
 D1, D2 = "CC-MAIN-2024-18", "CC-MAIN-2024-22"
@@ -30,7 +31,7 @@ VERSIONS = ["3.0", "4.0", "2.5", "2.0", "1.0"]
 
 
 def text_hash(line: str) -> int:
-    return hash64(normalise(line))
+    return int(text_hashes([normalise(line)])[0])
 
 
 def run(lake, dump=None):
