@@ -61,7 +61,8 @@ def test_known_lake_gives_exactly_the_expected_decisions(lake):
     assert dec[exp["orig"]]["kept"] and dec[exp["orig"]]["survivor"]
     assert dec[exp["copy"]]["rule"] == "exact_duplicate" and dec[exp["copy"]]["duplicate_of"] == exp["orig"]
     assert dec[exp["edited"]]["rule"] == "near_duplicate" and dec[exp["edited"]]["duplicate_of"] == exp["orig"]
-    assert dec[exp["edited"]]["value"] >= 0.6 and dec[exp["edited"]]["threshold"] == 0.6
+    sim = DecisionConfig().similarity
+    assert dec[exp["edited"]]["value"] >= sim and dec[exp["edited"]]["threshold"] == sim
     assert {dec[x]["cluster_id"] for x in (exp["orig"], exp["copy"], exp["edited"])} == {min(exp["orig"], exp["copy"], exp["edited"])}
     assert all(dec[x]["cluster_size"] == 3 for x in (exp["orig"], exp["copy"], exp["edited"]))
     # the near-empty page goes by a quality rule, with its measured value
@@ -131,7 +132,7 @@ def test_a_threshold_change_redoes_only_the_decisions(lake):
     cheap = ("decisions",)
     files = glob.glob(os.path.join(path, "corpus", "**", "*.parquet"), recursive=True)
     before = {p: os.stat(p).st_mtime_ns for p in files}
-    res = run(path, notice_min_domains=6, similarity=0.95)
+    res = run(path, notice_min_domains=6, similarity=0.99)   # the edited copy: Jaccard 0.976
     assert res["signed"] == 0
     for p, t in before.items():
         changed = os.stat(p).st_mtime_ns != t
@@ -140,7 +141,7 @@ def test_a_threshold_change_redoes_only_the_decisions(lake):
     assert not any(r == "repeated_across_sites" for r in para.values())   # 5 domains < 6
     dec = decisions(path)
     assert dec[exp["edited"]]["kept"] and dec[exp["copy"]]["rule"] == "exact_duplicate"
-    assert all(r["config_fingerprint"] == DecisionConfig(notice_min_domains=6, similarity=0.95).fingerprint()
+    assert all(r["config_fingerprint"] == DecisionConfig(notice_min_domains=6, similarity=0.99).fingerprint()
                for r in dec.values())
     del cheap
 

@@ -14,9 +14,10 @@ import pyarrow.parquet as pq
 from corpus_lake import T0, doc_id, page, sentence, write_archive
 from warclake.tasks.catalog import connect_catalog
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
-from warclake.tasks.corpus.normalise import hash64, normalise
+from warclake.tasks.corpus.normalise import normalise
 from warclake.tasks.corpus.para_groups import MAX_BITS, near_pairs
 from warclake.tasks.corpus.settings import DecisionConfig
+from warclake.tasks.corpus.signatures import text_hashes
 from warclake.tasks.corpus.stage import StageOptions, finish
 
 D1, D2 = "CC-MAIN-2024-18", "CC-MAIN-2024-22"
@@ -30,7 +31,7 @@ VERSIONS = ["3.0", "4.0", "2.5", "2.0", "1.0"]
 
 
 def text_hash(line: str) -> int:
-    return hash64(normalise(line))
+    return int(text_hashes([normalise(line)])[0])
 
 
 def run(lake, dump=None):
@@ -136,3 +137,22 @@ def test_search_finds_every_pair_within_three_bits_and_none_beyond():
     assert not any(a < n <= b for a, b in zip(i.tolist(), j.tolist()))
     is_cur[:] = False
     assert len(near_pairs(sims, np.full(len(sims), 100), is_cur)[0]) == 0
+
+
+def test_a_good_paragraph_is_judged_by_its_own_text_not_by_its_group(tmp_path):
+    """A group is a chain of near pairs and may join unrelated texts: a paragraph labelled
+    good keeps to its own counts, even where its group's reach every threshold."""
+    lake = str(tmp_path / "lake")
+    rng = random.Random(6)
+    docs = []
+    for i, v in enumerate(VERSIONS):
+        label = "good" if i == 0 else "bad"
+        text, labels = page([("body>main>p", sentence(rng), "good"), ("body>footer>p", LICENCE.format(v), label)])
+        docs.append({"docId": doc_id(D1, f"l{i}"), "url": f"https://licence{i}.org/", "text": text, "labels": labels})
+    write_archive(lake, D1, "arch-00000.warc.gz", docs)
+    dumps = dumps_to_process(lake, None)
+    finish(lake, dumps, check_inputs(lake, dumps),
+           StageOptions(decide=DecisionConfig(notice_min_domains_good=2)), report=False)
+    got = dropped(lake, D1)
+    assert set(got) == {(doc_id(D1, f"l{i}"), 2) for i in range(1, len(VERSIONS))}
+    assert {r["group_hash"] for r in got.values()} == {min(text_hash(LICENCE.format(v)) for v in VERSIONS)}

@@ -1,6 +1,4 @@
 """The near-duplicate evaluation set (built from real gold pages) and its pairwise scorer."""
-import sys
-import types
 from collections import Counter
 from pathlib import Path
 
@@ -122,7 +120,7 @@ def _exact_text_clusters(docs: pa.Table) -> pa.Table:
 
 
 @pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
-def test_scorer_runs_over_a_written_set(pages, tmp_path, monkeypatch, capsys):
+def test_scorer_runs_over_a_written_set(pages, tmp_path, capsys):
     half = len(pages) // 2
     counts = neardup_set.write_set(str(tmp_path), 5, {"tuning": pages[:half], "heldout": pages[half:]}, clusters=2)
     assert neardup_set.set_exists(str(tmp_path), 5) and not neardup_set.set_exists(str(tmp_path), 6)
@@ -138,15 +136,20 @@ def test_scorer_runs_over_a_written_set(pages, tmp_path, monkeypatch, capsys):
                    tmp_path / "documents" / "dump=neardup-heldout" / "neardup.parquet")
     pq.write_table(pa.Table.from_pylist(truth, schema=neardup_set.TRUTH), tmp_path / "truth" / "heldout.parquet")
 
-    module = types.ModuleType("warclake.tasks.corpus.dedup")
-    module.near_duplicate_clusters = _exact_text_clusters
-    monkeypatch.setitem(sys.modules, "warclake.tasks.corpus.dedup", module)
-    monkeypatch.setitem(sys.modules, "warclake.tasks.corpus.repeated", None)
-    assert eval_dedup.main(["--out", str(tmp_path), "--seed", "5"]) == 0
-    out = capsys.readouterr().out
+    docs, truth = eval_dedup.load_split(str(tmp_path), "heldout")
+    out = eval_dedup.report(docs, truth, _exact_text_clusters, None, "heldout")
     # 2 clusters of 6 documents (15 pairs each) plus the copy joined to one: 30 + 6 true pairs;
     # the reference finds only the exact copy
     assert "| all | 36 | 1 | 1 | 0 | 1.000 | 0.028 |" in out
     assert "| ads_dates | 3 | 1 | 1 | 0 | 1.000 | 0.333 |" in out
-    assert "repeated-text removal: skipped" in out
+    assert "Repeated-text removal" not in out
+
+    # the command scores the corpus stage itself: it finds the exact copy and more, and
+    # keeps one survivor per cluster
+    assert eval_dedup.main(["--out", str(tmp_path), "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    all_row = next(ln for ln in out.splitlines() if ln.startswith("| all |")).split("|")
+    true_pairs, predicted, correct = (int(all_row[i]) for i in (2, 3, 4))
+    assert true_pairs == 36 and correct > 1 and correct / predicted >= 0.9
+    assert "with other than one survivor: 0" in out and "## Repeated-text removal" in out
     assert eval_dedup.main(["--out", str(tmp_path), "--threshold", "1.5"]) == 2

@@ -14,9 +14,10 @@ import pyarrow as pa
 
 from .hosts import registered_domain, url_host
 from .layout import CorpusLayout, file_size, read_schema, read_table, write_table
-from .normalise import clean_paragraphs, hash64, normalise, split_paragraphs
+from .normalise import hash64
+from .quality import document_metrics, is_chrome_path
 from .settings import SignatureConfig
-from .signatures import band_keys, minhash, simhash64
+from .signatures import band_keys, sign_documents
 
 STEP = "signatures"
 READ_COLUMNS = ["text", "docId", "url", "lang", "date", "dump", "warc_file", "paragraph_labels"]
@@ -38,19 +39,6 @@ DOCSIGS = pa.schema([
 ])
 
 
-def dedup_paragraphs(paras: list[tuple[str, str]], labels: list[str] | None) -> list[tuple[int, str, str]]:
-    """The paragraphs (as ``split_paragraphs`` gives them) a document is compared by: the clean ones (labelled good, or all),
-    less those under a page-chrome path (navigation, footer, menu, sidebar, comments, by
-    the quality rules' own test), unless that would leave none. The same page under another
-    site template then keeps its similarity: on the tuning part of the near-duplicate set,
-    this raised the share of template-changed copies at Jaccard >= 0.7 from 0.73 to 0.82
-    and lowered same-site pages above it from 0.009 to 0.004."""
-    from .quality import _is_chrome
-
-    clean = clean_paragraphs(paras, labels)
-    return [p for p in clean if not _is_chrome(p[1])] or clean
-
-
 def archive_key(documents_path: str, summary: dict, sig: SignatureConfig) -> dict:
     """What the step's output depends on: the documents file (its size, and the summary
     the extraction wrote with it: a redone extraction writes a new one) and the signature
@@ -61,54 +49,51 @@ def archive_key(documents_path: str, summary: dict, sig: SignatureConfig) -> dic
 
 
 def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = True) -> tuple[pa.Table, pa.Table]:
-    """(paragraph rows, document rows) of a table of lake documents."""
-    from .quality import document_metrics
-
+    """(paragraph rows, document rows) of a table of lake documents. A document is compared
+    by its clean paragraphs less those under a page-chrome path (``compared_paragraphs``):
+    the same page under another site template then keeps its similarity."""
     cols = {c: docs.column(c).to_pylist() if c in docs.column_names else [None] * docs.num_rows
             for c in READ_COLUMNS}
     n = docs.num_rows
-    p_doc, p_idx, p_hash, p_norm, p_path, p_label, p_host, p_dom, p_url, p_lang, p_dump, p_date = ([] for _ in range(12))
-    d_host, d_dom, d_url, d_npara, d_nchars, d_clean_hash, d_clean, d_metrics = ([] for _ in range(8))
-    for i in range(n):
-        text, labels = cols["text"][i], cols["paragraph_labels"][i]
-        url = cols["url"][i]
-        host = url_host(url)
-        dom = registered_domain(host)
-        uh = hash64(url or "")
-        paras = split_paragraphs(text)
-        for j, (path, body) in enumerate(paras, 1):
-            norm = normalise(body)
-            p_doc.append(cols["docId"][i]); p_idx.append(j); p_norm.append(norm)
-            p_hash.append(hash64(norm)); p_path.append(path)
-            p_label.append(labels[j - 1] if labels is not None and j - 1 < len(labels) else None)
-            p_host.append(host); p_dom.append(dom); p_url.append(uh)
-            p_lang.append(cols["lang"][i]); p_dump.append(cols["dump"][i]); p_date.append(cols["date"][i])
-        first = len(p_norm) - len(paras)   # this document's paragraphs, normalised above
-        clean = "\n".join(p_norm[first + j - 1] for j, _, _ in dedup_paragraphs(paras, labels))
-        d_host.append(host); d_dom.append(dom); d_url.append(uh); d_npara.append(len(paras))
-        d_nchars.append(len(clean)); d_clean_hash.append(hash64(clean)); d_clean.append(clean)
-        d_metrics.append(sorted(document_metrics(text or "", labels, cols["lang"][i]).items())
-                         if with_metrics else [])
+    texts, labels = cols["text"], cols["paragraph_labels"]
+    signed = sign_documents(texts, labels, is_chrome_path, sig.para_ngram, sig.doc_ngram, sig.num_perm)
+    counts = signed.doc_paragraphs
+    hosts = [url_host(u) for u in cols["url"]]
+    domains = [registered_domain(h) for h in hosts]
+    url_hashes = pa.array([hash64(u or "") for u in cols["url"]], pa.int64())
+    dates = pa.array(cols["date"], pa.timestamp("us", tz="UTC"))
+    p_label = []
+    for labs, k in zip(labels, counts.tolist()):
+        p_label += [None] * k if labs is None else labs[:k] + [None] * (k - len(labs))
+    doc_of = pa.array(np.repeat(np.arange(n, dtype=np.int64), counts))
+    idx = np.arange(1, counts.sum() + 1, dtype=np.int32) - np.repeat(np.cumsum(counts) - counts, counts).astype(np.int32)
+
+    def each_paragraph(values, type_=None):
+        return pa.array(values, type_).take(doc_of)
+
     para = pa.table({
-        "docId": p_doc, "idx": pa.array(p_idx, pa.int32()), "text_hash": pa.array(p_hash, pa.int64()),
-        "simhash": pa.array(simhash64(p_norm, sig.para_ngram)),
-        "n_chars": pa.array([len(s) for s in p_norm], pa.int32()), "path": p_path, "label": p_label,
-        "host": p_host, "domain": p_dom, "url_hash": pa.array(p_url, pa.int64()), "lang": p_lang,
-        "dump": p_dump, "date": pa.array(p_date, pa.timestamp("us", tz="UTC")),
+        "docId": each_paragraph(cols["docId"], pa.string()), "idx": idx,
+        "text_hash": signed.para_hash, "simhash": signed.para_simhash.view(np.int64),
+        "n_chars": signed.para_chars, "path": signed.para_paths, "label": pa.array(p_label, pa.string()),
+        "host": each_paragraph(hosts, pa.string()), "domain": each_paragraph(domains, pa.string()),
+        "url_hash": url_hashes.take(doc_of), "lang": each_paragraph(cols["lang"], pa.string()),
+        "dump": each_paragraph(cols["dump"], pa.string()), "date": dates.take(doc_of),
     }, schema=PARAGRAPHS)
-    mh = minhash(d_clean, sig.doc_ngram, sig.num_perm)
+    metrics = [sorted(document_metrics(t or "", labs, lang).items()) if with_metrics else []
+               for t, labs, lang in zip(texts, labels, cols["lang"])]
+    mh = signed.minhash
     bk = band_keys(mh, sig.bands, sig.rows)
     docsig = pa.table({
-        "docId": cols["docId"], "url": cols["url"], "url_hash": pa.array(d_url, pa.int64()),
-        "host": d_host, "domain": d_dom, "lang": cols["lang"],
-        "date": pa.array(cols["date"], pa.timestamp("us", tz="UTC")), "dump": cols["dump"],
-        "warc_file": cols["warc_file"], "n_paragraphs": pa.array(d_npara, pa.int32()),
-        "n_chars": pa.array(d_nchars, pa.int32()), "clean_hash": pa.array(d_clean_hash, pa.int64()),
+        "docId": cols["docId"], "url": cols["url"], "url_hash": url_hashes,
+        "host": hosts, "domain": domains, "lang": cols["lang"],
+        "date": dates, "dump": cols["dump"],
+        "warc_file": cols["warc_file"], "n_paragraphs": counts,
+        "n_chars": signed.clean_chars, "clean_hash": signed.clean_hash,
         "minhash": pa.FixedSizeListArray.from_arrays(pa.array(mh.ravel()), sig.num_perm).cast(pa.list_(pa.uint32()))
         if n else pa.array([], pa.list_(pa.uint32())),
         "bands": pa.FixedSizeListArray.from_arrays(pa.array(bk.ravel()), sig.bands).cast(pa.list_(pa.int64()))
         if n else pa.array([], pa.list_(pa.int64())),
-        "metrics": pa.array(d_metrics, pa.map_(pa.string(), pa.float64())),
+        "metrics": pa.array(metrics, pa.map_(pa.string(), pa.float64())),
     }, schema=DOCSIGS)
     return para, docsig
 

@@ -176,9 +176,10 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
                         group_hosts_file: str | None = None) -> pa.Table:
     """Dropped paragraphs of the current dump (``para_files``) in one partition, judged by
     the statistics of this and every earlier dump (``host_files``, the same partition), or,
-    for a text in a near-duplicate group (``groups_file``), by its group's
-    (``group_hosts_file``): a line that differs from page to page by a date or a counter
-    counts as one text.
+    for a text in a near-duplicate group (``groups_file``) and not good (below), by its
+    group's (``group_hosts_file``): a line that differs from page to page by a date or a
+    counter counts as one text. A good paragraph is judged by its own text only: a group is
+    a chain of near pairs and can join unrelated texts, which must not cost main content.
 
     - ``repeated_across_sites``: the text (or group) is on at least ``notice_min_domains``
       registered domains: a notice, a licence, a widget.
@@ -195,32 +196,40 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
         groups = f"""SELECT text_hash, group_hash FROM read_parquet({sql_literal(groups_file)})
                      WHERE text_hash IN (SELECT text_hash FROM mine)"""
         group_rows = f"""UNION ALL
-            SELECT group_hash AS key, host, domain, n_urls FROM read_parquet({sql_literal(group_hosts_file)})
-            WHERE group_hash IN (SELECT group_hash FROM grp)"""
+            SELECT 1 AS kind, group_hash AS key, host, domain, n_urls FROM read_parquet({sql_literal(group_hosts_file)})
+            WHERE group_hash IN (SELECT key FROM keyed WHERE kind = 1)"""
     else:
         groups = "SELECT NULL::BIGINT AS text_hash, NULL::BIGINT AS group_hash WHERE false"
         group_rows = ""
+    # A key is (kind, hash): kind 0 a text, kind 1 a group (a group's hash is one of its
+    # texts', so the kind keeps their counts apart).
     out = query_table(con, f"""
         WITH mine AS (
             SELECT docId, idx, dump, lang, text_hash, path, label, host FROM {parquet_list(para_files)}
             WHERE {part_expr('text_hash', parts)} = {part} AND n_chars >= {int(cfg.min_paragraph_chars)}
               AND n_chars > 0
         ), grp AS ({groups}
-        ), hosts AS (   -- per key (the text, or its group) and host, one row per dump
-            SELECT text_hash AS key, host, domain, n_urls FROM {parquet_list(host_files)}
-            WHERE text_hash IN (SELECT text_hash FROM mine) AND text_hash NOT IN (SELECT text_hash FROM grp)
+        ), keyed AS (
+            SELECT p.*, {good} AS good,
+                   CASE WHEN g.group_hash IS NOT NULL AND NOT {good} THEN 1 ELSE 0 END AS kind,
+                   CASE WHEN g.group_hash IS NOT NULL AND NOT {good} THEN g.group_hash ELSE p.text_hash END AS key
+            FROM mine p LEFT JOIN grp g USING (text_hash)
+        ), hosts AS (   -- per key and host, one row per dump
+            SELECT 0 AS kind, text_hash AS key, host, domain, n_urls FROM {parquet_list(host_files)}
+            WHERE text_hash IN (SELECT key FROM keyed WHERE kind = 0)
             {group_rows}
         ), per_key AS (
-            SELECT key, count(DISTINCT domain) AS n_domains FROM hosts GROUP BY key
+            SELECT kind, key, count(DISTINCT domain) AS n_domains FROM hosts GROUP BY kind, key
         ), per_host AS (
-            SELECT key, host, max(n_urls) AS site_pages FROM hosts GROUP BY key, host
+            SELECT kind, key, host, max(n_urls) AS site_pages FROM hosts GROUP BY kind, key, host
         ), judged AS (
-            SELECT p.docId, p.idx, p.dump, p.lang, p.text_hash, g.group_hash, t.n_domains, h.site_pages,
-                   CASE WHEN {good} THEN {int(cfg.notice_min_domains_good)} ELSE {int(cfg.notice_min_domains)} END AS t_dom,
-                   CASE WHEN {good} THEN {int(cfg.template_min_pages_good)} ELSE {int(cfg.template_min_pages)} END AS t_site
-            FROM mine p LEFT JOIN grp g USING (text_hash)
-            JOIN per_key t ON t.key = coalesce(g.group_hash, p.text_hash)
-            LEFT JOIN per_host h ON h.key = t.key AND h.host IS NOT DISTINCT FROM p.host
+            SELECT p.docId, p.idx, p.dump, p.lang, p.text_hash,
+                   CASE WHEN p.kind = 1 THEN p.key END AS group_hash, t.n_domains, h.site_pages,
+                   CASE WHEN p.good THEN {int(cfg.notice_min_domains_good)} ELSE {int(cfg.notice_min_domains)} END AS t_dom,
+                   CASE WHEN p.good THEN {int(cfg.template_min_pages_good)} ELSE {int(cfg.template_min_pages)} END AS t_site
+            FROM keyed p
+            JOIN per_key t ON t.kind = p.kind AND t.key = p.key
+            LEFT JOIN per_host h ON h.kind = p.kind AND h.key = p.key AND h.host IS NOT DISTINCT FROM p.host
         )
         SELECT docId, idx::INT AS idx, dump, lang,
                CASE WHEN n_domains >= t_dom THEN 'repeated_across_sites' ELSE 'site_template' END AS rule,

@@ -32,18 +32,18 @@ def plain(body: str) -> str:
 
 
 def normalise(body: str) -> str:
-    """The form a paragraph is compared in: NFKC, lower case, whitespace collapsed."""
-    return " ".join(unicodedata.normalize("NFKC", plain(body)).lower().split())
+    """The form a paragraph is compared in: NFKC, lower case, markers removed, whitespace
+    collapsed."""
+    return " ".join(plain(unicodedata.normalize("NFKC", body).lower()).split())
+
+
+def normalised_document(text: str) -> str:
+    """The whole lake text in NFKC and lower case (paths, separators and markers kept).
+    ASCII text is in NFKC already."""
+    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
 
 
 def hash64(s: str) -> int:
     """A stable signed 64-bit hash (BLAKE2b), the type DuckDB and parquet store as BIGINT."""
     return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little", signed=True)
 
-
-def clean_paragraphs(paras: list[tuple[str, str]], labels: list[str] | None) -> list[tuple[int, str, str]]:
-    """(index from 1, path, body) of the paragraphs (as ``split_paragraphs`` gives them) the
-    corpus starts from: the ones labelled 'good' when the document has labels, all of them
-    when it has none."""
-    return [(i, path, body) for i, (path, body) in enumerate(paras, 1)
-            if labels is None or (i - 1 < len(labels) and labels[i - 1] == "good")]

@@ -262,15 +262,21 @@ def _line_share(lines: list[str], low: str, phrases: tuple[str, ...]) -> float:
     return sum(any(p in ln.lower() for p in found) for ln in lines) / len(lines)
 
 
-@lru_cache(maxsize=1 << 16)
-def _is_chrome(path: str) -> bool:
-    """Whether any element of the path is chrome; cached, as the paths of a page and of
-    its site share their parents. Most paths hold none of the words at all."""
-    low = path.lower()
-    if not any(w in low for w in _CHROME_WORDS):
-        return False
-    parent, _, last = path.rpartition(">")
-    return bool(_CHROME_ELEMENT.search(last)) or _is_chrome(parent)
+@lru_cache(maxsize=1 << 17)
+def is_chrome_path(path: str) -> bool:
+    """Whether any element of the CSS path is page chrome (navigation, header, footer,
+    aside, menu, sidebar, breadcrumbs, comments, cookie notices). Used by the quality rule
+    ``lake_chrome_paths`` and to leave chrome out of the text documents are compared by.
+    Cached per path, and each path asks its parent: the paths of a page and of its site
+    share their parents."""
+    parent, sep, last = path.rpartition(">")
+    return _is_chrome_element(last) or (bool(sep) and is_chrome_path(parent))
+
+
+@lru_cache(maxsize=1 << 14)
+def _is_chrome_element(element: str) -> bool:
+    low = element.lower()   # most elements hold none of the words at all
+    return any(w in low for w in _CHROME_WORDS) and _CHROME_ELEMENT.search(element) is not None
 
 
 def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | None) -> dict[str, float]:
@@ -354,11 +360,8 @@ def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | 
         m["boilerplate_char_share"] = sum(s for s, lab in zip(sizes, paragraph_labels) if lab == "bad") / total
     else:
         m["boilerplate_char_share"] = math.nan
-    chrome_chars = depth = 0
-    for path, size in zip(paths, sizes):
-        if _is_chrome(path):
-            chrome_chars += size
-        depth += path.count(">") + 1 if path else 0
+    chrome_chars = sum(size for path, size in zip(paths, sizes) if is_chrome_path(path))
+    depth = "".join(paths).count(">") + sum(map(bool, paths))   # elements: separators + 1
     m["chrome_path_char_share"] = chrome_chars / total if total else 0.0
     m["mean_path_depth"] = depth / len(paths) if paths else 0.0
     return m

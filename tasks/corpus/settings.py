@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
 # Bump when the stage's outputs for the same input and settings change.
-CORPUS_VERSION = "2"
+CORPUS_VERSION = "3"
 
 
 def fingerprint_of(obj) -> str:
@@ -57,7 +57,7 @@ THRESHOLD_RANGES: dict[str, tuple[float, float, str]] = {
 
 @dataclass(frozen=True)
 class DecisionConfig:
-    similarity: float = 0.6            # chosen on the tuning part of the near-duplicate set (reports/corpus.md)
+    similarity: float = 0.6            # chosen on the tuning part of the near-duplicate set (reports/corpus_eval.md)
     template_min_pages: int = 3
     template_min_pages_good: int = 10
     notice_min_domains: int = 4

@@ -1,7 +1,15 @@
-"""Character n-gram signatures, computed for many texts at once with numpy.
+"""Character n-gram signatures and text hashes, computed for many texts at once with numpy.
 
-- MinHash (documents): ``num_perm`` minima of multiply-shift hashes of the text's
-  character n-grams. Characters, not words, so Chinese and Japanese need no tokenizer.
+- Text hash (paragraphs, clean documents): 64 bits, ``mix(sum of mix(position << 21 | code
+  point) + length x L + seed)``: a sum of one mixed value per character, so numpy computes
+  it for a whole batch with one ``reduceat``.
+- MinHash (documents): ``num_perm`` values by one-permutation hashing: each character
+  n-gram's 64-bit hash falls in a bin (its high 32 bits scaled to ``num_perm``) and every
+  bin keeps the smallest low 32 bits it gets; an empty bin takes the value of the first
+  filled bin of its own fixed probe sequence (:func:`densify`). One hash per n-gram instead
+  of one per n-gram and permutation; two texts' share of equal values still estimates the
+  Jaccard similarity of their n-gram sets. Characters, not words, so Chinese and Japanese
+  need no tokenizer.
 - SimHash (paragraphs): 64 bits, each the majority vote of that bit over the n-gram hashes.
 - LSH band keys: the MinHash split into ``bands`` groups of ``rows``, each hashed to 64 bits.
 
@@ -9,8 +17,13 @@ Texts are handled in batches: all code points of a batch in one array, an n-gram
 per position from a polynomial over ``n`` consecutive code points, the positions where an
 n-gram would cross into the next text masked out, and the per-text reduction done with
 ``reduceat``. No Python work per n-gram, and no Python object per text beyond its string.
+``warclake.tasks.native.corpus_signatures`` computes the same values in one compiled pass
+per document; this module is its reference.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -43,7 +56,7 @@ def ngram_hashes(texts: list[str], n: int) -> tuple[np.ndarray, np.ndarray]:
     h = np.zeros(total, np.uint64)
     mult = np.uint64(1)
     with np.errstate(over="ignore"):
-        for k in range(n):
+        for k in range(min(n, total)):   # (a batch may be shorter than one n-gram)
             h[: total - k] += cps[k:] * mult
             mult = mult * m
         h = _mix(h ^ np.uint64(n))
@@ -67,6 +80,32 @@ def ngram_hashes(texts: list[str], n: int) -> tuple[np.ndarray, np.ndarray]:
     return h[keep], starts
 
 
+_CP_BITS = np.uint64(21)
+_HASH_SEED = np.uint64(0x5EEDC0DE7E57AA5E)
+_LEN_MUL = np.uint64(0xD6E8FEB86659FD93)
+_BIN_SEED = 0xB1A5ED0DDE45EED
+
+
+def text_hashes(texts: list[str]) -> np.ndarray:
+    """(len(texts),) int64 text hash of each text (see the module's docstring)."""
+    out = np.zeros(len(texts), np.uint64)
+    for lo, hi in _batches(texts, 1 << 21):
+        batch = texts[lo:hi]
+        lengths = np.fromiter(map(len, batch), dtype=np.int64, count=len(batch))
+        sums = np.zeros(len(batch), np.uint64)
+        if lengths.sum():
+            cps = np.frombuffer("".join(batch).encode("utf-32-le"), dtype=np.uint32).astype(np.uint64)
+            pos = _ranges(lengths).astype(np.uint64)
+            with np.errstate(over="ignore"):
+                terms = _mix((pos << _CP_BITS) | cps)
+            nonempty = np.nonzero(lengths)[0]
+            starts = (np.cumsum(lengths) - lengths)[nonempty]
+            sums[nonempty] = np.add.reduceat(terms, starts, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            out[lo:hi] = _mix(sums + lengths.astype(np.uint64) * _LEN_MUL + _HASH_SEED)
+    return out.view(np.int64)
+
+
 def _ranges(counts: np.ndarray) -> np.ndarray:
     """0..c-1 for each c in counts, concatenated."""
     total = int(counts.sum())
@@ -74,15 +113,6 @@ def _ranges(counts: np.ndarray) -> np.ndarray:
         return np.zeros(0, np.int64)
     offsets = np.repeat(np.cumsum(counts) - counts, counts)
     return np.arange(total, dtype=np.int64) - offsets
-
-
-def permutations(num_perm: int, seed: int = _SEED) -> tuple[np.ndarray, np.ndarray]:
-    """The (a, b) of each multiply-shift hash: a odd. Fixed by the seed, so signatures of
-    separate runs and machines compare."""
-    rng = np.random.Generator(np.random.PCG64(seed))
-    a = rng.integers(1, 2**63, size=num_perm, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
-    b = rng.integers(0, 2**63, size=num_perm, dtype=np.uint64)
-    return a, b
 
 
 EMPTY_MINHASH = np.uint32(0xFFFFFFFF)
@@ -98,18 +128,48 @@ def _hashed_batches(texts: list[str], n: int, batch_ngrams: int):
             yield lo, h, starts, nonempty
 
 
+@lru_cache(maxsize=4096)
+def probe_sequence(bin_: int, bins: int) -> tuple[int, ...]:
+    """The bins an empty bin ``bin_`` looks at, in order, for a value: 8 x ``bins`` hashed
+    probes, then every other bin from the next one on (so a filled bin is always found)."""
+    with np.errstate(over="ignore"):
+        t = np.arange(1, 8 * bins + 1, dtype=np.uint64)
+        hashed = _mix(np.uint64(_BIN_SEED) ^ (np.uint64(bin_) << np.uint64(32)) ^ t) % np.uint64(bins)
+    return tuple(hashed.astype(np.int64).tolist() + [(bin_ + k) % bins for k in range(1, bins)])
+
+
+def densify(row: np.ndarray, filled: np.ndarray) -> None:
+    """Give each empty bin of a one-permutation MinHash row (at least one bin filled) the
+    value of the first filled bin of its probe sequence. The sequence depends on the bin
+    only, so two texts whose n-grams fill the same bins get equal values there."""
+    bins = row.size
+    src = row.copy()
+    for b in np.nonzero(~filled)[0]:
+        for j in probe_sequence(int(b), bins):
+            if filled[j]:
+                row[b] = src[j]
+                break
+
+
 def minhash(texts: list[str], n: int, num_perm: int, batch_ngrams: int = 1 << 21) -> np.ndarray:
-    """(len(texts), num_perm) uint32 MinHash signatures; an empty text's row is all 0xFFFFFFFF."""
-    a, b = permutations(num_perm)
+    """(len(texts), num_perm) uint32 one-permutation MinHash signatures; an empty text's row
+    is all 0xFFFFFFFF."""
     out = np.full((len(texts), num_perm), EMPTY_MINHASH, np.uint32)
     for lo, h, starts, nonempty in _hashed_batches(texts, n, batch_ngrams):
-        seg = starts[:-1][nonempty]
+        counts = np.diff(starts)
+        text_of = np.repeat(np.arange(len(counts)), counts)
         with np.errstate(over="ignore"):
-            for j in range(num_perm):
-                # the top 32 bits of the minimum are the minimum of the top 32 bits: shift
-                # the per-text minima only, not every n-gram's value
-                m = np.minimum.reduceat(a[j] * h + b[j], seg)
-                out[lo + nonempty, j] = (m >> np.uint64(32)).astype(np.uint32)
+            bins = (((h >> np.uint64(32)) * np.uint64(num_perm)) >> np.uint64(32)).astype(np.int64)
+        values = (h & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        cell = text_of * num_perm + bins
+        rows = np.full(len(counts) * num_perm, EMPTY_MINHASH, np.uint32)
+        np.minimum.at(rows, cell, values)
+        filled = np.bincount(cell, minlength=rows.size).reshape(len(counts), num_perm) > 0
+        rows = rows.reshape(len(counts), num_perm)
+        for i in nonempty:
+            if not filled[i].all():
+                densify(rows[i], filled[i])
+        out[lo + nonempty] = rows[nonempty]
     return out
 
 
@@ -165,3 +225,160 @@ def _batches(texts: list[str], limit: int):
             lo, acc = i + 1, 0
     if lo < len(texts):
         yield lo, len(texts)
+
+
+# ---- every signature of a batch of lake documents ------------------------------------
+
+@dataclass
+class Signed:
+    """Signatures of a batch of documents: per paragraph (in document order) and per
+    document."""
+    para_hash: np.ndarray      # int64 text hash of the normalised paragraph
+    para_simhash: np.ndarray   # uint64
+    para_chars: np.ndarray     # int32 characters of the normalised paragraph
+    para_paths: list           # CSS path of each paragraph ('' when absent)
+    doc_paragraphs: np.ndarray  # int32 paragraphs per document
+    clean_hash: np.ndarray     # int64 text hash of the clean text
+    clean_chars: np.ndarray    # int32
+    minhash: np.ndarray        # (documents, num_perm) uint32
+
+
+# Paragraphs shorter than this (normalised characters) are left out of the compared text
+# when longer ones remain: headings, buttons and product names of a template.
+COMPARED_MIN_CHARS = 40
+
+
+def compared_paragraphs(paths: list[str], labels: list | None, is_chrome, lengths: list[int]) -> list[int]:
+    """Indexes of the paragraphs a document is compared by: the ones labelled good (all
+    when none is), less those under a page-chrome path, less those under
+    :data:`COMPARED_MIN_CHARS` characters, each step only when it leaves some. Chosen on
+    the tuning part of the near-duplicate set (reports/corpus_eval.md): the same page
+    under another site's template keeps more of its similarity, pages of one site do not
+    gain any."""
+    good = [i for i in range(len(paths)) if labels is not None and i < len(labels) and labels[i] == "good"]
+    good = good or list(range(len(paths)))
+    plain = [i for i in good if not is_chrome(paths[i])] or good
+    return [i for i in plain if lengths[i] >= COMPARED_MIN_CHARS] or plain
+
+
+def sign_documents_reference(texts: list[str], labels: list, is_chrome, para_ngram: int,
+                             doc_ngram: int, num_perm: int) -> Signed:
+    """The definition the compiled pass is checked against, paragraph by paragraph."""
+    from .normalise import normalise, split_paragraphs
+
+    paths, norms, per_doc, cleans = [], [], [], []
+    for text, labs in zip(texts, labels):
+        paras = split_paragraphs(text)
+        first = len(norms)
+        for path, body in paras:
+            paths.append(path)
+            norms.append(normalise(body))
+        per_doc.append(len(paras))
+        keep = compared_paragraphs(paths[first:], labs, is_chrome, [len(x) for x in norms[first:]])
+        cleans.append("\n".join(norms[first + i] for i in keep))
+    return Signed(text_hashes(norms), simhash64(norms, para_ngram).view(np.uint64),
+                  np.fromiter(map(len, norms), np.int32, len(norms)), paths,
+                  np.array(per_doc, np.int32), text_hashes(cleans),
+                  np.fromiter(map(len, cleans), np.int32, len(cleans)),
+                  minhash(cleans, doc_ngram, num_perm))
+
+
+def _sign_compiled(native, texts: list[str], labels: list, is_chrome, para_ngram: int,
+                   doc_ngram: int, num_perm: int) -> Signed:
+    from .normalise import normalised_document
+    from warclake.tasks.paragraph import PARA_SEP
+
+    n_para = sum(t.count(PARA_SEP) + 1 for t in texts if t)
+    n = len(texts)
+    out = Signed(np.zeros(n_para, np.int64), np.zeros(n_para, np.uint64), np.zeros(n_para, np.int32),
+                 [], np.zeros(n, np.int32), np.zeros(n, np.int64), np.zeros(n, np.int32),
+                 np.full((n, num_perm), EMPTY_MINHASH, np.uint32))
+    got = native.sign_documents(texts, [normalised_document(t) if t else "" for t in texts], list(labels),
+                                is_chrome, para_ngram, doc_ngram, num_perm, COMPARED_MIN_CHARS,
+                                out.para_hash, out.para_simhash, out.para_chars, out.para_paths,
+                                out.clean_hash, out.clean_chars, out.minhash, out.doc_paragraphs)
+    if got != n_para:
+        raise ValueError(f"compiled signatures cut {got} paragraphs, the separators say {n_para}")
+    return out
+
+
+# Documents for the import-time check of the compiled pass: paths and none, labels and
+# none, markers, chrome paths, CJK, astral and combining characters, final sigma, NFKC
+# forms, whitespace of every kind, empty paragraphs and texts, texts shorter than an n-gram.
+CHECK_TEXTS = (
+    ("body>div.nav>a\x1c\x02Home\x03 \x02News\x03\n\nbody>p\x1cThe  Quick\tbrown fox\u00a0jumps.\n\n"
+     "body>footer\x1c(c) 2024", None),
+    ("body>p\x1c今日は良い天気ですね。\U0002000b\U0001F600 ＡＢＣ ﬁ\n\nbody>p\x1cΟΔΟΣ ΑΣ\x02Β\x03\n\n"
+     "body>p\x1ce\u0301 \u1e9b\u0323 \u3000x\u2028y\x1dz", ["good", "bad", "good"]),
+    ("", None),
+    ("no path at all\n\n\n\nbody>p\x1c\n\n\x1c\n\nbody>p\x1cab", ["good"]),
+    ("body>div.sidebar\x1conly chrome here\n\nbody>nav\x1cand here", None),
+    ("body>p\x1c" + "long paragraph text " * 400, ["good"] * 3),
+    ("body>p\x1ca heading\n\nbody>p\x1c" + "a paragraph of more than forty characters, " * 2
+     + "\n\nbody>nav>p\x1c" + "navigation " * 9, ["bad", "bad", "bad"]),
+)
+
+STATUS, REASON = "python", "not loaded"
+_COMPILED = None
+
+
+def _load_compiled():
+    """The compiled module when it is built, enabled and equal to the reference on
+    :data:`CHECK_TEXTS`; else None, with a one-line warning (none for WARCLAKE_NATIVE=0)."""
+    global STATUS, REASON
+    import os
+    import sys
+
+    from warclake.tasks.native import ENV
+    from .quality import is_chrome_path
+
+    if os.environ.get(ENV, "1").strip() == "0":
+        STATUS, REASON = "python", f"{ENV}=0"
+        return None
+    try:
+        from warclake.tasks.native import corpus_signatures as native
+    except ImportError as exc:
+        STATUS, REASON = "python", f"compiled signatures not built ({exc})"
+    else:
+        try:
+            texts, labels = [t for t, _ in CHECK_TEXTS], [lb for _, lb in CHECK_TEXTS]
+            for ngrams in ((3, 5, 120), (1, 2, 7)):
+                a = _sign_compiled(native, texts, labels, is_chrome_path, *ngrams)
+                b = sign_documents_reference(texts, labels, is_chrome_path, *ngrams)
+                if not signed_equal(a, b):
+                    raise ValueError("signatures differ from the reference on a check text")
+        except Exception as exc:  # noqa: BLE001 - any doubt leaves the reference
+            STATUS, REASON = "python", f"compiled signatures failed their check ({exc})"
+        else:
+            STATUS, REASON = "compiled", "checked against the numpy reference"
+            return native
+    sys.stderr.write(f"warclake: {REASON}; using the numpy signatures\n")
+    return None
+
+
+def signed_equal(a: Signed, b: Signed) -> bool:
+    return a.para_paths == b.para_paths and all(
+        np.array_equal(getattr(a, f), getattr(b, f))
+        for f in ("para_hash", "para_simhash", "para_chars", "doc_paragraphs", "clean_hash",
+                  "clean_chars", "minhash"))
+
+
+def compiled_module():
+    """The checked compiled module, or None; decided once per process."""
+    global _COMPILED
+    if STATUS == "python" and REASON == "not loaded":
+        _COMPILED = _load_compiled()
+    return _COMPILED
+
+
+def sign_documents(texts: list[str], labels: list, is_chrome, para_ngram: int, doc_ngram: int,
+                   num_perm: int, compiled: bool = True) -> Signed:
+    """Every signature of a batch of lake texts (None counts as empty), with ``labels`` per
+    text (a list of paragraph labels, or None) and ``is_chrome(path)`` deciding which
+    paragraphs the document is compared by. The compiled pass when it is available and
+    ``compiled``, else the reference: the same values either way."""
+    texts = [t or "" for t in texts]
+    native = compiled_module() if compiled else None
+    if native is not None:
+        return _sign_compiled(native, texts, labels, is_chrome, para_ngram, doc_ngram, num_perm)
+    return sign_documents_reference(texts, labels, is_chrome, para_ngram, doc_ngram, num_perm)

@@ -13,15 +13,14 @@ pairs of the original page and its copy of that kind (pairs of two copies in the
 hard negatives (``same_site``, ``unrelated``) have no true pair, so their row counts the
 false pairs that hold one.
 
-Repeated-text removal is scored when ``warclake.tasks.corpus.repeated.paragraph_decisions``
-exists (``docs -> table(docId, paragraph, kept)``, paragraph = index in the document): the
-share of template paragraphs removed on sites with several pages in the set, and the
-share of main-content characters lost.
+Repeated-text removal is scored through ``warclake.tasks.corpus.repeated.paragraph_decisions``
+(``docs -> table(docId, paragraph, kept)``, paragraph = index in the document): the share of
+template paragraphs removed on sites with several pages in the set, and the share of
+main-content characters lost.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
 import re
 import sys
@@ -155,7 +154,40 @@ def _ensure_set(out: str, seed: int, gold: str) -> None:
     build_set(out, seed, gold)
 
 
+def report(docs: pa.Table, truth: pa.Table, clusters_of, decisions_of, title: str,
+           threshold: float | None = None) -> str:
+    """The scores of one split as markdown: ``clusters_of(docs, **kw) -> (docId, cluster_id,
+    survivor)`` is the deduplication scored, ``decisions_of(docs) -> (docId, paragraph,
+    kept)`` the repeated-text removal (None: not scored)."""
+    t0 = time.perf_counter()
+    kwargs = {} if threshold is None else {"similarity": threshold}
+    result = clusters_of(docs, **kwargs)
+    secs = time.perf_counter() - t0
+    ids = truth.column("docId").to_pylist()
+    scores = pairwise_scores(dict(zip(ids, truth.column("cluster").to_pylist())),
+                             dict(zip(ids, truth.column("kind").to_pylist())),
+                             dict(zip(result.column("docId").to_pylist(), result.column("cluster_id").to_pylist())))
+    sim = "its default" if threshold is None else threshold
+    out = [f"## Near-duplicate documents: {title}, similarity {sim}\n",
+           f"{docs.num_rows} documents, {len(set(truth.column('cluster').to_pylist()))} true clusters, "
+           f"near_duplicate_clusters {secs:.1f}s\n", score_table(scores)]
+    survivors = defaultdict(int)
+    for c, s in zip(result.column("cluster_id").to_pylist(), result.column("survivor").to_pylist()):
+        survivors[c] += bool(s)
+    bad = sum(1 for n in survivors.values() if n != 1)
+    out.append(f"\npredicted clusters: {len(survivors)}, with other than one survivor: {bad}")
+    if decisions_of is not None:
+        r = repeated_text_scores(docs, truth, decisions_of(docs))
+        out.append(f"\n## Repeated-text removal\n\ntemplate paragraphs removed on sites with 3+ documents: "
+                   f"{r['template_removed']:.1%} of {r['template_paragraphs']}; main-content characters lost: "
+                   f"{r['main_lost']:.2%} of {r['main_chars']}")
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
+    from warclake.tasks.corpus.dedup import near_duplicate_clusters
+    from warclake.tasks.corpus.repeated import paragraph_decisions
+
     ap = argparse.ArgumentParser(prog="python -m warclake.tasks.tooling.eval_dedup",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder of the set (built there when absent)")
@@ -169,47 +201,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"eval_dedup: --threshold must be in (0, 1], not {a.threshold}", file=sys.stderr)
         return 2
     try:
-        dedup = importlib.import_module("warclake.tasks.corpus.dedup")
-        clusters_of = dedup.near_duplicate_clusters
-    except (ImportError, AttributeError) as e:
-        print(f"eval_dedup: warclake.tasks.corpus.dedup.near_duplicate_clusters is not available ({e})",
-              file=sys.stderr)
-        return 2
-    try:
         _ensure_set(a.out, a.seed, a.gold)
     except (FileNotFoundError, ValueError) as e:
         print(f"eval_dedup: {e}", file=sys.stderr)
         return 2
     docs, truth = load_split(a.out, a.split)
-    t0 = time.perf_counter()
-    kwargs = {} if a.threshold is None else {"similarity": a.threshold}
-    result = clusters_of(docs, **kwargs)
-    secs = time.perf_counter() - t0
-    ids = truth.column("docId").to_pylist()
-    scores = pairwise_scores(dict(zip(ids, truth.column("cluster").to_pylist())),
-                             dict(zip(ids, truth.column("kind").to_pylist())),
-                             dict(zip(result.column("docId").to_pylist(), result.column("cluster_id").to_pylist())))
-    sim = "its default" if a.threshold is None else a.threshold
-    print(f"## Near-duplicate documents: split {a.split}, seed {a.seed}, similarity {sim}\n")
-    print(f"{docs.num_rows} documents, {len(set(truth.column('cluster').to_pylist()))} true clusters, "
-          f"near_duplicate_clusters {secs:.1f}s\n")
-    print(score_table(scores))
-    survivors = defaultdict(int)
-    for c, s in zip(result.column("cluster_id").to_pylist(), result.column("survivor").to_pylist()):
-        survivors[c] += bool(s)
-    bad = sum(1 for n in survivors.values() if n != 1)
-    print(f"\npredicted clusters: {len(survivors)}, with other than one survivor: {bad}")
-    try:
-        rep = importlib.import_module("warclake.tasks.corpus.repeated")
-        decisions_of = rep.paragraph_decisions
-    except (ImportError, AttributeError):
-        print("\nrepeated-text removal: skipped (warclake.tasks.corpus.repeated.paragraph_decisions "
-              "is not available)")
-        return 0
-    r = repeated_text_scores(docs, truth, decisions_of(docs))
-    print(f"\n## Repeated-text removal\n\ntemplate paragraphs removed on sites with 3+ documents: "
-          f"{r['template_removed']:.1%} of {r['template_paragraphs']}; main-content characters lost: "
-          f"{r['main_lost']:.2%} of {r['main_chars']}")
+    print(report(docs, truth, near_duplicate_clusters, paragraph_decisions,
+                 f"split {a.split}, seed {a.seed}", a.threshold))
     return 0
 
 

@@ -1,0 +1,290 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The corpus stage's per-document signatures in one pass over each document's characters.
+
+Gives exactly what ``warclake.tasks.corpus.signatures`` defines with numpy (the reference):
+per paragraph the text hash, the SimHash of character n-grams and the length of its
+normalised text; per document the clean text's hash and length and its one-permutation
+MinHash. Its input is the document as the lake stores it and the same document after
+NFKC and lower case (done by Python on the whole text, see ``normalise.normalised_document``);
+paragraphs are cut from both by the lake's separators, markers dropped and whitespace
+collapsed here, so no Python string is made per paragraph but its CSS path.
+"""
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memcpy
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, Py_UNICODE_ISSPACE, PyUnicode_Substring
+
+DEF PARA_CH = 10        # "\n": two of them separate paragraphs
+DEF PATH_CH = 0x1C      # between a paragraph's CSS path and its text
+DEF LINK_START = 2
+DEF LINK_END = 3
+DEF CP_BITS = 21        # code points are below 2**21
+
+cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
+cdef uint64_t HASH_SEED = 0x5EEDC0DE7E57AA5EULL
+cdef uint64_t LEN_MUL = 0xD6E8FEB86659FD93ULL
+cdef uint64_t BIN_SEED = 0xB1A5ED0DDE45EEDULL
+cdef uint64_t LANES = 0x0101010101010101ULL
+cdef uint32_t EMPTY = 0xFFFFFFFFU
+
+
+cdef inline uint64_t mix(uint64_t x) noexcept nogil:
+    """splitmix64's finaliser (the reference's ``_mix``)."""
+    x ^= x >> 30
+    x *= 0xBF58476D1CE4E5B9ULL
+    x ^= x >> 27
+    x *= 0x94D049BB133111EBULL
+    return x ^ (x >> 31)
+
+
+cdef struct Buf:
+    uint32_t *cp
+    Py_ssize_t len
+    Py_ssize_t cap
+
+
+cdef int buf_reserve(Buf *b, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t want = b.len + extra
+    cdef uint32_t *p
+    if want <= b.cap:
+        return 0
+    want = max(want, 2 * b.cap, 4096)
+    p = <uint32_t *> realloc(b.cp, want * sizeof(uint32_t))
+    if p == NULL:
+        raise MemoryError()
+    b.cp, b.cap = p, want
+    return 0
+
+
+cdef uint64_t text_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
+    """Sum of mix(position << 21 | code point), then mixed with the length."""
+    cdef uint64_t s = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        s += mix((<uint64_t> i << CP_BITS) | cp[i])
+    return mix(s + <uint64_t> n * LEN_MUL + HASH_SEED)
+
+
+cdef inline uint64_t gram_hash(const uint32_t *cp, Py_ssize_t k, const uint64_t *pw, uint64_t n) noexcept nogil:
+    cdef uint64_t h = 0
+    cdef Py_ssize_t j
+    for j in range(k):
+        h += cp[j] * pw[j]
+    return mix(h ^ n)
+
+
+cdef uint64_t simhash(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const uint64_t *pw) noexcept nogil:
+    """Bit j set when bit j is set in more than half of the n-gram hashes. Counted eight bits
+    at a time: byte k of lane b counts bit 8k+b, flushed before it can overflow."""
+    cdef uint64_t lane[8]
+    cdef uint32_t count[64]
+    cdef Py_ssize_t grams, i, b, k, pending = 0
+    cdef uint64_t h, out = 0
+    if n == 0:
+        return 0
+    grams = n - g + 1 if n >= g else 1
+    for b in range(8):
+        lane[b] = 0
+    for b in range(64):
+        count[b] = 0
+    for i in range(grams):
+        h = gram_hash(cp + i, g if n >= g else n, pw, <uint64_t> g)
+        for b in range(8):
+            lane[b] += (h >> b) & LANES
+        pending += 1
+        if pending == 255 or i == grams - 1:
+            for b in range(8):
+                for k in range(8):
+                    count[8 * k + b] += (lane[b] >> (8 * k)) & 0xFF
+                lane[b] = 0
+            pending = 0
+    for b in range(64):
+        if 2 * <uint64_t> count[b] > <uint64_t> grams:
+            out |= (<uint64_t> 1) << b
+    return out
+
+
+cdef void one_permutation(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const uint64_t *pw,
+                          int bins, uint32_t *row, char *filled) noexcept nogil:
+    """One-permutation MinHash: each n-gram hash goes to bin (high 32 bits x bins) >> 32
+    and keeps the smallest low 32 bits there; an empty bin takes the value of the bin its
+    probe sequence reaches first (``signatures.densify``)."""
+    cdef Py_ssize_t grams, i
+    cdef int bn, t, j
+    cdef uint64_t h
+    cdef uint32_t v
+    for bn in range(bins):
+        row[bn] = EMPTY
+        filled[bn] = 0
+    if n == 0:
+        return
+    grams = n - g + 1 if n >= g else 1
+    for i in range(grams):
+        h = gram_hash(cp + i, g if n >= g else n, pw, <uint64_t> g)
+        bn = <int> (((h >> 32) * <uint64_t> bins) >> 32)
+        v = <uint32_t> h
+        if not filled[bn] or v < row[bn]:
+            row[bn] = v
+            filled[bn] = 1
+    for bn in range(bins):
+        if filled[bn]:
+            continue
+        j = -1
+        for t in range(1, 8 * bins + 1):
+            j = <int> (mix(BIN_SEED ^ (<uint64_t> bn << 32) ^ <uint64_t> t) % <uint64_t> bins)
+            if filled[j]:
+                break
+            j = -1
+        if j < 0:   # not reached in 8 x bins probes: the next filled bin
+            for t in range(1, bins):
+                if filled[(bn + t) % bins]:
+                    j = (bn + t) % bins
+                    break
+        row[bn] = row[j]
+
+
+cdef Py_ssize_t next_para(object s, int kind, void *data, Py_ssize_t i, Py_ssize_t n) noexcept:
+    """End of the paragraph starting at i: the next "\\n\\n" (or n)."""
+    while i + 1 < n:
+        if PyUnicode_READ(kind, data, i) == PARA_CH and PyUnicode_READ(kind, data, i + 1) == PARA_CH:
+            return i
+        i += 1
+    return n
+
+
+cdef Py_ssize_t find_path_sep(int kind, void *data, Py_ssize_t i, Py_ssize_t end) noexcept:
+    while i < end:
+        if PyUnicode_READ(kind, data, i) == PATH_CH:
+            return i
+        i += 1
+    return -1
+
+
+def sign_documents(list texts, list norms, list labels, object is_chrome,
+                   int para_ngram, int doc_ngram, int bins, int min_chars,
+                   int64_t[::1] p_hash, uint64_t[::1] p_sim, int32_t[::1] p_chars, list p_paths,
+                   int64_t[::1] d_hash, int32_t[::1] d_chars, uint32_t[:, ::1] d_minhash,
+                   int32_t[::1] d_paras):
+    """Fill the paragraph arrays (in document order) and the document arrays; ``p_paths``
+    gets each paragraph's CSS path. ``norms[i]`` is ``texts[i]`` after NFKC and lower case.
+    The clean text of a document is its paragraphs of ``signatures.compared_paragraphs``
+    (``min_chars`` is its length floor) joined by "\\n"."""
+    cdef Py_ssize_t di, nd = len(texts), pi = 0, k, g_max
+    cdef Py_ssize_t o_i, o_n, o_end, n_i, n_n, n_end, sep, body, c, start, para_start
+    cdef int o_kind, n_kind, j
+    cdef void *o_data
+    cdef void *n_data
+    cdef uint32_t ch
+    cdef bint space, pending_space
+    cdef Buf para
+    cdef Buf clean
+    cdef uint64_t *pw = NULL
+    cdef char *filled = NULL
+    cdef dict chrome_of = {}
+    cdef list sel
+    cdef list spans
+    cdef object text, norm, labs, path, chrome
+    g_max = max(para_ngram, doc_ngram)
+    para.cp = NULL; para.len = 0; para.cap = 0
+    clean.cp = NULL; clean.len = 0; clean.cap = 0
+    if d_minhash.shape[1] != bins or d_minhash.shape[0] < nd:
+        raise ValueError("minhash array of the wrong shape")
+    pw = <uint64_t *> malloc(g_max * sizeof(uint64_t))
+    filled = <char *> malloc(bins)
+    if pw == NULL or filled == NULL:
+        free(pw); free(filled)
+        raise MemoryError()
+    pw[0] = 1
+    for k in range(1, g_max):
+        pw[k] = pw[k - 1] * GOLDEN
+    try:
+        for di in range(nd):
+            text, norm, labs = texts[di], norms[di], labels[di]
+            para.len = 0
+            clean.len = 0
+            spans = []          # (start, length) of each paragraph in para.cp
+            sel = []            # paragraphs labelled good
+            o_n = len(text) if text else 0
+            n_n = len(norm) if norm else 0
+            o_i = n_i = 0
+            if o_n:
+                o_kind, o_data = PyUnicode_KIND(text), PyUnicode_DATA(text)
+                n_kind, n_data = PyUnicode_KIND(norm), PyUnicode_DATA(norm)
+            j = 0
+            while o_n and o_i <= o_n:
+                if n_i > n_n:
+                    raise ValueError("normalised text has fewer paragraphs than the text")
+                o_end = next_para(text, o_kind, o_data, o_i, o_n)
+                n_end = next_para(norm, n_kind, n_data, n_i, n_n)
+                sep = find_path_sep(o_kind, o_data, o_i, o_end)
+                body = find_path_sep(n_kind, n_data, n_i, n_end)
+                if (sep < 0) != (body < 0):
+                    raise ValueError("normalised text differs from the text in its path separators")
+                path = PyUnicode_Substring(text, o_i, sep) if sep >= 0 else ""
+                body = body + 1 if body >= 0 else n_i
+                # the body: markers dropped, whitespace runs as one space, none at the ends
+                buf_reserve(&para, n_end - body)
+                para_start = para.len
+                pending_space = False
+                for c in range(body, n_end):
+                    ch = PyUnicode_READ(n_kind, n_data, c)
+                    if ch == LINK_START or ch == LINK_END:
+                        continue
+                    if Py_UNICODE_ISSPACE(ch):
+                        pending_space = para.len > para_start
+                        continue
+                    if pending_space:
+                        para.cp[para.len] = 32
+                        para.len += 1
+                        pending_space = False
+                    para.cp[para.len] = ch
+                    para.len += 1
+                if pi >= p_hash.shape[0]:
+                    raise ValueError("more paragraphs than the arrays hold")
+                k = para.len - para_start
+                p_hash[pi] = <int64_t> text_hash(para.cp + para_start, k)
+                p_sim[pi] = simhash(para.cp + para_start, k, para_ngram, pw)
+                p_chars[pi] = <int32_t> k
+                p_paths.append(path)
+                spans.append((para_start, k))
+                if labs is not None and j < len(labs) and labs[j] == "good":
+                    sel.append(j)
+                pi += 1
+                j += 1
+                if o_end == o_n:
+                    if n_end != n_n:
+                        raise ValueError("normalised text has more paragraphs than the text")
+                    break
+                o_i, n_i = o_end + 2, n_end + 2
+            d_paras[di] = j
+            # the compared paragraphs: good (or all), not chrome, long enough; each step
+            # only when it leaves some
+            sel = sel or list(range(j))
+            keep = []
+            for x in sel:
+                path = p_paths[pi - j + x]
+                chrome = chrome_of.get(path)
+                if chrome is None:
+                    chrome = chrome_of[path] = bool(is_chrome(path))
+                if not chrome:
+                    keep.append(x)
+            keep = keep or sel
+            sel = [x for x in keep if spans[x][1] >= min_chars]
+            keep = sel or keep
+            for c, x in enumerate(keep):
+                start, k = spans[x]
+                buf_reserve(&clean, k + 1)
+                if c:
+                    clean.cp[clean.len] = PARA_CH
+                    clean.len += 1
+                memcpy(clean.cp + clean.len, para.cp + start, k * sizeof(uint32_t))
+                clean.len += k
+            d_hash[di] = <int64_t> text_hash(clean.cp, clean.len)
+            d_chars[di] = <int32_t> clean.len
+            one_permutation(clean.cp, clean.len, doc_ngram, pw, bins, &d_minhash[di, 0], filled)
+        return pi
+    finally:
+        free(para.cp)
+        free(clean.cp)
+        free(pw)
+        free(filled)
