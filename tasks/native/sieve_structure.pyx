@@ -5,8 +5,9 @@
 the last columns of the feature matrix ``X``: stems found in the class/id names of each
 path element, record lines under the parent and grandparent, the columns after comment
 and related headings and after the main container. The short-line patterns stay Python
-regular expressions (``configure`` passes them in); ``features.with_structure`` checks the
-result against the Python reference on import (``compiled.choose_matrix``).
+regular expressions (``configure`` passes them in), run only on the lines that hold one of
+their keywords. ``compiled.choose_matrix`` checks the whole matrix against the Python
+reference on import.
 """
 from libc.math cimport log1p
 from libc.string cimport memcmp
@@ -23,7 +24,7 @@ cdef extern from "Python.h":
     Py_UCS4 PyUnicode_READ(int kind, void* data, Py_ssize_t index)
 
 # The characters other than ASCII that a case-insensitive pattern's ASCII letter matches
-# (İ ı ſ K; tests/test_native_features.py checks the list against ``re``).
+# (İ ı ſ K; tests/test_boilerplate_structure.py checks the list against ``re``).
 FOLDS_TO_ASCII = (0x130, 0x131, 0x17F, 0x212A)
 
 
