@@ -132,4 +132,4 @@ def test_a_module_that_disagrees_is_refused_with_one_line(monkeypatch, capsys):
     assert sg._load_compiled() is None
     assert sg.STATUS == "python"
     err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "failed their check" in err
+    assert err.count("\n") == 1 and "failed its check" in err

@@ -17,12 +17,10 @@ expressions), added by ``features.with_structure``; without it, from ``structure
 """
 from __future__ import annotations
 
-import os
 import random
 import statistics
-import sys
 
-from warclake.tasks.native import ENV
+from warclake.tasks.native import load_checked
 from warclake.tasks.paragraph import Paragraph
 
 STATUS = "python"
@@ -123,27 +121,15 @@ def _check_margin(sf, matrices) -> None:
                 raise ValueError("tree scores differ from the Python ones")
 
 
-def _warn(message: str) -> None:
-    sys.stderr.write(f"warclake: {message}; using the Python sieve features\n")
-
-
 def choose_matrix():
     """The compiled ``matrix(paragraphs, lang)`` if it may run, else None (called by
     ``features`` on its import; sets ``STATUS``, ``REASON`` and the compiled margin)."""
     global STATUS, REASON, _MARGIN
     from . import features
 
-    _MARGIN = None
-    if os.environ.get(ENV, "1").strip() == "0":
-        STATUS, REASON = "python", f"{ENV}=0"
-        return None
-    try:
-        from warclake.tasks.native import sieve_features as sf
-    except ImportError as exc:
-        STATUS, REASON = "python", f"compiled sieve not built ({exc})"
-        _warn(REASON)
-        return None
-    try:
+    checked = {}
+
+    def check(sf) -> None:
         _configure(sf, features)
         full = features.with_structure(sf.matrix, _structure_fill(features))
         matrices = []
@@ -153,13 +139,11 @@ def choose_matrix():
                 raise ValueError(f"feature matrix differs from the Python one ({lang or 'no'} page)")
             matrices.append(X)
         _check_margin(sf, matrices)
-    except Exception as exc:  # noqa: BLE001 - any doubt leaves the reference
-        STATUS, REASON = "python", f"compiled sieve failed its check ({exc})"
-        _warn(REASON)
-        return None
-    STATUS, REASON = "compiled", "checked against the Python features"
-    _MARGIN = sf.margin
-    return full
+        checked["matrix"] = full
+
+    sf, STATUS, REASON = load_checked("sieve_features", "sieve", "Python sieve features", check)
+    _MARGIN = None if sf is None else sf.margin
+    return checked.get("matrix") if sf is not None else None
 
 
 def margin(forest, X):

@@ -326,34 +326,19 @@ def _load_compiled():
     """The compiled module when it is built, enabled and equal to the reference on
     :data:`CHECK_TEXTS`; else None, with a one-line warning (none for WARCLAKE_NATIVE=0)."""
     global STATUS, REASON
-    import os
-    import sys
-
-    from warclake.tasks.native import ENV
+    from warclake.tasks.native import load_checked
     from .quality import is_chrome_path
 
-    if os.environ.get(ENV, "1").strip() == "0":
-        STATUS, REASON = "python", f"{ENV}=0"
-        return None
-    try:
-        from warclake.tasks.native import corpus_signatures as native
-    except ImportError as exc:
-        STATUS, REASON = "python", f"compiled signatures not built ({exc})"
-    else:
-        try:
-            texts, labels = [t for t, _ in CHECK_TEXTS], [lb for _, lb in CHECK_TEXTS]
-            for ngrams in ((3, 5, 120), (1, 2, 7)):
-                a = _sign_compiled(native, texts, labels, is_chrome_path, *ngrams)
-                b = sign_documents_reference(texts, labels, is_chrome_path, *ngrams)
-                if not signed_equal(a, b):
-                    raise ValueError("signatures differ from the reference on a check text")
-        except Exception as exc:  # noqa: BLE001 - any doubt leaves the reference
-            STATUS, REASON = "python", f"compiled signatures failed their check ({exc})"
-        else:
-            STATUS, REASON = "compiled", "checked against the numpy reference"
-            return native
-    sys.stderr.write(f"warclake: {REASON}; using the numpy signatures\n")
-    return None
+    def check(native) -> None:
+        texts, labels = [t for t, _ in CHECK_TEXTS], [lb for _, lb in CHECK_TEXTS]
+        for ngrams in ((3, 5, 120), (1, 2, 7)):
+            a = _sign_compiled(native, texts, labels, is_chrome_path, *ngrams)
+            b = sign_documents_reference(texts, labels, is_chrome_path, *ngrams)
+            if not signed_equal(a, b):
+                raise ValueError("signatures differ from the reference on a check text")
+
+    native, STATUS, REASON = load_checked("corpus_signatures", "signatures", "numpy signatures", check)
+    return native
 
 
 def signed_equal(a: Signed, b: Signed) -> bool:

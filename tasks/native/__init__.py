@@ -36,8 +36,26 @@ CHECK_PAGES = (
 )
 
 
-def _warn(message: str) -> None:
-    sys.stderr.write(f"warclake: {message}; using the Python paragraph walk\n")
+def load_checked(name: str, what: str, reference: str, check):
+    """Import this package's compiled module ``name`` and run ``check(module)``, which
+    raises on any difference from the Python reference: (module or None, STATUS, REASON).
+    Not built or failing its check: None, with one warning line naming ``reference``;
+    ``WARCLAKE_NATIVE=0``: None, silently."""
+    if os.environ.get(ENV, "1").strip() == "0":
+        return None, "python", f"{ENV}=0"
+    try:   # through __import__, so a test can hide a built module
+        module = __import__(f"{__name__}.{name}", fromlist=["_"])
+    except ImportError as exc:
+        reason = f"compiled {what} not built ({exc})"
+    else:
+        try:
+            check(module)
+        except Exception as exc:  # noqa: BLE001 - any doubt leaves the reference
+            reason = f"compiled {what} failed its check ({exc})"
+        else:
+            return module, "compiled", f"checked against the {reference}"
+    sys.stderr.write(f"warclake: {reason}; using the {reference}\n")
+    return None, "python", reason
 
 
 def _names_of_static_tags(hp) -> dict[int, str]:
@@ -64,44 +82,36 @@ _MORE_TAGS = ("bgsound frame image isindex keygen menuitem multicol nextid noemb
 def paragraph_walk(hp):
     """The compiled walk configured with html_paragraphs' tables (``hp``), or None."""
     global STATUS, REASON
-    if os.environ.get(ENV, "1").strip() == "0":
-        STATUS, REASON = "python", f"{ENV}=0"
-        return None
-    try:
-        from . import lexbor_walk as pw
-    except ImportError as exc:
-        STATUS, REASON = "python", f"compiled core not built ({exc})"
-        _warn(REASON)
-        return None
-    try:
-        from selectolax.lexbor import LexborHTMLParser
+    pw, STATUS, REASON = load_checked("lexbor_walk", "core", "Python paragraph walk",
+                                      lambda pw: _check_walk(pw, hp))
+    return None if pw is None else pw.walk
 
-        probe = LexborHTMLParser("<body><a class=c id=i href=h>x</a></body>")
-        ids = dict(zip(("class", "id", "href"), pw.attribute_ids(probe.css_first("a").mem_id)))
-        if any(q != 0 for _, q in ids.values()):
-            raise ValueError("unexpected attribute layout")
-        if pw.MAX_SEGMENT_CHARS != hp.MAX_SEGMENT_CHARS:
-            raise ValueError("the path element cap differs from html_paragraphs'")
-        pw.configure(hp._CODES, _names_of_static_tags(hp), hp._TEXT_ID, hp._COMMENT_ID,
-                     ids["class"][0], ids["id"][0], ids["href"][0], hp._segment_of, hp._tag_name_of, hp.Paragraph, hp.TooManyParagraphs,
-                     hp.MAX_PATH_ELEMENTS, hp._PATH_HEAD, hp._PATH_TAIL)
-        if pw.whitespace_table(0x3100) != [c for c in range(0x3100) if chr(c).isspace()]:
-            raise ValueError("whitespace table differs from str.isspace")
-        def walk_or_fail(*args):
-            out = pw.walk(*args)
-            if out is None:
-                raise ValueError("a check page was left to the Python walk")
-            return out
 
-        for page in CHECK_PAGES:
-            if hp._paragraphs(page, None, walk_or_fail) != hp._paragraphs(page, None, None):
-                raise ValueError("paragraphs differ from the Python walk on a check page")
-    except Exception as exc:  # noqa: BLE001 - any doubt leaves the reference walk
-        STATUS, REASON = "python", f"compiled core failed its check ({exc})"
-        _warn(REASON)
-        return None
-    STATUS, REASON = "compiled", "checked against the Python walk"
-    return pw.walk
+def _check_walk(pw, hp) -> None:
+    """Configure the compiled walk and compare it with the Python walk on CHECK_PAGES."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    probe = LexborHTMLParser("<body><a class=c id=i href=h>x</a></body>")
+    ids = dict(zip(("class", "id", "href"), pw.attribute_ids(probe.css_first("a").mem_id)))
+    if any(q != 0 for _, q in ids.values()):
+        raise ValueError("unexpected attribute layout")
+    if pw.MAX_SEGMENT_CHARS != hp.MAX_SEGMENT_CHARS:
+        raise ValueError("the path element cap differs from html_paragraphs'")
+    pw.configure(hp._CODES, _names_of_static_tags(hp), hp._TEXT_ID, hp._COMMENT_ID,
+                 ids["class"][0], ids["id"][0], ids["href"][0], hp._segment_of, hp._tag_name_of, hp.Paragraph, hp.TooManyParagraphs,
+                 hp.MAX_PATH_ELEMENTS, hp._PATH_HEAD, hp._PATH_TAIL)
+    if pw.whitespace_table(0x3100) != [c for c in range(0x3100) if chr(c).isspace()]:
+        raise ValueError("whitespace table differs from str.isspace")
+
+    def walk_or_fail(*args):
+        out = pw.walk(*args)
+        if out is None:
+            raise ValueError("a check page was left to the Python walk")
+        return out
+
+    for page in CHECK_PAGES:
+        if hp._paragraphs(page, None, walk_or_fail) != hp._paragraphs(page, None, None):
+            raise ValueError("paragraphs differ from the Python walk on a check page")
 
 
 def describe() -> str:
