@@ -27,6 +27,7 @@ from itertools import repeat
 import numpy as np
 
 from ..paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
+from .signatures import text_hashes
 
 # Languages written without spaces between words, and Korean, whose syllable blocks each
 # carry what several Latin letters do: measured in units, not words.
@@ -187,9 +188,9 @@ def _ngram_shares(units: list[str], scale: int = 1) -> dict[str, float]:
     w = len(units)
     if w < 2:
         return out
-    # hash() of a str is stable within a process; a 64-bit collision is negligible, and
-    # the figures depend only on which n-grams are equal, never on the hash values.
-    ids = np.fromiter(map(hash, units), dtype=np.int64, count=w).view(np.uint64)
+    # each unit as its 64-bit text hash (the compiled pass hashes it alike); the figures
+    # depend only on which n-grams are equal, never on the hash values.
+    ids = text_hashes(units).view(np.uint64)
     lens = np.fromiter(map(len, units), dtype=np.int64, count=w)
     csum = np.concatenate(([0], np.cumsum(lens)))
     total = float(csum[-1])
@@ -211,11 +212,11 @@ def _ngram_shares(units: list[str], scale: int = 1) -> dict[str, float]:
         top = counts.max()
         if top > 1:
             tied = values[counts == top]
-            if tied.size <= 8:      # where each of the most frequent ones is
+            if tied.size <= 8:      # where each of the most frequent ones first is
                 pos = np.array([int(np.argmax(h == v)) for v in tied])
             else:
                 order, lo, hi = _groups(h)
-                pos = order[lo[hi - lo == top]]
+                pos = np.minimum.reduceat(order, lo)[hi - lo == top]
             out[f"top_{n}gram_char_share"] = float(top * (csum[pos + span] - csum[pos]).max()) / total
     keys = [n for n in range(5, 11) if n in grams]
     if not keys:
@@ -282,7 +283,16 @@ def _is_chrome_element(element: str) -> bool:
 def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | None) -> dict[str, float]:
     """Every quality metric of one lake document, as floats (NaN where a metric does not
     apply: word lengths in unit mode, stop words outside English, boilerplate share
-    without labels)."""
+    without labels). Counted by the compiled pass when it is available, else by
+    :func:`document_metrics_reference`: the same values either way."""
+    native = compiled_module()
+    if native is None:
+        return document_metrics_reference(text, paragraph_labels, lang)
+    return _metrics_compiled(native, text, paragraph_labels, lang)
+
+
+def document_metrics_reference(text: str, paragraph_labels: list[str] | None, lang: str | None) -> dict[str, float]:
+    """The definition of every metric, in Python and numpy (see :func:`document_metrics`)."""
     links = _LINKS.findall(text) if LINK_START in text else []
     clean = text.replace(LINK_START, "").replace(LINK_END, "") if links or LINK_END in text else text
     chunks = clean.split(PARA_SEP) if clean else []
@@ -365,6 +375,123 @@ def document_metrics(text: str, paragraph_labels: list[str] | None, lang: str | 
     m["chrome_path_char_share"] = chrome_chars / total if total else 0.0
     m["mean_path_depth"] = depth / len(paths) if paths else 0.0
     return m
+
+
+# ---- the compiled pass -----------------------------------------------------------------
+# ``warclake.tasks.native.corpus_quality`` counts the whole numbers each metric is a
+# quotient of; they are divided here by the reference's own expressions, so both paths give
+# the same doubles.
+
+_CHROME_CACHE: dict = {}
+
+
+def _metrics_compiled(native, text: str, paragraph_labels, lang: str | None) -> dict[str, float]:
+    if len(_CHROME_CACHE) > 1 << 17:
+        _CHROME_CACHE.clear()
+    c = native.document_counts(text or "", paragraph_labels, lang in CHAR_UNIT_LANGS, lang == "en",
+                               is_chrome_path, _CHROME_CACHE)
+    return _metrics_from_counts(c, paragraph_labels is not None, lang)
+
+
+def _metrics_from_counts(c: dict, has_labels: bool, lang: str | None) -> dict[str, float]:
+    n_units, n_lines, nonspace, char_mode = c["units"], c["lines"], c["nonspace"], c["char_mode"]
+    m: dict[str, float] = {"char_units": float(char_mode), "paragraphs": float(c["paragraphs"]),
+                           "chars": float(nonspace), "word_count": float(n_units)}
+    m["mean_word_length"] = math.nan if char_mode or not n_units else nonspace / n_units
+    m["symbol_word_ratio"] = c["symbols"] / n_units if n_units else 0.0
+    m["bullet_line_share"] = c["bullet_lines"] / n_lines if n_lines else 0.0
+    m["ellipsis_line_share"] = c["ellipsis_lines"] / n_lines if n_lines else 0.0
+    m["alpha_word_share"] = c["lettered"] / n_units if n_units else 0.0
+    m["en_stop_words"] = float(c["stop_words"]) if lang == "en" else math.nan
+    m["dup_line_share"] = c["dup_lines"] / n_lines if n_lines else 0.0
+    m["dup_line_char_share"] = c["dup_line_chars"] / c["line_chars"] if c["line_chars"] else 0.0
+    m["dup_para_share"] = c["dup_paragraphs"] / c["nonempty_paragraphs"] if c["nonempty_paragraphs"] else 0.0
+    m["dup_para_char_share"] = (c["dup_paragraph_chars"] / c["paragraph_chars"]
+                                if c["paragraph_chars"] else 0.0)
+    total = float(c["unit_chars"])
+    for n, num in zip(range(2, 5), c["top"]):
+        m[f"top_{n}gram_char_share"] = float(num) / total if num > 0 else 0.0
+    for n, num in zip(range(5, 11), c["dup"]):
+        m[f"dup_{n}gram_char_share"] = float(num) / total if num >= 0 else 0.0
+    m["terminal_punct_line_share"] = c["terminal_lines"] / n_lines if n_lines else 0.0
+    m["c4_sentences"] = float(c["sentences"])
+    m["short_line_share"] = float(c["short_lines"]) / n_lines if n_lines else 0.0
+    m["javascript_line_share"] = c["javascript_lines"] / n_lines if c["javascript_lines"] else 0.0
+    m["policy_line_share"] = c["policy_lines"] / n_lines if c["policy_lines"] else 0.0
+    m["lorem_ipsum"] = float(c["lorem_ipsum"])
+    m["curly_brackets"] = float(c["curly_brackets"])
+    m["cjk_char_share"] = c["cjk"] / nonspace if nonspace else 0.0
+    m["hiragana_share"] = c["hiragana"] / nonspace if nonspace else 0.0
+    m["link_char_share"] = c["link_chars"] / nonspace if nonspace else 0.0
+    body = c["body_chars"]
+    if has_labels and c["labels_fit"] and body:
+        m["boilerplate_char_share"] = c["bad_chars"] / body
+    else:
+        m["boilerplate_char_share"] = math.nan
+    m["chrome_path_char_share"] = c["chrome_chars"] / body if body else 0.0
+    m["mean_path_depth"] = c["path_elements"] / c["paragraphs"] if c["paragraphs"] else 0.0
+    return m
+
+
+def _lower_table() -> list[int]:
+    """Per BMP code point its lower case when that is one character that needs no context
+    (everything ``str.lower`` does but capital sigma's final form), else -1."""
+    out = []
+    for i in range(0x10000):
+        low = chr(i).lower()
+        out.append(ord(low) if len(low) == 1 and i != 0x3A3 else -1)
+    return out
+
+
+# Documents for the import-time check: links (closed, open, nested), paths and none,
+# labels fitting and not, CJK, kana, Thai, astral, final sigma, dotted capital I,
+# combining marks, every rule's characters (bullets, ellipses, sentence ends, phrases),
+# repeated lines, paragraphs and n-grams, empty texts.
+CHECK_DOCS = (
+    ("", None, None),
+    ("body>nav>a\x1c\x02Home\x03 \x02About\n\nbody>p\x1cThe cat sat on the mat. "
+     "The cat sat on the mat. The cat sat on the mat.\n\nbody>div.site-footer\x1c"
+     "Privacy Policy | Terms of Use\n\nno path", ["bad", "good", "bad", "bad"], "en"),
+    ("body>p\x1c東京の天気は晴れです。明日も晴れるでしょう！\U0002000b\U0001F600\n\n"
+     "body>p\x1cクッキーを使用します。東京の天気は晴れです。明日も晴れるでしょう！", None, "ja"),
+    ("body>ul>li\x1c• one...\n\nbody>ul>li\x1c- two …\n\nbody>ul>li\x1c  ・・・ three．．．  "
+     "\n\nbody>p\x1cΟΔΟΣ ΑΣ İstanbul e\u0301 {x} #tag \"Done.\" she said.) Lorem ipsum lorem ipsum",
+     ["good"], None),
+    ("body>p\x1c" + "one two three four five six seven eight nine ten " * 30
+     + "\n\nbody>p\x1cline\nline\n\n\n\nbody>p\x1c\x1cdouble", None, "en"),
+    ("body>p\x1c" + "ภาษาไทย ข้อความ " * 20 + "\n\nbody>p\x1c한국어 문장입니다. " * 3
+     + "javascript JavaScript", None, "th"),
+    ("\n\n\x02\x03\x1c\n\n\n", ["bad", "bad"], "zh"),
+)
+
+STATUS, REASON = "python", "not loaded"
+_COMPILED = None
+
+
+def metrics_equal(a: dict, b: dict) -> bool:
+    """Equal keys and values, NaN equal to NaN."""
+    return a.keys() == b.keys() and all(
+        (a[k] == b[k]) or (a[k] != a[k] and b[k] != b[k]) for k in a)
+
+
+def compiled_module():
+    """The compiled counts when they are built, enabled and equal to the reference on
+    :data:`CHECK_DOCS`; else None, with a one-line warning (none for WARCLAKE_NATIVE=0).
+    Decided once per process."""
+    global _COMPILED, STATUS, REASON
+    if STATUS == "python" and REASON == "not loaded":
+        from warclake.tasks.native import load_checked
+
+        def check(native) -> None:
+            native.configure(_CLASS.tobytes(), _lower_table())
+            for text, labels, lang in CHECK_DOCS:
+                if not metrics_equal(_metrics_compiled(native, text, labels, lang),
+                                     document_metrics_reference(text, labels, lang)):
+                    raise ValueError("metrics differ from the reference on a check document")
+
+        _COMPILED, STATUS, REASON = load_checked("corpus_quality", "quality metrics",
+                                                 "Python quality metrics", check)
+    return _COMPILED
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,688 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The counts behind the corpus stage's quality metrics, in one compiled pass per document.
+
+``warclake.tasks.corpus.quality.document_metrics_reference`` defines every metric in Python
+and numpy; each metric is a quotient of whole numbers (characters, units, lines, n-gram
+occurrences), and this module counts those numbers, so ``quality`` divides them exactly as
+the reference does and both paths give the same doubles. Strings are read as code points:
+the document's link markers dropped, paragraphs cut at blank lines, CSS paths parted from
+the text, lines cut and stripped, units (words, or CJK characters and runs) found and hashed
+as ``signatures.text_hashes`` hashes a string. Lower case is the reference's ``str.lower``:
+one look-up per character when the text holds no character whose lower case is longer or
+depends on its neighbours (capital sigma), otherwise ``str.lower`` itself.
+"""
+from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.string cimport memcmp, memset
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, PyUnicode_FromKindAndData, Py_UNICODE_ISSPACE
+
+DEF LINK_START = 2
+DEF LINK_END = 3
+DEF PATH_CH = 0x1C
+DEF NL = 10
+DEF CP_BITS = 21
+
+# the reference's class bits (quality._CLASS)
+DEF C_SPACE = 1
+DEF C_LETTER = 2
+DEF C_UNIT = 4
+DEF C_CJK = 8
+DEF C_HIRA = 16
+
+cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
+cdef uint64_t HASH_SEED = 0x5EEDC0DE7E57AA5EULL
+cdef uint64_t LEN_MUL = 0xD6E8FEB86659FD93ULL
+cdef uint32_t SPECIAL = 0xFFFFFFFFU
+
+# quality's phrases: "javascript", then POLICY_PHRASES (13), then "lorem ipsum"
+PHRASES = ("javascript", "terms of use", "privacy policy", "cookie policy", "uses cookies",
+           "use of cookies", "use cookies", "プライバシーポリシー", "利用規約", "クッキー", "隐私政策",
+           "使用条款", "개인정보", "이용약관", "lorem ipsum")
+
+cdef uint8_t CLASS[65536]
+cdef uint32_t LOWER[65536]
+cdef bint CONFIGURED = False
+
+
+def configure(bytes classes, list lower):
+    """The reference's class table (one byte per BMP code point) and, per BMP code point,
+    its lower case when that is one character and needs no context (else -1)."""
+    global CONFIGURED
+    cdef Py_ssize_t i
+    if len(classes) != 65536 or len(lower) != 65536:
+        raise ValueError("tables must cover the Basic Multilingual Plane")
+    for i in range(65536):
+        CLASS[i] = classes[i]
+        LOWER[i] = SPECIAL if lower[i] < 0 else <uint32_t> lower[i]
+    CONFIGURED = True
+
+
+cdef inline uint64_t mix(uint64_t x) noexcept nogil:
+    """splitmix64's finaliser (``signatures._mix``)."""
+    x ^= x >> 30
+    x *= 0xBF58476D1CE4E5B9ULL
+    x ^= x >> 27
+    x *= 0x94D049BB133111EBULL
+    return x ^ (x >> 31)
+
+
+cdef inline uint8_t cls(uint32_t c) noexcept nogil:
+    if c < 65536:
+        return CLASS[c]
+    if 0x20000 <= c <= 0x2FFFF:   # the CJK extensions: letters, units, CJK
+        return C_LETTER | C_UNIT | C_CJK
+    return 0
+
+
+cdef struct Buf:
+    uint32_t *cp
+    Py_ssize_t len
+    Py_ssize_t cap
+
+
+cdef int reserve(Buf *b, Py_ssize_t want) except -1:
+    cdef uint32_t *p
+    if want <= b.cap:
+        return 0
+    want = max(want, 2 * b.cap, 1024)
+    p = <uint32_t *> realloc(b.cp, want * sizeof(uint32_t))
+    if p == NULL:
+        raise MemoryError()
+    b.cp, b.cap = p, want
+    return 0
+
+
+cdef struct Table:
+    # open addressing over 64-bit keys; slot used when n[slot] > 0
+    uint64_t *key
+    int64_t *n
+    int64_t *first
+    Py_ssize_t mask
+
+
+cdef int table_init(Table *t, Py_ssize_t items) except -1:
+    cdef Py_ssize_t size = 16
+    while size < 2 * items:
+        size *= 2
+    t.key = <uint64_t *> malloc(size * sizeof(uint64_t))
+    t.n = <int64_t *> calloc(size, sizeof(int64_t))
+    t.first = <int64_t *> malloc(size * sizeof(int64_t))
+    t.mask = size - 1
+    if t.key == NULL or t.n == NULL or t.first == NULL:
+        raise MemoryError()
+    return 0
+
+
+cdef void table_clear(Table *t) noexcept nogil:
+    memset(t.n, 0, (t.mask + 1) * sizeof(int64_t))
+
+
+cdef void table_free(Table *t) noexcept nogil:
+    free(t.key)
+    free(t.n)
+    free(t.first)
+    t.key = NULL
+    t.n = NULL
+    t.first = NULL
+
+
+cdef inline Py_ssize_t table_slot(Table *t, uint64_t k) noexcept nogil:
+    """The slot holding ``k``, or the empty one where it goes."""
+    cdef Py_ssize_t s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
+    while t.n[s] and t.key[s] != k:
+        s = (s + 1) & t.mask
+    return s
+
+
+cdef inline int64_t table_add(Table *t, uint64_t k, int64_t pos) noexcept nogil:
+    """Count one occurrence of ``k`` at ``pos``; returns the count before it."""
+    cdef Py_ssize_t s = table_slot(t, k)
+    cdef int64_t before = t.n[s]
+    if not before:
+        t.key[s] = k
+        t.first[s] = pos
+    t.n[s] = before + 1
+    return before
+
+
+cdef inline uint64_t span_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
+    """``signatures.text_hashes`` of one string."""
+    cdef uint64_t s = 0
+    cdef Py_ssize_t i
+    for i in range(n):
+        s += mix((<uint64_t> i << CP_BITS) | cp[i])
+    return mix(s + <uint64_t> n * LEN_MUL + HASH_SEED)
+
+
+cdef int64_t duplicates(const uint32_t *cp, const Py_ssize_t *start, const Py_ssize_t *length,
+                        Py_ssize_t items, int64_t *dup_chars, int64_t *chars) except -1:
+    """``quality._duplicates`` over spans of ``cp``: occurrences after the first of an
+    identical span, their characters, all characters (spans compared in full)."""
+    cdef Table t
+    cdef Py_ssize_t i, s
+    cdef uint64_t k
+    cdef int64_t dup = 0
+    dup_chars[0] = 0
+    chars[0] = 0
+    if items == 0:
+        return 0
+    table_init(&t, items)
+    try:
+        for i in range(items):
+            chars[0] += length[i]
+            k = span_hash(cp + start[i], length[i])
+            s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
+            while t.n[s]:
+                if t.key[s] == k and length[t.first[s]] == length[i] and memcmp(
+                        cp + start[t.first[s]], cp + start[i], length[i] * sizeof(uint32_t)) == 0:
+                    break
+                s = (s + 1) & t.mask
+            if t.n[s]:
+                dup += 1
+                dup_chars[0] += length[i]
+            else:
+                t.key[s] = k
+                t.first[s] = i
+                t.n[s] = 1
+    finally:
+        table_free(&t)
+    return dup
+
+
+cdef inline bint is_terminal(uint32_t c) noexcept nogil:
+    # quality.TERMINAL_PUNCT
+    return (c == 0x2E or c == 0x21 or c == 0x3F or c == 0x22 or c == 0x27 or c == 0x201D
+            or c == 0x2019 or c == 0xBB or c == 0x3002 or c == 0xFF01 or c == 0xFF1F
+            or c == 0xFF0E or c == 0xFF61 or c == 0x300D or c == 0x300F or c == 0x061F
+            or c == 0x0964 or c == 0x0965 or c == 0x0589 or c == 0x1362 or c == 0x104B
+            or c == 0x05C3)
+
+
+cdef inline bint is_bullet_char(uint32_t c) noexcept nogil:
+    # the one-character members of quality.BULLETS
+    return (c == 0x2022 or c == 0x2023 or c == 0x25CF or c == 0x25CB or c == 0x25E6
+            or c == 0x25AA or c == 0x25AB or c == 0x25A0 or c == 0x25A1 or c == 0x25BA
+            or c == 0x25B6 or c == 0x27A2 or c == 0x27A4 or c == 0x2713 or c == 0x2714
+            or c == 0x30FB or c == 0xB7 or c == 0x2192)
+
+
+cdef inline bint is_bullet_head(uint32_t c) noexcept nogil:
+    # the first characters of the two-character members ("- ", "* ", "– ", "— ")
+    return c == 0x2D or c == 0x2A or c == 0x2013 or c == 0x2014
+
+
+cdef inline bint ends_with_ellipsis(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
+    # quality.ELLIPSES: "...", "…", "．．．", "・・・"
+    cdef uint32_t c
+    if n == 0:
+        return False
+    c = cp[n - 1]
+    if c == 0x2026:
+        return True
+    if n >= 3 and (c == 0x2E or c == 0xFF0E or c == 0x30FB):
+        return cp[n - 2] == c and cp[n - 3] == c
+    return False
+
+
+cdef inline bint is_cjk_stop(uint32_t c) noexcept nogil:
+    return c == 0x3002 or c == 0xFF01 or c == 0xFF1F or c == 0xFF61
+
+
+cdef inline bint is_stop_mark(uint32_t c) noexcept nogil:
+    return c == 0x2E or c == 0x21 or c == 0x3F or c == 0x061F or c == 0x0964
+
+
+cdef inline bint is_closing(uint32_t c) noexcept nogil:
+    return (c == 0x22 or c == 0x27 or c == 0x201D or c == 0x2019 or c == 0xBB or c == 0x300D
+            or c == 0x300F or c == 0x29)
+
+
+cdef int64_t sentence_ends(const uint32_t *cp, Py_ssize_t n) noexcept:
+    """Matches of ``quality._SENTENCE_END`` in one line (its end is followed by a line feed
+    or the end of the text)."""
+    cdef Py_ssize_t i = 0, j
+    cdef int64_t found = 0
+    while i < n:
+        if is_cjk_stop(cp[i]):
+            found += 1
+            i += 1
+        elif is_stop_mark(cp[i]):
+            j = i + 1
+            while j < n and is_closing(cp[j]):
+                j += 1
+            if j == n or Py_UNICODE_ISSPACE(cp[j]):
+                found += 1
+                i = j
+            else:
+                i += 1
+        else:
+            i += 1
+    return found
+
+
+cdef int64_t runs_of_three(const uint32_t *cp, Py_ssize_t n, uint32_t c) noexcept nogil:
+    """``str.count(c * 3)``: non-overlapping, so each run of k gives k // 3."""
+    cdef Py_ssize_t i = 0, run
+    cdef int64_t found = 0
+    while i < n:
+        if cp[i] == c:
+            run = 0
+            while i < n and cp[i] == c:
+                run += 1
+                i += 1
+            found += run // 3
+        else:
+            i += 1
+    return found
+
+
+cdef bint contains(const uint32_t *cp, Py_ssize_t n, const uint32_t *p, Py_ssize_t m) noexcept nogil:
+    cdef Py_ssize_t i
+    if m == 0:
+        return True
+    i = 0
+    while i + m <= n:
+        if cp[i] == p[0] and memcmp(cp + i, p, m * sizeof(uint32_t)) == 0:
+            return True
+        i += 1
+    return False
+
+
+cdef Py_ssize_t count_nonoverlapping(const uint32_t *cp, Py_ssize_t n, const uint32_t *p, Py_ssize_t m) noexcept nogil:
+    cdef Py_ssize_t i = 0, found = 0
+    while i + m <= n:
+        if cp[i] == p[0] and memcmp(cp + i, p, m * sizeof(uint32_t)) == 0:
+            found += 1
+            i += m
+        else:
+            i += 1
+    return found
+
+
+cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, int scale,
+                       uint64_t *h, Table *t, int64_t *top_num, int64_t *dup_chars,
+                       char *rep) noexcept nogil:
+    """``quality._ngram_shares`` as whole numbers: ``top_num[n-2]`` (n = 2..4) the
+    numerator of ``top_{n}gram_char_share`` (count x characters), ``dup_chars[n-5]``
+    (n = 5..10) the characters covered by later occurrences; -1 where the reference
+    leaves the metric at 0 without measuring."""
+    cdef Py_ssize_t n, i, glen, span, kk, s, cnt, e, lo
+    cdef int64_t top, best, c
+    cdef uint64_t mul = GOLDEN
+    for kk in range(3):
+        top_num[kk] = -1
+    for kk in range(6):
+        dup_chars[kk] = -1
+    if w < 2:
+        return
+    for i in range(w):
+        h[i] = ids[i]
+    # n-gram hashes of n units, built up as the reference does (wrapping modulo 2**64);
+    # at every n that is a multiple of ``scale`` the measures of n // scale are taken
+    n = 1
+    while n < 10 * scale:
+        n += 1
+        if w < n:
+            break
+        glen = w - n + 1
+        for i in range(glen):
+            h[i] = h[i] * mul + ids[i + n - 1]
+        if n % scale:
+            continue
+        kk = n // scale
+        span = n
+        if kk < 2:
+            continue
+        if kk <= 4:
+            table_clear(t)
+            top = 0
+            for i in range(glen):
+                c = table_add(t, h[i], i) + 1
+                if c > top:
+                    top = c
+            top_num[kk - 2] = 0
+            if top > 1:
+                best = 0
+                for s in range(t.mask + 1):
+                    if t.n[s] == top:
+                        i = t.first[s]
+                        if csum[i + span] - csum[i] > best:
+                            best = csum[i + span] - csum[i]
+                top_num[kk - 2] = top * best
+        else:
+            if kk == 5:
+                # only a start whose 5-gram occurs twice can start a repeated longer one
+                table_clear(t)
+                for i in range(glen):
+                    table_add(t, h[i], i)
+                cnt = 0
+                for i in range(glen):
+                    rep[i] = t.n[table_slot(t, h[i])] > 1
+                    cnt += rep[i]
+                if cnt < 2:
+                    return
+            # candidates in order: a later one whose n-gram an earlier candidate has
+            # covers its n-gram (a candidate past the last n-gram never matches)
+            table_clear(t)
+            c = 0
+            e = 0
+            for i in range(glen):
+                if not rep[i]:
+                    continue
+                if table_add(t, h[i], i):
+                    lo = i if i > e else e
+                    if i + span > lo:
+                        c += csum[i + span] - csum[lo]
+                        e = i + span
+            dup_chars[kk - 5] = c
+
+
+def document_counts(str text, object labels, object lang_units, bint english, object is_chrome, dict chrome_cache):
+    """The whole numbers every metric of one lake document is made of (a dict; see
+    ``quality._metrics_from_counts``). ``lang_units``: the language is one measured in
+    units; ``english``: count Gopher's stop words."""
+    cdef Py_ssize_t n = len(text), i, j, k, a, b, c0, ne = 0, nchunks = 0, nlines = 0, w = 0
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef uint32_t ch
+    cdef uint8_t cl
+    cdef bint in_link = False, char_mode, space, prev_space, prev_unit, unit, special = False
+    cdef int64_t link_chars = 0, nonspace = 0, cjk = 0, hira = 0, units_script = 0, lettered = 0
+    cdef int64_t tokens = 0, last_lettered = -1, symbols = 0, curly = 0, bullets = 0, ell = 0
+    cdef int64_t terminal = 0, sentences = 0, short_lines = 0, short_at, stop = 0, total_units
+    cdef int64_t dl, dl_chars, l_chars, dp, dp_chars, p_chars, chrome_chars = 0, depth = 0, total = 0
+    cdef int64_t bad_chars = 0, js_lines = 0, policy_lines = 0, lorem
+    cdef Buf clean, plain, low
+    cdef Py_ssize_t *pstart = NULL
+    cdef Py_ssize_t *plen = NULL
+    cdef Py_ssize_t *lstart = NULL
+    cdef Py_ssize_t *llen = NULL
+    cdef Py_ssize_t *ustart = NULL
+    cdef Py_ssize_t *ulen = NULL
+    cdef uint64_t *ids = NULL
+    cdef uint64_t *hbuf = NULL
+    cdef int64_t *csum = NULL
+    cdef char *rep = NULL
+    cdef Table t
+    cdef int64_t top_num[3]
+    cdef int64_t dup_chars[6]
+    cdef list lab_list = None if labels is None else list(labels)
+    cdef object path, chrome, low_str
+    cdef bint labels_fit
+    cdef uint32_t stop_words[8][4]
+    cdef int stop_len[8]
+    cdef uint32_t phrase[15][16]
+    cdef int phrase_len[15]
+    if not CONFIGURED:
+        raise RuntimeError("corpus_quality is not configured")
+    clean.cp = plain.cp = low.cp = NULL
+    clean.len = plain.len = low.len = 0
+    clean.cap = plain.cap = low.cap = 0
+    t.key = NULL
+    t.n = NULL
+    t.first = NULL
+    try:
+        # the text without link markers; the link text's characters but spaces and line feeds
+        reserve(&clean, n + 1)
+        for i in range(n):
+            ch = PyUnicode_READ(kind, data, i)
+            if in_link:
+                if ch == LINK_END:
+                    in_link = False
+                elif ch != 32 and ch != NL:
+                    link_chars += 1
+            elif ch == LINK_START:
+                in_link = True
+            if ch == LINK_START or ch == LINK_END:
+                continue
+            clean.cp[clean.len] = ch
+            clean.len += 1
+        # paragraphs at "\n\n" (the path up to the first separator, else the whole chunk);
+        # the plain text is their bodies joined by "\n"
+        k = 1
+        i = 0
+        while i + 1 < clean.len:
+            if clean.cp[i] == NL and clean.cp[i + 1] == NL:
+                k += 1
+                i += 2
+            else:
+                i += 1
+        pstart = <Py_ssize_t *> malloc(k * sizeof(Py_ssize_t))
+        plen = <Py_ssize_t *> malloc(k * sizeof(Py_ssize_t))
+        if pstart == NULL or plen == NULL:
+            raise MemoryError()
+        reserve(&plain, clean.len + 1)
+        a = 0
+        while clean.len:
+            b = a
+            while b < clean.len and not (clean.cp[b] == NL and b + 1 < clean.len and clean.cp[b + 1] == NL):
+                b += 1
+            j = a
+            while j < b and clean.cp[j] != PATH_CH:
+                j += 1
+            path = PyUnicode_FromKindAndData(4, clean.cp + a, j - a)
+            for i in range(a, j):
+                if clean.cp[i] == 0x3E:
+                    depth += 1
+            depth += j > a
+            if nchunks:
+                plain.cp[plain.len] = NL
+                plain.len += 1
+            pstart[nchunks] = plain.len
+            for i in range(j + 1, b):
+                plain.cp[plain.len] = clean.cp[i]
+                plain.len += 1
+            plen[nchunks] = plain.len - pstart[nchunks]
+            total += plen[nchunks]
+            chrome = chrome_cache.get(path)
+            if chrome is None:
+                chrome = chrome_cache[path] = bool(is_chrome(path))
+            if chrome:
+                chrome_chars += plen[nchunks]
+            nchunks += 1
+            if b >= clean.len:
+                break
+            a = b + 2
+        labels_fit = lab_list is not None and len(lab_list) == nchunks
+        if labels_fit:
+            for i in range(nchunks):
+                if lab_list[i] == "bad":
+                    bad_chars += plen[i]
+        # characters, and words (units) holding a letter, as quality._char_stats counts them
+        for i in range(plain.len):
+            ch = plain.cp[i]
+            cl = cls(ch)
+            if cl & C_SPACE:
+                continue
+            nonspace += 1
+            cjk += (cl & C_CJK) != 0
+            hira += (cl & C_HIRA) != 0
+            units_script += (cl & C_UNIT) != 0
+            if ch > 0xFFFF or LOWER[ch] == SPECIAL:
+                special = True
+            if ch == 0x23:
+                symbols += 1
+            elif ch == 0x7B or ch == 0x7D:
+                curly += 1
+            elif ch == 0x2026:
+                symbols += 1
+        char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
+        prev_space = True
+        prev_unit = False
+        for i in range(plain.len):
+            cl = cls(plain.cp[i])
+            space = (cl & C_SPACE) != 0
+            unit = (cl & C_UNIT) != 0
+            if not space and (prev_space or (char_mode and (prev_unit or unit))):
+                tokens += 1
+            if cl & C_LETTER and tokens != last_lettered:
+                lettered += 1
+                last_lettered = tokens
+            prev_space, prev_unit = space, unit
+        symbols += runs_of_three(plain.cp, plain.len, 0x2E) + runs_of_three(plain.cp, plain.len, 0xFF0E) \
+            + runs_of_three(plain.cp, plain.len, 0x30FB)
+        # lines: cut at "\n", stripped, the empty ones left out
+        k = 1
+        for i in range(plain.len):
+            k += plain.cp[i] == NL
+        lstart = <Py_ssize_t *> malloc(k * sizeof(Py_ssize_t))
+        llen = <Py_ssize_t *> malloc(k * sizeof(Py_ssize_t))
+        if lstart == NULL or llen == NULL:
+            raise MemoryError()
+        short_at = 15 if char_mode else 30
+        a = 0
+        while True:
+            b = a
+            while b < plain.len and plain.cp[b] != NL:
+                b += 1
+            i, j = a, b
+            while i < j and Py_UNICODE_ISSPACE(plain.cp[i]):
+                i += 1
+            while j > i and Py_UNICODE_ISSPACE(plain.cp[j - 1]):
+                j -= 1
+            if j > i:
+                lstart[nlines], llen[nlines] = i, j - i
+                nlines += 1
+                ch = plain.cp[i]
+                if is_bullet_char(ch) or (is_bullet_head(ch) and j - i >= 2 and plain.cp[i + 1] == 32):
+                    bullets += 1
+                ell += ends_with_ellipsis(plain.cp + i, j - i)
+                short_lines += j - i <= short_at
+                if is_terminal(plain.cp[j - 1]):
+                    terminal += 1
+                    c0 = 0
+                    if not char_mode:
+                        for k in range(i, j):
+                            c0 += plain.cp[k] == 32
+                    if (j - i >= 5) if char_mode else c0 >= 2:
+                        sentences += sentence_ends(plain.cp + i, j - i)
+            if b >= plain.len:
+                break
+            a = b + 1
+        dl = duplicates(plain.cp, lstart, llen, nlines, &dl_chars, &l_chars)
+        # the non-empty paragraphs, packed to the front of the arrays
+        ne = 0
+        for i in range(nchunks):
+            if plen[i]:
+                pstart[ne], plen[ne] = pstart[i], plen[i]
+                ne += 1
+        dp = duplicates(plain.cp, pstart, plen, ne, &dp_chars, &p_chars)
+        # lower case: by the table, or str.lower where a character needs more
+        if special:
+            low_str = PyUnicode_FromKindAndData(4, plain.cp, plain.len).lower()
+            reserve(&low, len(low_str) + 1)
+            low.len = len(low_str)
+            for i in range(low.len):
+                low.cp[i] = PyUnicode_READ(PyUnicode_KIND(low_str), PyUnicode_DATA(low_str), i)
+        else:
+            reserve(&low, plain.len + 1)
+            low.len = plain.len
+            for i in range(plain.len):
+                low.cp[i] = LOWER[plain.cp[i]]
+        # units of the lower-case text: runs of non-space characters, and in units each
+        # character of a unit script on its own
+        ustart = <Py_ssize_t *> malloc((low.len + 1) * sizeof(Py_ssize_t))
+        ulen = <Py_ssize_t *> malloc((low.len + 1) * sizeof(Py_ssize_t))
+        if ustart == NULL or ulen == NULL:
+            raise MemoryError()
+        i = 0
+        while i < low.len:
+            cl = cls(low.cp[i])
+            if cl & C_SPACE:
+                i += 1
+                continue
+            j = i + 1
+            if not (char_mode and cl & C_UNIT):
+                while j < low.len:
+                    cl = cls(low.cp[j])
+                    if cl & C_SPACE or (char_mode and cl & C_UNIT):
+                        break
+                    j += 1
+            ustart[w], ulen[w] = i, j - i
+            w += 1
+            i = j
+        if english:
+            for k, word in enumerate(("the", "be", "to", "of", "and", "that", "have", "with")):
+                stop_len[k] = len(word)
+                for a in range(len(word)):
+                    stop_words[k][a] = ord(word[a])
+            for i in range(w):
+                if ulen[i] > 4:
+                    continue
+                for k in range(8):
+                    if stop_len[k] == ulen[i]:
+                        a = 0
+                        while a < ulen[i] and low.cp[ustart[i] + a] == stop_words[k][a]:
+                            a += 1
+                        if a == ulen[i]:
+                            stop += 1
+                            break
+        # lines naming javascript or a policy (lines of the lower-case text match those
+        # of the text: lower case neither makes nor removes a line feed)
+        for k, p in enumerate(PHRASES):
+            phrase_len[k] = len(p)
+            for a in range(len(p)):
+                phrase[k][a] = ord(p[a])
+        a = 0
+        while True:
+            b = a
+            while b < low.len and low.cp[b] != NL:
+                b += 1
+            if b > a:
+                if contains(low.cp + a, b - a, phrase[0], phrase_len[0]):
+                    js_lines += 1
+                for k in range(1, 14):
+                    if contains(low.cp + a, b - a, phrase[k], phrase_len[k]):
+                        policy_lines += 1
+                        break
+            if b >= low.len:
+                break
+            a = b + 1
+        lorem = count_nonoverlapping(low.cp, low.len, phrase[14], phrase_len[14])
+        # the n-gram measures over the units' hashes and lengths
+        ids = <uint64_t *> malloc((w + 1) * sizeof(uint64_t))
+        hbuf = <uint64_t *> malloc((w + 1) * sizeof(uint64_t))
+        csum = <int64_t *> malloc((w + 1) * sizeof(int64_t))
+        rep = <char *> malloc(w + 1)
+        if ids == NULL or hbuf == NULL or csum == NULL or rep == NULL:
+            raise MemoryError()
+        csum[0] = 0
+        for i in range(w):
+            ids[i] = span_hash(low.cp + ustart[i], ulen[i])
+            csum[i + 1] = csum[i] + ulen[i]
+        total_units = csum[w]
+        if w >= 2 and total_units:
+            table_init(&t, w)
+            ngram_shares(ids, csum, w, 2 if char_mode else 1, hbuf, &t, top_num, dup_chars, rep)
+        else:
+            for k in range(3):
+                top_num[k] = -1
+            for k in range(6):
+                dup_chars[k] = -1
+        return {"char_mode": char_mode, "paragraphs": nchunks, "nonspace": nonspace, "units": w,
+                "symbols": symbols, "lines": nlines, "bullet_lines": bullets, "ellipsis_lines": ell,
+                "lettered": lettered, "stop_words": stop, "dup_lines": dl, "dup_line_chars": dl_chars,
+                "line_chars": l_chars, "nonempty_paragraphs": ne, "dup_paragraphs": dp,
+                "dup_paragraph_chars": dp_chars, "paragraph_chars": p_chars,
+                "unit_chars": total_units, "top": [top_num[k] for k in range(3)],
+                "dup": [dup_chars[k] for k in range(6)], "terminal_lines": terminal,
+                "sentences": sentences, "short_lines": short_lines, "javascript_lines": js_lines,
+                "policy_lines": policy_lines, "lorem_ipsum": lorem, "curly_brackets": curly,
+                "cjk": cjk, "hiragana": hira, "link_chars": link_chars, "body_chars": total,
+                "labels_fit": labels_fit, "bad_chars": bad_chars, "chrome_chars": chrome_chars,
+                "path_elements": depth}
+    finally:
+        free(clean.cp)
+        free(plain.cp)
+        free(low.cp)
+        free(pstart)
+        free(plen)
+        free(lstart)
+        free(llen)
+        free(ustart)
+        free(ulen)
+        free(ids)
+        free(hbuf)
+        free(csum)
+        free(rep)
+        table_free(&t)
