@@ -452,7 +452,7 @@ CHECK_DOCS = (
     ("body>nav>a\x1c\x02Home\x03 \x02About\n\nbody>p\x1cThe cat sat on the mat. "
      "The cat sat on the mat. The cat sat on the mat.\n\nbody>div.site-footer\x1c"
      "Privacy Policy | Terms of Use\n\nno path", ["bad", "good", "bad", "bad"], "en"),
-    ("body>p\x1c東京の天気は晴れです。明日も晴れるでしょう！\U0002000b\U0001F600\n\n"
+    ("body>p\x1c東京の天気は晴れです。\u3000明日も晴れるでしょう！\U0002000b\U0001F600\n\n"
      "body>p\x1cクッキーを使用します。東京の天気は晴れです。明日も晴れるでしょう！", None, "ja"),
     ("body>ul>li\x1c• one...\n\nbody>ul>li\x1c- two …\n\nbody>ul>li\x1c  ・・・ three．．．  "
      "\n\nbody>p\x1cΟΔΟΣ ΑΣ İstanbul e\u0301 {x} #tag \"Done.\" she said.) Lorem ipsum lorem ipsum",

@@ -39,6 +39,12 @@ PHRASES = ("javascript", "terms of use", "privacy policy", "cookie policy", "use
            "use of cookies", "use cookies", "プライバシーポリシー", "利用規約", "クッキー", "隐私政策",
            "使用条款", "개인정보", "이용약관", "lorem ipsum")
 
+STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")   # quality.GOPHER_STOP_WORDS
+
+cdef uint32_t PHRASE[15][16]
+cdef int PHRASE_LEN[15]
+cdef uint32_t STOP[8][4]
+cdef int STOP_LEN[8]
 cdef uint8_t CLASS[65536]
 cdef uint32_t LOWER[65536]
 cdef bint CONFIGURED = False
@@ -48,9 +54,17 @@ def configure(bytes classes, list lower):
     """The reference's class table (one byte per BMP code point) and, per BMP code point,
     its lower case when that is one character and needs no context (else -1)."""
     global CONFIGURED
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, j
     if len(classes) != 65536 or len(lower) != 65536:
         raise ValueError("tables must cover the Basic Multilingual Plane")
+    for i, p in enumerate(PHRASES):
+        PHRASE_LEN[i] = len(p)
+        for j in range(len(p)):
+            PHRASE[i][j] = ord(p[j])
+    for i, p in enumerate(STOP_WORDS):
+        STOP_LEN[i] = len(p)
+        for j in range(len(p)):
+            STOP[i][j] = ord(p[j])
     for i in range(65536):
         CLASS[i] = classes[i]
         LOWER[i] = SPECIAL if lower[i] < 0 else <uint32_t> lower[i]
@@ -77,19 +91,6 @@ cdef inline uint8_t cls(uint32_t c) noexcept nogil:
 cdef struct Buf:
     uint32_t *cp
     Py_ssize_t len
-    Py_ssize_t cap
-
-
-cdef int reserve(Buf *b, Py_ssize_t want) except -1:
-    cdef uint32_t *p
-    if want <= b.cap:
-        return 0
-    want = max(want, 2 * b.cap, 1024)
-    p = <uint32_t *> realloc(b.cp, want * sizeof(uint32_t))
-    if p == NULL:
-        raise MemoryError()
-    b.cp, b.cap = p, want
-    return 0
 
 
 cdef struct Table:
@@ -100,30 +101,40 @@ cdef struct Table:
     Py_ssize_t mask
 
 
+# Working memory kept from one document to the next (the pass holds the GIL throughout and
+# never re-enters itself): fresh large blocks would cost the kernel's page clearing each time.
+cdef void *SCRATCH[16]
+cdef size_t SCRATCH_CAP[16]
+
+
+cdef void *scratch(int slot, size_t size) except NULL:
+    """Slot ``slot`` of the working memory, at least ``size`` bytes (contents undefined)."""
+    cdef void *p
+    if size < 64:
+        size = 64
+    if SCRATCH_CAP[slot] < size:
+        size = max(size, 2 * SCRATCH_CAP[slot])
+        p = realloc(SCRATCH[slot], size)
+        if p == NULL:
+            raise MemoryError()
+        SCRATCH[slot], SCRATCH_CAP[slot] = p, size
+    return SCRATCH[slot]
+
+
 cdef int table_init(Table *t, Py_ssize_t items) except -1:
     cdef Py_ssize_t size = 16
     while size < 2 * items:
         size *= 2
-    t.key = <uint64_t *> malloc(size * sizeof(uint64_t))
-    t.n = <int64_t *> calloc(size, sizeof(int64_t))
-    t.first = <int64_t *> malloc(size * sizeof(int64_t))
+    t.key = <uint64_t *> scratch(13, size * sizeof(uint64_t))
+    t.n = <int64_t *> scratch(14, size * sizeof(int64_t))
+    t.first = <int64_t *> scratch(15, size * sizeof(int64_t))
     t.mask = size - 1
-    if t.key == NULL or t.n == NULL or t.first == NULL:
-        raise MemoryError()
+    memset(t.n, 0, size * sizeof(int64_t))
     return 0
 
 
 cdef void table_clear(Table *t) noexcept nogil:
     memset(t.n, 0, (t.mask + 1) * sizeof(int64_t))
-
-
-cdef void table_free(Table *t) noexcept nogil:
-    free(t.key)
-    free(t.n)
-    free(t.first)
-    t.key = NULL
-    t.n = NULL
-    t.first = NULL
 
 
 cdef inline Py_ssize_t table_slot(Table *t, uint64_t k) noexcept nogil:
@@ -167,25 +178,22 @@ cdef int64_t duplicates(const uint32_t *cp, const Py_ssize_t *start, const Py_ss
     if items == 0:
         return 0
     table_init(&t, items)
-    try:
-        for i in range(items):
-            chars[0] += length[i]
-            k = span_hash(cp + start[i], length[i])
-            s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
-            while t.n[s]:
-                if t.key[s] == k and length[t.first[s]] == length[i] and memcmp(
-                        cp + start[t.first[s]], cp + start[i], length[i] * sizeof(uint32_t)) == 0:
-                    break
-                s = (s + 1) & t.mask
-            if t.n[s]:
-                dup += 1
-                dup_chars[0] += length[i]
-            else:
-                t.key[s] = k
-                t.first[s] = i
-                t.n[s] = 1
-    finally:
-        table_free(&t)
+    for i in range(items):
+        chars[0] += length[i]
+        k = span_hash(cp + start[i], length[i])
+        s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
+        while t.n[s]:
+            if t.key[s] == k and length[t.first[s]] == length[i] and memcmp(
+                    cp + start[t.first[s]], cp + start[i], length[i] * sizeof(uint32_t)) == 0:
+                break
+            s = (s + 1) & t.mask
+        if t.n[s]:
+            dup += 1
+            dup_chars[0] += length[i]
+        else:
+            t.key[s] = k
+            t.first[s] = i
+            t.n[s] = 1
     return dup
 
 
@@ -276,16 +284,30 @@ cdef int64_t runs_of_three(const uint32_t *cp, Py_ssize_t n, uint32_t c) noexcep
     return found
 
 
-cdef bint contains(const uint32_t *cp, Py_ssize_t n, const uint32_t *p, Py_ssize_t m) noexcept nogil:
+cdef void line_phrases(const uint32_t *cp, Py_ssize_t n, int64_t *js, int64_t *policy) noexcept nogil:
+    """Count the line once in ``js`` when it holds phrase 0, once in ``policy`` when it
+    holds any of phrases 1-13. One scan: a phrase is only compared where its first
+    character is (every first character is in c-u or from U+30AF on)."""
     cdef Py_ssize_t i
-    if m == 0:
-        return True
-    i = 0
-    while i + m <= n:
-        if cp[i] == p[0] and memcmp(cp + i, p, m * sizeof(uint32_t)) == 0:
-            return True
-        i += 1
-    return False
+    cdef int k
+    cdef bint found_js = False, found_policy = False
+    cdef uint32_t c
+    for i in range(n):
+        c = cp[i]
+        if c < 0x63 or (c > 0x75 and c < 0x30AF):
+            continue
+        for k in range(14):
+            if (found_js if k == 0 else found_policy) or PHRASE[k][0] != c or i + PHRASE_LEN[k] > n:
+                continue
+            if memcmp(cp + i, PHRASE[k], PHRASE_LEN[k] * sizeof(uint32_t)) == 0:
+                if k == 0:
+                    found_js = True
+                else:
+                    found_policy = True
+        if found_js and found_policy:
+            break
+    js[0] += found_js
+    policy[0] += found_policy
 
 
 cdef Py_ssize_t count_nonoverlapping(const uint32_t *cp, Py_ssize_t n, const uint32_t *p, Py_ssize_t m) noexcept nogil:
@@ -409,280 +431,233 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
     cdef list lab_list = None if labels is None else list(labels)
     cdef object path, chrome, low_str
     cdef bint labels_fit
-    cdef uint32_t stop_words[8][4]
-    cdef int stop_len[8]
-    cdef uint32_t phrase[15][16]
-    cdef int phrase_len[15]
     if not CONFIGURED:
         raise RuntimeError("corpus_quality is not configured")
-    clean.cp = plain.cp = low.cp = NULL
     clean.len = plain.len = low.len = 0
-    clean.cap = plain.cap = low.cap = 0
-    t.key = NULL
-    t.n = NULL
-    t.first = NULL
-    try:
-        # the text without link markers; the link text's characters but spaces and line feeds
-        reserve(&clean, n + 1)
-        for i in range(n):
-            ch = PyUnicode_READ(kind, data, i)
-            if in_link:
-                if ch == LINK_END:
-                    in_link = False
-                elif ch != 32 and ch != NL:
-                    link_chars += 1
-            elif ch == LINK_START:
-                in_link = True
-            if ch == LINK_START or ch == LINK_END:
-                continue
-            clean.cp[clean.len] = ch
-            clean.len += 1
-        # paragraphs at "\n\n" (the path up to the first separator, else the whole chunk);
-        # the plain text is their bodies joined by "\n"
-        k = 1
-        i = 0
-        while i + 1 < clean.len:
-            if clean.cp[i] == NL and clean.cp[i + 1] == NL:
-                k += 1
-                i += 2
-            else:
-                i += 1
-        pstart = <Py_ssize_t *> malloc(k * sizeof(Py_ssize_t))
-        plen = <Py_ssize_t *> malloc(k * sizeof(Py_ssize_t))
-        if pstart == NULL or plen == NULL:
-            raise MemoryError()
-        reserve(&plain, clean.len + 1)
-        a = 0
-        while clean.len:
-            b = a
-            while b < clean.len and not (clean.cp[b] == NL and b + 1 < clean.len and clean.cp[b + 1] == NL):
-                b += 1
-            j = a
-            while j < b and clean.cp[j] != PATH_CH:
-                j += 1
-            path = PyUnicode_FromKindAndData(4, clean.cp + a, j - a)
-            for i in range(a, j):
-                if clean.cp[i] == 0x3E:
-                    depth += 1
-            depth += j > a
-            if nchunks:
-                plain.cp[plain.len] = NL
-                plain.len += 1
-            pstart[nchunks] = plain.len
-            for i in range(j + 1, b):
-                plain.cp[plain.len] = clean.cp[i]
-                plain.len += 1
-            plen[nchunks] = plain.len - pstart[nchunks]
-            total += plen[nchunks]
-            chrome = chrome_cache.get(path)
-            if chrome is None:
-                chrome = chrome_cache[path] = bool(is_chrome(path))
-            if chrome:
-                chrome_chars += plen[nchunks]
-            nchunks += 1
-            if b >= clean.len:
-                break
-            a = b + 2
-        labels_fit = lab_list is not None and len(lab_list) == nchunks
-        if labels_fit:
-            for i in range(nchunks):
-                if lab_list[i] == "bad":
-                    bad_chars += plen[i]
-        # characters, and words (units) holding a letter, as quality._char_stats counts them
-        for i in range(plain.len):
-            ch = plain.cp[i]
-            cl = cls(ch)
-            if cl & C_SPACE:
-                continue
-            nonspace += 1
-            cjk += (cl & C_CJK) != 0
-            hira += (cl & C_HIRA) != 0
-            units_script += (cl & C_UNIT) != 0
-            if ch > 0xFFFF or LOWER[ch] == SPECIAL:
-                special = True
-            if ch == 0x23:
-                symbols += 1
-            elif ch == 0x7B or ch == 0x7D:
-                curly += 1
-            elif ch == 0x2026:
-                symbols += 1
-        char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
-        prev_space = True
-        prev_unit = False
-        for i in range(plain.len):
-            cl = cls(plain.cp[i])
-            space = (cl & C_SPACE) != 0
-            unit = (cl & C_UNIT) != 0
-            if not space and (prev_space or (char_mode and (prev_unit or unit))):
-                tokens += 1
-            if cl & C_LETTER and tokens != last_lettered:
-                lettered += 1
-                last_lettered = tokens
-            prev_space, prev_unit = space, unit
-        symbols += runs_of_three(plain.cp, plain.len, 0x2E) + runs_of_three(plain.cp, plain.len, 0xFF0E) \
-            + runs_of_three(plain.cp, plain.len, 0x30FB)
-        # lines: cut at "\n", stripped, the empty ones left out
-        k = 1
-        for i in range(plain.len):
-            k += plain.cp[i] == NL
-        lstart = <Py_ssize_t *> malloc(k * sizeof(Py_ssize_t))
-        llen = <Py_ssize_t *> malloc(k * sizeof(Py_ssize_t))
-        if lstart == NULL or llen == NULL:
-            raise MemoryError()
-        short_at = 15 if char_mode else 30
-        a = 0
-        while True:
-            b = a
-            while b < plain.len and plain.cp[b] != NL:
-                b += 1
-            i, j = a, b
-            while i < j and Py_UNICODE_ISSPACE(plain.cp[i]):
-                i += 1
-            while j > i and Py_UNICODE_ISSPACE(plain.cp[j - 1]):
-                j -= 1
-            if j > i:
-                lstart[nlines], llen[nlines] = i, j - i
-                nlines += 1
-                ch = plain.cp[i]
-                if is_bullet_char(ch) or (is_bullet_head(ch) and j - i >= 2 and plain.cp[i + 1] == 32):
-                    bullets += 1
-                ell += ends_with_ellipsis(plain.cp + i, j - i)
-                short_lines += j - i <= short_at
-                if is_terminal(plain.cp[j - 1]):
-                    terminal += 1
-                    c0 = 0
-                    if not char_mode:
-                        for k in range(i, j):
-                            c0 += plain.cp[k] == 32
-                    if (j - i >= 5) if char_mode else c0 >= 2:
-                        sentences += sentence_ends(plain.cp + i, j - i)
-            if b >= plain.len:
-                break
-            a = b + 1
-        dl = duplicates(plain.cp, lstart, llen, nlines, &dl_chars, &l_chars)
-        # the non-empty paragraphs, packed to the front of the arrays
-        ne = 0
+    # the text without link markers; the link text's characters but spaces and line feeds
+    clean.cp = <uint32_t *> scratch(0, (n + 1) * sizeof(uint32_t))
+    for i in range(n):
+        ch = PyUnicode_READ(kind, data, i)
+        if in_link:
+            if ch == LINK_END:
+                in_link = False
+            elif ch != 32 and ch != NL:
+                link_chars += 1
+        elif ch == LINK_START:
+            in_link = True
+        if ch == LINK_START or ch == LINK_END:
+            continue
+        clean.cp[clean.len] = ch
+        clean.len += 1
+    # paragraphs at "\n\n" (the path up to the first separator, else the whole chunk);
+    # the plain text is their bodies joined by "\n"
+    k = 1
+    i = 0
+    while i + 1 < clean.len:
+        if clean.cp[i] == NL and clean.cp[i + 1] == NL:
+            k += 1
+            i += 2
+        else:
+            i += 1
+    pstart = <Py_ssize_t *> scratch(3, k * sizeof(Py_ssize_t))
+    plen = <Py_ssize_t *> scratch(4, k * sizeof(Py_ssize_t))
+    plain.cp = <uint32_t *> scratch(1, (clean.len + 1) * sizeof(uint32_t))
+    a = 0
+    while clean.len:
+        b = a
+        while b < clean.len and not (clean.cp[b] == NL and b + 1 < clean.len and clean.cp[b + 1] == NL):
+            b += 1
+        j = a
+        while j < b and clean.cp[j] != PATH_CH:
+            j += 1
+        path = PyUnicode_FromKindAndData(4, clean.cp + a, j - a)
+        for i in range(a, j):
+            if clean.cp[i] == 0x3E:
+                depth += 1
+        depth += j > a
+        if nchunks:
+            plain.cp[plain.len] = NL
+            plain.len += 1
+        pstart[nchunks] = plain.len
+        for i in range(j + 1, b):
+            plain.cp[plain.len] = clean.cp[i]
+            plain.len += 1
+        plen[nchunks] = plain.len - pstart[nchunks]
+        total += plen[nchunks]
+        chrome = chrome_cache.get(path)
+        if chrome is None:
+            chrome = chrome_cache[path] = bool(is_chrome(path))
+        if chrome:
+            chrome_chars += plen[nchunks]
+        nchunks += 1
+        if b >= clean.len:
+            break
+        a = b + 2
+    labels_fit = lab_list is not None and len(lab_list) == nchunks
+    if labels_fit:
         for i in range(nchunks):
-            if plen[i]:
-                pstart[ne], plen[ne] = pstart[i], plen[i]
-                ne += 1
-        dp = duplicates(plain.cp, pstart, plen, ne, &dp_chars, &p_chars)
-        # lower case: by the table, or str.lower where a character needs more
-        if special:
-            low_str = PyUnicode_FromKindAndData(4, plain.cp, plain.len).lower()
-            reserve(&low, len(low_str) + 1)
-            low.len = len(low_str)
-            for i in range(low.len):
-                low.cp[i] = PyUnicode_READ(PyUnicode_KIND(low_str), PyUnicode_DATA(low_str), i)
-        else:
-            reserve(&low, plain.len + 1)
-            low.len = plain.len
-            for i in range(plain.len):
-                low.cp[i] = LOWER[plain.cp[i]]
-        # units of the lower-case text: runs of non-space characters, and in units each
-        # character of a unit script on its own
-        ustart = <Py_ssize_t *> malloc((low.len + 1) * sizeof(Py_ssize_t))
-        ulen = <Py_ssize_t *> malloc((low.len + 1) * sizeof(Py_ssize_t))
-        if ustart == NULL or ulen == NULL:
-            raise MemoryError()
-        i = 0
-        while i < low.len:
-            cl = cls(low.cp[i])
-            if cl & C_SPACE:
-                i += 1
-                continue
-            j = i + 1
-            if not (char_mode and cl & C_UNIT):
-                while j < low.len:
-                    cl = cls(low.cp[j])
-                    if cl & C_SPACE or (char_mode and cl & C_UNIT):
-                        break
-                    j += 1
-            ustart[w], ulen[w] = i, j - i
-            w += 1
-            i = j
-        if english:
-            for k, word in enumerate(("the", "be", "to", "of", "and", "that", "have", "with")):
-                stop_len[k] = len(word)
-                for a in range(len(word)):
-                    stop_words[k][a] = ord(word[a])
-            for i in range(w):
-                if ulen[i] > 4:
-                    continue
-                for k in range(8):
-                    if stop_len[k] == ulen[i]:
-                        a = 0
-                        while a < ulen[i] and low.cp[ustart[i] + a] == stop_words[k][a]:
-                            a += 1
-                        if a == ulen[i]:
-                            stop += 1
-                            break
-        # lines naming javascript or a policy (lines of the lower-case text match those
-        # of the text: lower case neither makes nor removes a line feed)
-        for k, p in enumerate(PHRASES):
-            phrase_len[k] = len(p)
-            for a in range(len(p)):
-                phrase[k][a] = ord(p[a])
-        a = 0
-        while True:
-            b = a
-            while b < low.len and low.cp[b] != NL:
-                b += 1
-            if b > a:
-                if contains(low.cp + a, b - a, phrase[0], phrase_len[0]):
-                    js_lines += 1
-                for k in range(1, 14):
-                    if contains(low.cp + a, b - a, phrase[k], phrase_len[k]):
-                        policy_lines += 1
-                        break
-            if b >= low.len:
-                break
-            a = b + 1
-        lorem = count_nonoverlapping(low.cp, low.len, phrase[14], phrase_len[14])
-        # the n-gram measures over the units' hashes and lengths
-        ids = <uint64_t *> malloc((w + 1) * sizeof(uint64_t))
-        hbuf = <uint64_t *> malloc((w + 1) * sizeof(uint64_t))
-        csum = <int64_t *> malloc((w + 1) * sizeof(int64_t))
-        rep = <char *> malloc(w + 1)
-        if ids == NULL or hbuf == NULL or csum == NULL or rep == NULL:
-            raise MemoryError()
-        csum[0] = 0
+            if lab_list[i] == "bad":
+                bad_chars += plen[i]
+    # characters, and words (units) holding a letter, as quality._char_stats counts them
+    for i in range(plain.len):
+        ch = plain.cp[i]
+        cl = cls(ch)
+        if cl & C_SPACE:
+            continue
+        nonspace += 1
+        cjk += (cl & C_CJK) != 0
+        hira += (cl & C_HIRA) != 0
+        units_script += (cl & C_UNIT) != 0
+        if ch > 0xFFFF or LOWER[ch] == SPECIAL:
+            special = True
+        if ch == 0x23:
+            symbols += 1
+        elif ch == 0x7B or ch == 0x7D:
+            curly += 1
+        elif ch == 0x2026:
+            symbols += 1
+    char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
+    prev_space = True
+    prev_unit = False
+    for i in range(plain.len):
+        cl = cls(plain.cp[i])
+        space = (cl & C_SPACE) != 0
+        unit = (cl & C_UNIT) != 0
+        if not space and (prev_space or (char_mode and (prev_unit or unit))):
+            tokens += 1
+        if cl & C_LETTER and tokens != last_lettered:
+            lettered += 1
+            last_lettered = tokens
+        prev_space, prev_unit = space, unit
+    symbols += runs_of_three(plain.cp, plain.len, 0x2E) + runs_of_three(plain.cp, plain.len, 0xFF0E) \
+        + runs_of_three(plain.cp, plain.len, 0x30FB)
+    # lines: cut at "\n", stripped, the empty ones left out
+    k = 1
+    for i in range(plain.len):
+        k += plain.cp[i] == NL
+    lstart = <Py_ssize_t *> scratch(5, k * sizeof(Py_ssize_t))
+    llen = <Py_ssize_t *> scratch(6, k * sizeof(Py_ssize_t))
+    short_at = 15 if char_mode else 30
+    a = 0
+    while True:
+        b = a
+        while b < plain.len and plain.cp[b] != NL:
+            b += 1
+        i, j = a, b
+        while i < j and Py_UNICODE_ISSPACE(plain.cp[i]):
+            i += 1
+        while j > i and Py_UNICODE_ISSPACE(plain.cp[j - 1]):
+            j -= 1
+        if j > i:
+            lstart[nlines], llen[nlines] = i, j - i
+            nlines += 1
+            ch = plain.cp[i]
+            if is_bullet_char(ch) or (is_bullet_head(ch) and j - i >= 2 and plain.cp[i + 1] == 32):
+                bullets += 1
+            ell += ends_with_ellipsis(plain.cp + i, j - i)
+            short_lines += j - i <= short_at
+            if is_terminal(plain.cp[j - 1]):
+                terminal += 1
+                c0 = 0
+                if not char_mode:
+                    for k in range(i, j):
+                        c0 += plain.cp[k] == 32
+                if (j - i >= 5) if char_mode else c0 >= 2:
+                    sentences += sentence_ends(plain.cp + i, j - i)
+        if b >= plain.len:
+            break
+        a = b + 1
+    dl = duplicates(plain.cp, lstart, llen, nlines, &dl_chars, &l_chars)
+    # the non-empty paragraphs, packed to the front of the arrays
+    ne = 0
+    for i in range(nchunks):
+        if plen[i]:
+            pstart[ne], plen[ne] = pstart[i], plen[i]
+            ne += 1
+    dp = duplicates(plain.cp, pstart, plen, ne, &dp_chars, &p_chars)
+    # lower case: by the table, or str.lower where a character needs more
+    if special:
+        low_str = PyUnicode_FromKindAndData(4, plain.cp, plain.len).lower()
+        low.cp = <uint32_t *> scratch(2, (len(low_str) + 1) * sizeof(uint32_t))
+        low.len = len(low_str)
+        for i in range(low.len):
+            low.cp[i] = PyUnicode_READ(PyUnicode_KIND(low_str), PyUnicode_DATA(low_str), i)
+    else:
+        low.cp = <uint32_t *> scratch(2, (plain.len + 1) * sizeof(uint32_t))
+        low.len = plain.len
+        for i in range(plain.len):
+            low.cp[i] = LOWER[plain.cp[i]]
+    # units of the lower-case text: runs of non-space characters, and in units each
+    # character of a unit script on its own
+    ustart = <Py_ssize_t *> scratch(7, (low.len + 1) * sizeof(Py_ssize_t))
+    ulen = <Py_ssize_t *> scratch(8, (low.len + 1) * sizeof(Py_ssize_t))
+    i = 0
+    while i < low.len:
+        cl = cls(low.cp[i])
+        if cl & C_SPACE and not (char_mode and cl & C_UNIT):   # U+3000 is both: a unit
+            i += 1
+            continue
+        j = i + 1
+        if not (char_mode and cl & C_UNIT):
+            while j < low.len:
+                cl = cls(low.cp[j])
+                if cl & C_SPACE or (char_mode and cl & C_UNIT):
+                    break
+                j += 1
+        ustart[w], ulen[w] = i, j - i
+        w += 1
+        i = j
+    if english:
         for i in range(w):
-            ids[i] = span_hash(low.cp + ustart[i], ulen[i])
-            csum[i + 1] = csum[i] + ulen[i]
-        total_units = csum[w]
-        if w >= 2 and total_units:
-            table_init(&t, w)
-            ngram_shares(ids, csum, w, 2 if char_mode else 1, hbuf, &t, top_num, dup_chars, rep)
-        else:
-            for k in range(3):
-                top_num[k] = -1
-            for k in range(6):
-                dup_chars[k] = -1
-        return {"char_mode": char_mode, "paragraphs": nchunks, "nonspace": nonspace, "units": w,
-                "symbols": symbols, "lines": nlines, "bullet_lines": bullets, "ellipsis_lines": ell,
-                "lettered": lettered, "stop_words": stop, "dup_lines": dl, "dup_line_chars": dl_chars,
-                "line_chars": l_chars, "nonempty_paragraphs": ne, "dup_paragraphs": dp,
-                "dup_paragraph_chars": dp_chars, "paragraph_chars": p_chars,
-                "unit_chars": total_units, "top": [top_num[k] for k in range(3)],
-                "dup": [dup_chars[k] for k in range(6)], "terminal_lines": terminal,
-                "sentences": sentences, "short_lines": short_lines, "javascript_lines": js_lines,
-                "policy_lines": policy_lines, "lorem_ipsum": lorem, "curly_brackets": curly,
-                "cjk": cjk, "hiragana": hira, "link_chars": link_chars, "body_chars": total,
-                "labels_fit": labels_fit, "bad_chars": bad_chars, "chrome_chars": chrome_chars,
-                "path_elements": depth}
-    finally:
-        free(clean.cp)
-        free(plain.cp)
-        free(low.cp)
-        free(pstart)
-        free(plen)
-        free(lstart)
-        free(llen)
-        free(ustart)
-        free(ulen)
-        free(ids)
-        free(hbuf)
-        free(csum)
-        free(rep)
-        table_free(&t)
+            if ulen[i] > 4:
+                continue
+            for k in range(8):
+                if STOP_LEN[k] == ulen[i]:
+                    a = 0
+                    while a < ulen[i] and low.cp[ustart[i] + a] == STOP[k][a]:
+                        a += 1
+                    if a == ulen[i]:
+                        stop += 1
+                        break
+    # lines naming javascript or a policy (lines of the lower-case text match those
+    # of the text: lower case neither makes nor removes a line feed)
+    a = 0
+    while True:
+        b = a
+        while b < low.len and low.cp[b] != NL:
+            b += 1
+        line_phrases(low.cp + a, b - a, &js_lines, &policy_lines)
+        if b >= low.len:
+            break
+        a = b + 1
+    lorem = count_nonoverlapping(low.cp, low.len, PHRASE[14], PHRASE_LEN[14])
+    # the n-gram measures over the units' hashes and lengths
+    ids = <uint64_t *> scratch(9, (w + 1) * sizeof(uint64_t))
+    hbuf = <uint64_t *> scratch(10, (w + 1) * sizeof(uint64_t))
+    csum = <int64_t *> scratch(11, (w + 1) * sizeof(int64_t))
+    rep = <char *> scratch(12, w + 1)
+    csum[0] = 0
+    for i in range(w):
+        ids[i] = span_hash(low.cp + ustart[i], ulen[i])
+        csum[i + 1] = csum[i] + ulen[i]
+    total_units = csum[w]
+    if w >= 2 and total_units:
+        table_init(&t, w)
+        ngram_shares(ids, csum, w, 2 if char_mode else 1, hbuf, &t, top_num, dup_chars, rep)
+    else:
+        for k in range(3):
+            top_num[k] = -1
+        for k in range(6):
+            dup_chars[k] = -1
+    return {"char_mode": char_mode, "paragraphs": nchunks, "nonspace": nonspace, "units": w,
+            "symbols": symbols, "lines": nlines, "bullet_lines": bullets, "ellipsis_lines": ell,
+            "lettered": lettered, "stop_words": stop, "dup_lines": dl, "dup_line_chars": dl_chars,
+            "line_chars": l_chars, "nonempty_paragraphs": ne, "dup_paragraphs": dp,
+            "dup_paragraph_chars": dp_chars, "paragraph_chars": p_chars,
+            "unit_chars": total_units, "top": [top_num[k] for k in range(3)],
+            "dup": [dup_chars[k] for k in range(6)], "terminal_lines": terminal,
+            "sentences": sentences, "short_lines": short_lines, "javascript_lines": js_lines,
+            "policy_lines": policy_lines, "lorem_ipsum": lorem, "curly_brackets": curly,
+            "cjk": cjk, "hiragana": hira, "link_chars": link_chars, "body_chars": total,
+            "labels_fit": labels_fit, "bad_chars": bad_chars, "chrome_chars": chrome_chars,
+            "path_elements": depth}
