@@ -43,6 +43,35 @@ def normalised_document(text: str) -> str:
     return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
 
 
+def simple_nfkc_lower_table() -> list:
+    """Per BMP code point, ``normalize("NFKC", c).lower()`` (at most 8 characters) when
+    every text made only of such characters normalises character by character, else None.
+    Kept: characters whose decomposition starts with a base character (combining class
+    0) that never composes with a character before it (not the second of a canonical pair,
+    a Hangul vowel or final consonant), whose NFKC form holds no such character either, and
+    no capital sigma (its lower case depends on its neighbours). In such a text every
+    character's decomposition starts with a character that blocks the one before from
+    composing or reordering across it, so its NFKC is that of each character in turn."""
+    seconds = set(range(0x1161, 0x1176)) | set(range(0x11A8, 0x11C3))
+    for cp in range(0x20000):     # later planes hold only one-character decompositions
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<") and len(d.split()) == 2:
+            seconds.add(int(d.split()[1], 16))
+    out = []
+    for cp in range(0x10000):
+        c = chr(cp)
+        if 0xD800 <= cp < 0xE000:
+            out.append(None)
+            continue
+        n = unicodedata.normalize("NFKC", c)
+        first = unicodedata.normalize("NFKD", c)[:1]
+        low = n.lower()
+        ok = (0 < len(low) <= 8 and "\u03a3" not in n and unicodedata.combining(first) == 0
+              and ord(first) not in seconds and not any(ord(x) in seconds or unicodedata.combining(x) for x in n[:1]))
+        out.append(low if ok else None)
+    return out
+
+
 def hash64(s: str) -> int:
     """A stable signed 64-bit hash (BLAKE2b), the type DuckDB and parquet store as BIGINT."""
     return int.from_bytes(hashlib.blake2b(s.encode("utf-8"), digest_size=8).digest(), "little", signed=True)

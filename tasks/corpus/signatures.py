@@ -293,7 +293,8 @@ def _sign_compiled(native, texts: list[str], labels: list, is_chrome, para_ngram
     out = Signed(np.zeros(n_para, np.int64), np.zeros(n_para, np.uint64), np.zeros(n_para, np.int32),
                  [], np.zeros(n, np.int32), np.zeros(n, np.int64), np.zeros(n, np.int32),
                  np.full((n, num_perm), EMPTY_MINHASH, np.uint32))
-    got = native.sign_documents(texts, [normalised_document(t) if t else "" for t in texts], list(labels),
+    norms = [(native.simple_nfkc_lower(t) or normalised_document(t)) if t else "" for t in texts]
+    got = native.sign_documents(texts, norms, list(labels),
                                 is_chrome, para_ngram, doc_ngram, num_perm, COMPARED_MIN_CHARS,
                                 out.para_hash, out.para_simhash, out.para_chars, out.para_paths,
                                 out.clean_hash, out.clean_chars, out.minhash, out.doc_paragraphs)
@@ -318,6 +319,13 @@ CHECK_TEXTS = (
      + "\n\nbody>nav>p\x1c" + "navigation " * 9, ["bad", "bad", "bad"]),
 )
 
+# Texts the one-look-up NFKC must give as unicodedata does (or leave to it): fullwidth and
+# ligature forms, no-break and ideographic spaces, precomposed and combining letters,
+# Hangul jamo and syllables, sigma, dotted capital I, astral characters.
+NFKC_CHECK_TEXTS = ("Ｈｅｌｌｏ\u00a0Wörld \u3000ﬁ ½ ㎏ Ⅻ", "e\u0301 \u1100\u1161\u11a8 가\u11a8 각",
+                    "ΟΔΟΣ ΑΣ\x02Β\x03 İstanbul", "\U0002000b\U0001F600 \u212a \u2126", "plain ascii text",
+                    "Café naïve — “quoted” ’ …", "\u0b47\u0b3e \u0dd9\u0dcf \u1025\u102e")
+
 STATUS, REASON = "python", "not loaded"
 _COMPILED = None
 
@@ -330,6 +338,13 @@ def _load_compiled():
     from .quality import is_chrome_path
 
     def check(native) -> None:
+        from .normalise import normalised_document, simple_nfkc_lower_table
+
+        native.configure_nfkc(simple_nfkc_lower_table())
+        for text in NFKC_CHECK_TEXTS:
+            fast = native.simple_nfkc_lower(text)
+            if fast is not None and fast != normalised_document(text):
+                raise ValueError("the one-look-up NFKC differs from unicodedata on a check text")
         texts, labels = [t for t, _ in CHECK_TEXTS], [lb for _, lb in CHECK_TEXTS]
         for ngrams in ((3, 5, 120), (1, 2, 7)):
             a = _sign_compiled(native, texts, labels, is_chrome_path, *ngrams)

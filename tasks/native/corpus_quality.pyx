@@ -502,12 +502,12 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
     for i in range(plain.len):
         ch = plain.cp[i]
         cl = cls(ch)
+        units_script += (cl & C_UNIT) != 0      # U+3000 included, a space of a unit script
         if cl & C_SPACE:
             continue
         nonspace += 1
         cjk += (cl & C_CJK) != 0
         hira += (cl & C_HIRA) != 0
-        units_script += (cl & C_UNIT) != 0
         if ch > 0xFFFF or LOWER[ch] == SPECIAL:
             special = True
         if ch == 0x23:

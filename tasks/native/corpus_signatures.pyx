@@ -9,10 +9,10 @@ NFKC and lower case (done by Python on the whole text, see ``normalise.normalise
 paragraphs are cut from both by the lake's separators, markers dropped and whitespace
 collapsed here, so no Python string is made per paragraph but its CSS path.
 """
-from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
-from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, Py_UNICODE_ISSPACE, PyUnicode_Substring
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, Py_UNICODE_ISSPACE, PyUnicode_Substring, PyUnicode_FromKindAndData
 
 DEF PARA_CH = 10        # "\n": two of them separate paragraphs
 DEF PATH_CH = 0x1C      # between a paragraph's CSS path and its text
@@ -288,3 +288,62 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
         free(clean.cp)
         free(pw)
         free(filled)
+
+
+cdef uint32_t NFKC_AT[65536]      # start in NFKC_POOL, or 0xFFFFFFFF: not in the table
+cdef uint8_t NFKC_LEN[65536]
+cdef uint32_t *NFKC_POOL = NULL
+cdef bint NFKC_READY = False
+
+
+def configure_nfkc(list table):
+    """Per BMP code point, its NFKC form in lower case when that holds in any context
+    (``normalise.simple_nfkc_lower_table``: a string of at most 8 characters), else None."""
+    global NFKC_READY, NFKC_POOL
+    cdef Py_ssize_t i, j, at = 0
+    cdef uint32_t *pool
+    if len(table) != 65536:
+        raise ValueError("the table must cover the Basic Multilingual Plane")
+    pool = <uint32_t *> realloc(NFKC_POOL, sum(len(x) for x in table if x) * sizeof(uint32_t) + 4)
+    if pool == NULL:
+        raise MemoryError()
+    NFKC_POOL = pool
+    for i in range(65536):
+        x = table[i]
+        if x is None or not 0 < len(x) <= 8:
+            NFKC_AT[i] = 0xFFFFFFFFU
+            NFKC_LEN[i] = 0
+            continue
+        NFKC_AT[i] = <uint32_t> at
+        NFKC_LEN[i] = <uint8_t> len(x)
+        for j in range(len(x)):
+            pool[at] = ord(x[j])
+            at += 1
+    NFKC_READY = True
+
+
+def simple_nfkc_lower(str text):
+    """``unicodedata.normalize("NFKC", text).lower()`` by one look-up per character, or
+    None when a character of the text is not in the table (then the caller normalises)."""
+    cdef Py_ssize_t n = len(text), i, k = 0, j
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef uint32_t ch, at
+    cdef uint32_t *out
+    if not NFKC_READY:
+        return None
+    out = <uint32_t *> malloc((8 * n + 1) * sizeof(uint32_t))
+    if out == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            ch = PyUnicode_READ(kind, data, i)
+            if ch > 0xFFFF or NFKC_AT[ch] == 0xFFFFFFFFU:
+                return None
+            at = NFKC_AT[ch]
+            for j in range(NFKC_LEN[ch]):
+                out[k] = NFKC_POOL[at + j]
+                k += 1
+        return PyUnicode_FromKindAndData(4, out, k)
+    finally:
+        free(out)
