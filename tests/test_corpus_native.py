@@ -133,3 +133,24 @@ def test_a_module_that_disagrees_is_refused_with_one_line(monkeypatch, capsys):
     assert sg.STATUS == "python"
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "failed its check" in err
+
+
+@compiled_only
+def test_nfkc_by_table_equals_unicodedata_on_any_text_of_its_characters():
+    """The one-look-up NFKC and lower case gives unicodedata's result for every text made
+    of the table's characters (composing, reordering and sigma's context included), and
+    leaves every other text to unicodedata."""
+    import random
+
+    from warclake.tasks.corpus.normalise import normalised_document, simple_nfkc_lower_table
+
+    mod = sg.compiled_module()
+    table = simple_nfkc_lower_table()
+    kept = [chr(i) for i, v in enumerate(table) if v is not None]
+    assert len(kept) > 60000 and all(c in kept for c in "aé한…™Ａ\u00a0ﬁ")
+    rng = random.Random(5)
+    for _ in range(20000):
+        text = "".join(rng.choice(kept) for _ in range(rng.randint(1, 8)))
+        assert mod.simple_nfkc_lower(text) == unicodedata.normalize("NFKC", text).lower(), repr(text)
+    for text in ("e\u0301", "\u1100\u1161", "ΟΔΟΣ", "Σ", "\U0001F600", "a\u0323\u0307"):
+        assert mod.simple_nfkc_lower(text) is None and normalised_document(text)

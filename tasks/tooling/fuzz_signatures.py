@@ -7,7 +7,8 @@ six lake texts (or empty, or None) of paragraphs with and without CSS paths, mad
 Latin, Greek (final sigma), Cyrillic, CJK, astral characters, combining marks, NFKC forms,
 every kind of Unicode whitespace, the lake's own separators and link markers in and out of
 place, and texts shorter than an n-gram; paragraph labels absent, short, long or mixed;
-random n-gram sizes and MinHash sizes. Each batch goes through
+random n-gram sizes and MinHash sizes. Each batch goes through (NFKC by the one-look-up
+table where every character of a text is in it, by unicodedata otherwise)
 ``signatures.sign_documents`` both ways; a difference is printed with its case number. A
 crash of the compiled code kills the process: the last ``case`` line printed (every 10,000
 cases, flushed) locates it. Exit 1 on any difference.
@@ -75,9 +76,12 @@ def case(seed: int, i: int) -> tuple[list, list, int, int, int]:
 def _load(path: str):
     import importlib.util
 
+    from warclake.tasks.corpus.normalise import simple_nfkc_lower_table
+
     spec = importlib.util.spec_from_file_location("warclake.tasks.native.corpus_signatures", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    mod.configure_nfkc(simple_nfkc_lower_table())
     return mod
 
 
