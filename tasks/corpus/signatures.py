@@ -286,6 +286,7 @@ def sign_documents_reference(texts: list[str], labels: list, is_chrome, para_ngr
 def _sign_compiled(native, texts: list[str], labels: list, is_chrome, para_ngram: int,
                    doc_ngram: int, num_perm: int) -> Signed:
     from .normalise import normalised_document
+    from .quality import is_chrome_path
     from warclake.tasks.paragraph import PARA_SEP
 
     n_para = sum(t.count(PARA_SEP) + 1 for t in texts if t)
@@ -297,7 +298,8 @@ def _sign_compiled(native, texts: list[str], labels: list, is_chrome, para_ngram
     got = native.sign_documents(texts, norms, list(labels),
                                 is_chrome, para_ngram, doc_ngram, num_perm, COMPARED_MIN_CHARS,
                                 out.para_hash, out.para_simhash, out.para_chars, out.para_paths,
-                                out.clean_hash, out.clean_chars, out.minhash, out.doc_paragraphs)
+                                out.clean_hash, out.clean_chars, out.minhash, out.doc_paragraphs,
+                                is_chrome is is_chrome_path)
     if got != n_para:
         raise ValueError(f"compiled signatures cut {got} paragraphs, the separators say {n_para}")
     return out

@@ -16,6 +16,8 @@ from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memset
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, PyUnicode_FromKindAndData, Py_UNICODE_ISSPACE
 
+include "corpus_chrome.pxi"
+
 DEF LINK_START = 2
 DEF LINK_END = 3
 DEF PATH_CH = 0x1C
@@ -403,7 +405,7 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
     """The whole numbers every metric of one lake document is made of (a dict; see
     ``quality._metrics_from_counts``). ``lang_units``: the language is one measured in
     units; ``english``: count Gopher's stop words."""
-    cdef Py_ssize_t n = len(text), i, j, k, a, b, c0, ne = 0, nchunks = 0, nlines = 0, w = 0
+    cdef Py_ssize_t n = len(text), i, j, k, a, b, c0, r, ne = 0, nchunks = 0, nlines = 0, w = 0
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
     cdef uint32_t ch
@@ -470,7 +472,6 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
         j = a
         while j < b and clean.cp[j] != PATH_CH:
             j += 1
-        path = PyUnicode_FromKindAndData(4, clean.cp + a, j - a)
         for i in range(a, j):
             if clean.cp[i] == 0x3E:
                 depth += 1
@@ -484,10 +485,14 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
             plain.len += 1
         plen[nchunks] = plain.len - pstart[nchunks]
         total += plen[nchunks]
-        chrome = chrome_cache.get(path)
-        if chrome is None:
-            chrome = chrome_cache[path] = bool(is_chrome(path))
-        if chrome:
+        r = chrome_path(4, clean.cp, a, j)
+        if r < 0:     # not ASCII: Python's case rules, through the cache
+            path = PyUnicode_FromKindAndData(4, clean.cp + a, j - a)
+            chrome = chrome_cache.get(path)
+            if chrome is None:
+                chrome = chrome_cache[path] = bool(is_chrome(path))
+            r = chrome
+        if r:
             chrome_chars += plen[nchunks]
         nchunks += 1
         if b >= clean.len:

@@ -14,6 +14,8 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, Py_UNICODE_ISSPACE, PyUnicode_Substring, PyUnicode_FromKindAndData
 
+include "corpus_chrome.pxi"
+
 DEF PARA_CH = 10        # "\n": two of them separate paragraphs
 DEF PATH_CH = 0x1C      # between a paragraph's CSS path and its text
 DEF LINK_START = 2
@@ -164,9 +166,11 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
                    int para_ngram, int doc_ngram, int bins, int min_chars,
                    int64_t[::1] p_hash, uint64_t[::1] p_sim, int32_t[::1] p_chars, list p_paths,
                    int64_t[::1] d_hash, int32_t[::1] d_chars, uint32_t[:, ::1] d_minhash,
-                   int32_t[::1] d_paras):
+                   int32_t[::1] d_paras, bint chrome_rules=False):
     """Fill the paragraph arrays (in document order) and the document arrays; ``p_paths``
     gets each paragraph's CSS path. ``norms[i]`` is ``texts[i]`` after NFKC and lower case.
+    ``chrome_rules``: ``is_chrome`` is ``quality.is_chrome_path``, whose rules decide ASCII
+    paths here without calling it.
     The clean text of a document is its paragraphs of ``signatures.compared_paragraphs``
     (``min_chars`` is its length floor) joined by "\\n"."""
     cdef Py_ssize_t di, nd = len(texts), pi = 0, k, g_max
@@ -263,9 +267,11 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
             keep = []
             for x in sel:
                 path = p_paths[pi - j + x]
-                chrome = chrome_of.get(path)
-                if chrome is None:
-                    chrome = chrome_of[path] = bool(is_chrome(path))
+                chrome = chrome_path(PyUnicode_KIND(path), PyUnicode_DATA(path), 0, len(path)) if chrome_rules else -1
+                if chrome < 0:     # not ASCII (Python's case rules), or another function
+                    chrome = chrome_of.get(path)
+                    if chrome is None:
+                        chrome = chrome_of[path] = bool(is_chrome(path))
                 if not chrome:
                     keep.append(x)
             keep = keep or sel
