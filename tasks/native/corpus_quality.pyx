@@ -45,6 +45,7 @@ STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")   # qualit
 
 cdef uint32_t PHRASE[15][16]
 cdef int PHRASE_LEN[15]
+cdef uint32_t PHRASE_HEADS[128]      # per ASCII character, the phrases 0-13 it starts
 cdef uint32_t STOP[8][4]
 cdef int STOP_LEN[8]
 cdef uint8_t CLASS[65536]
@@ -59,7 +60,13 @@ def configure(bytes classes, list lower):
     cdef Py_ssize_t i, j
     if len(classes) != 65536 or len(lower) != 65536:
         raise ValueError("tables must cover the Basic Multilingual Plane")
+    for i in range(128):
+        PHRASE_HEADS[i] = 0
     for i, p in enumerate(PHRASES):
+        if i < 14 and ord(p[0]) < 128:
+            PHRASE_HEADS[ord(p[0])] |= (<uint32_t> 1) << i
+        elif i < 14 and ord(p[0]) < 0x30AF:
+            raise ValueError("a phrase's first character is below U+30AF and not ASCII")
         PHRASE_LEN[i] = len(p)
         for j in range(len(p)):
             PHRASE[i][j] = ord(p[j])
@@ -167,6 +174,15 @@ cdef inline uint64_t span_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
     return mix(s + <uint64_t> n * LEN_MUL + HASH_SEED)
 
 
+cdef inline uint64_t poly_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
+    """A hash to find equal spans by (candidates are compared in full)."""
+    cdef uint64_t h = <uint64_t> n
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h + cp[i]) * GOLDEN
+    return h ^ (h >> 29)
+
+
 cdef int64_t duplicates(const uint32_t *cp, const Py_ssize_t *start, const Py_ssize_t *length,
                         Py_ssize_t items, int64_t *dup_chars, int64_t *chars) except -1:
     """``quality._duplicates`` over spans of ``cp``: occurrences after the first of an
@@ -270,36 +286,34 @@ cdef int64_t sentence_ends(const uint32_t *cp, Py_ssize_t n) noexcept:
     return found
 
 
-cdef int64_t runs_of_three(const uint32_t *cp, Py_ssize_t n, uint32_t c) noexcept nogil:
-    """``str.count(c * 3)``: non-overlapping, so each run of k gives k // 3."""
-    cdef Py_ssize_t i = 0, run
-    cdef int64_t found = 0
-    while i < n:
-        if cp[i] == c:
-            run = 0
-            while i < n and cp[i] == c:
-                run += 1
-                i += 1
-            found += run // 3
-        else:
-            i += 1
-    return found
+cdef inline uint32_t phrases_from(uint32_t c) noexcept nogil:
+    """Bit k set when phrase k (0-13) starts with ``c``."""
+    cdef int k
+    cdef uint32_t heads = 0
+    if c < 128:
+        return PHRASE_HEADS[c]
+    if c < 0x30AF:
+        return 0
+    for k in range(1, 14):
+        if PHRASE[k][0] == c:
+            heads |= (<uint32_t> 1) << k
+    return heads
 
 
 cdef void line_phrases(const uint32_t *cp, Py_ssize_t n, int64_t *js, int64_t *policy) noexcept nogil:
     """Count the line once in ``js`` when it holds phrase 0, once in ``policy`` when it
     holds any of phrases 1-13. One scan: a phrase is only compared where its first
-    character is (every first character is in c-u or from U+30AF on)."""
+    character is."""
     cdef Py_ssize_t i
     cdef int k
     cdef bint found_js = False, found_policy = False
-    cdef uint32_t c
+    cdef uint32_t heads
     for i in range(n):
-        c = cp[i]
-        if c < 0x63 or (c > 0x75 and c < 0x30AF):
+        heads = phrases_from(cp[i])
+        if not heads:
             continue
         for k in range(14):
-            if (found_js if k == 0 else found_policy) or PHRASE[k][0] != c or i + PHRASE_LEN[k] > n:
+            if not (heads >> k) & 1 or (found_js if k == 0 else found_policy) or i + PHRASE_LEN[k] > n:
                 continue
             if memcmp(cp + i, PHRASE[k], PHRASE_LEN[k] * sizeof(uint32_t)) == 0:
                 if k == 0:
@@ -405,14 +419,14 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
     """The whole numbers every metric of one lake document is made of (a dict; see
     ``quality._metrics_from_counts``). ``lang_units``: the language is one measured in
     units; ``english``: count Gopher's stop words."""
-    cdef Py_ssize_t n = len(text), i, j, k, a, b, c0, r, ne = 0, nchunks = 0, nlines = 0, w = 0
+    cdef Py_ssize_t n = len(text), i, j, k, a, b, c0, r, ne = 0, prev_path = 0, prev_path_len = -1, prev_chrome = 0, nchunks = 0, nlines = 0, w = 0
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
-    cdef uint32_t ch
+    cdef uint32_t ch, run_ch
     cdef uint8_t cl
     cdef bint in_link = False, char_mode, space, prev_space, prev_unit, unit, special = False
     cdef int64_t link_chars = 0, nonspace = 0, cjk = 0, hira = 0, units_script = 0, lettered = 0
-    cdef int64_t tokens = 0, last_lettered = -1, symbols = 0, curly = 0, bullets = 0, ell = 0
+    cdef int64_t tokens = 0, last_lettered = -1, tokens_u = 0, last_lettered_u = -1, lettered_u = 0, run = 0, symbols = 0, curly = 0, bullets = 0, ell = 0
     cdef int64_t terminal = 0, sentences = 0, short_lines = 0, short_at, stop = 0, total_units
     cdef int64_t dl, dl_chars, l_chars, dp, dp_chars, p_chars, chrome_chars = 0, depth = 0, total = 0
     cdef int64_t bad_chars = 0, js_lines = 0, policy_lines = 0, lorem
@@ -485,13 +499,17 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
             plain.len += 1
         plen[nchunks] = plain.len - pstart[nchunks]
         total += plen[nchunks]
-        r = chrome_path(4, clean.cp, a, j)
+        if prev_path_len == j - a and memcmp(clean.cp + prev_path, clean.cp + a, (j - a) * sizeof(uint32_t)) == 0:
+            r = prev_chrome       # the same path as the paragraph before
+        else:
+            r = chrome_path(4, clean.cp, a, j)
         if r < 0:     # not ASCII: Python's case rules, through the cache
             path = PyUnicode_FromKindAndData(4, clean.cp + a, j - a)
             chrome = chrome_cache.get(path)
             if chrome is None:
                 chrome = chrome_cache[path] = bool(is_chrome(path))
             r = chrome
+        prev_path, prev_path_len, prev_chrome = a, j - a, r
         if r:
             chrome_chars += plen[nchunks]
         nchunks += 1
@@ -503,39 +521,53 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
         for i in range(nchunks):
             if lab_list[i] == "bad":
                 bad_chars += plen[i]
-    # characters, and words (units) holding a letter, as quality._char_stats counts them
+    # characters, and words (units) holding a letter, as quality._char_stats counts them:
+    # tokens counted both ways (words; units), as the mode depends on the whole text; runs
+    # of dots counted as str.count counts "...": each run of k gives k // 3
+    prev_space = True
+    prev_unit = False
+    run_ch = 0
+    run = 0
     for i in range(plain.len):
         ch = plain.cp[i]
         cl = cls(ch)
-        units_script += (cl & C_UNIT) != 0      # U+3000 included, a space of a unit script
-        if cl & C_SPACE:
-            continue
-        nonspace += 1
-        cjk += (cl & C_CJK) != 0
-        hira += (cl & C_HIRA) != 0
-        if ch > 0xFFFF or LOWER[ch] == SPECIAL:
-            special = True
-        if ch == 0x23:
-            symbols += 1
-        elif ch == 0x7B or ch == 0x7D:
-            curly += 1
-        elif ch == 0x2026:
-            symbols += 1
-    char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
-    prev_space = True
-    prev_unit = False
-    for i in range(plain.len):
-        cl = cls(plain.cp[i])
         space = (cl & C_SPACE) != 0
         unit = (cl & C_UNIT) != 0
-        if not space and (prev_space or (char_mode and (prev_unit or unit))):
-            tokens += 1
-        if cl & C_LETTER and tokens != last_lettered:
-            lettered += 1
-            last_lettered = tokens
+        units_script += unit      # U+3000 included, a space of a unit script
+        if ch != run_ch:
+            if run_ch == 0x2E or run_ch == 0xFF0E or run_ch == 0x30FB:
+                symbols += run // 3
+            run_ch = ch
+            run = 0
+        run += 1
+        if not space:
+            if prev_space:
+                tokens += 1
+                tokens_u += 1
+            elif prev_unit or unit:
+                tokens_u += 1
+            if cl & C_LETTER:
+                if tokens != last_lettered:
+                    lettered += 1
+                    last_lettered = tokens
+                if tokens_u != last_lettered_u:
+                    lettered_u += 1
+                    last_lettered_u = tokens_u
+            nonspace += 1
+            cjk += (cl & C_CJK) != 0
+            hira += (cl & C_HIRA) != 0
+            if ch > 0xFFFF or LOWER[ch] == SPECIAL:
+                special = True
+            if ch == 0x23 or ch == 0x2026:
+                symbols += 1
+            elif ch == 0x7B or ch == 0x7D:
+                curly += 1
         prev_space, prev_unit = space, unit
-    symbols += runs_of_three(plain.cp, plain.len, 0x2E) + runs_of_three(plain.cp, plain.len, 0xFF0E) \
-        + runs_of_three(plain.cp, plain.len, 0x30FB)
+    if run_ch == 0x2E or run_ch == 0xFF0E or run_ch == 0x30FB:
+        symbols += run // 3
+    char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
+    if char_mode:
+        lettered = lettered_u
     # lines: cut at "\n", stripped, the empty ones left out
     k = 1
     for i in range(plain.len):
