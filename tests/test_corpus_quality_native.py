@@ -114,3 +114,23 @@ def test_a_module_that_disagrees_is_refused_with_one_line(monkeypatch, capsys):
     assert q.compiled_module() is None and q.STATUS == "python"
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "failed its check" in err
+
+
+@compiled_only
+def test_compiled_chrome_paths_follow_is_chrome_path():
+    """Both compiled modules decide an ASCII path by ``is_chrome_path``'s rules (chrome tags,
+    classes and ids with a place word before them, any letter case) and leave the others to it."""
+    import random
+
+    from warclake.tasks.native import corpus_quality as cq, corpus_signatures as cs
+
+    parts = ["nav", "Nav", "NAV", "navigation", "footer", "header", "aside", "menu", "sidebar",
+             "breadcrumb", "Breadcrumbs", "comment", "Comments", "cookie", "site", "main", "page",
+             "global", "top", "primary", "secondary", "left", "right", "mobile", "sub", "Site", "-",
+             "_", ".", "#", ">", "div", "p", "x", "content", "no", "sticky", "ul", "li", " ", "1"]
+    rng = random.Random(2)
+    for _ in range(50_000):
+        path = "".join(rng.choice(parts) for _ in range(rng.randint(1, 9)))
+        assert cq.chrome_path_of(path) == cs.chrome_path_of(path) == int(q.is_chrome_path(path)), path
+    for path in ("body>div.ſidebar", "body>div.\u212aookie", "body>div.日本>nav"):
+        assert cq.chrome_path_of(path) == -1     # not ASCII: left to is_chrome_path

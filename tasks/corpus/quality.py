@@ -386,6 +386,8 @@ _CHROME_CACHE: dict = {}
 
 
 def _metrics_compiled(native, text: str, paragraph_labels, lang: str | None) -> dict[str, float]:
+    if len(text or "") >= 1 << 31:     # positions past 32 bits: the reference's numpy
+        return document_metrics_reference(text, paragraph_labels, lang)
     if len(_CHROME_CACHE) > 1 << 17:
         _CHROME_CACHE.clear()
     c = native.document_counts(text or "", paragraph_labels, lang in CHAR_UNIT_LANGS, lang == "en",

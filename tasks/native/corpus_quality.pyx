@@ -11,7 +11,7 @@ as ``signatures.text_hashes`` hashes a string. Lower case is the reference's ``s
 one look-up per character when the text holds no character whose lower case is longer or
 depends on its neighbours (capital sigma), otherwise ``str.lower`` itself.
 """
-from libc.stdint cimport int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memset
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, PyUnicode_FromKindAndData, Py_UNICODE_ISSPACE
@@ -105,8 +105,8 @@ cdef struct Buf:
 cdef struct Table:
     # open addressing over 64-bit keys; slot used when n[slot] > 0
     uint64_t *key
-    int64_t *n
-    int64_t *first
+    int32_t *n
+    int32_t *first
     Py_ssize_t mask
 
 
@@ -135,15 +135,15 @@ cdef int table_init(Table *t, Py_ssize_t items) except -1:
     while size < 2 * items:
         size *= 2
     t.key = <uint64_t *> scratch(13, size * sizeof(uint64_t))
-    t.n = <int64_t *> scratch(14, size * sizeof(int64_t))
-    t.first = <int64_t *> scratch(15, size * sizeof(int64_t))
+    t.n = <int32_t *> scratch(14, size * sizeof(int32_t))
+    t.first = <int32_t *> scratch(15, size * sizeof(int32_t))
     t.mask = size - 1
-    memset(t.n, 0, size * sizeof(int64_t))
+    memset(t.n, 0, size * sizeof(int32_t))
     return 0
 
 
 cdef void table_clear(Table *t) noexcept nogil:
-    memset(t.n, 0, (t.mask + 1) * sizeof(int64_t))
+    memset(t.n, 0, (t.mask + 1) * sizeof(int32_t))
 
 
 cdef inline Py_ssize_t table_slot(Table *t, uint64_t k) noexcept nogil:
@@ -154,15 +154,19 @@ cdef inline Py_ssize_t table_slot(Table *t, uint64_t k) noexcept nogil:
     return s
 
 
-cdef inline int64_t table_add(Table *t, uint64_t k, int64_t pos) noexcept nogil:
-    """Count one occurrence of ``k`` at ``pos``; returns the count before it."""
+cdef inline Py_ssize_t table_put(Table *t, uint64_t k, Py_ssize_t pos) noexcept nogil:
+    """Count one occurrence of ``k`` at ``pos``; returns its slot."""
     cdef Py_ssize_t s = table_slot(t, k)
-    cdef int64_t before = t.n[s]
-    if not before:
+    if not t.n[s]:
         t.key[s] = k
-        t.first[s] = pos
-    t.n[s] = before + 1
-    return before
+        t.first[s] = <int32_t> pos
+    t.n[s] += 1
+    return s
+
+
+cdef inline int64_t table_add(Table *t, uint64_t k, Py_ssize_t pos) noexcept nogil:
+    """Count one occurrence of ``k`` at ``pos``; returns the count before it."""
+    return t.n[table_put(t, k, pos)] - 1
 
 
 cdef inline uint64_t span_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
@@ -339,7 +343,7 @@ cdef Py_ssize_t count_nonoverlapping(const uint32_t *cp, Py_ssize_t n, const uin
 
 cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, int scale,
                        uint64_t *h, Table *t, int64_t *top_num, int64_t *dup_chars,
-                       char *rep) noexcept nogil:
+                       char *rep, int32_t *slots) noexcept nogil:
     """``quality._ngram_shares`` as whole numbers: ``top_num[n-2]`` (n = 2..4) the
     numerator of ``top_{n}gram_char_share`` (count x characters), ``dup_chars[n-5]``
     (n = 5..10) the characters covered by later occurrences; -1 where the reference
@@ -392,10 +396,10 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
                 # only a start whose 5-gram occurs twice can start a repeated longer one
                 table_clear(t)
                 for i in range(glen):
-                    table_add(t, h[i], i)
+                    slots[i] = <int32_t> table_put(t, h[i], i)
                 cnt = 0
                 for i in range(glen):
-                    rep[i] = t.n[table_slot(t, h[i])] > 1
+                    rep[i] = t.n[slots[i]] > 1
                     cnt += rep[i]
                 if cnt < 2:
                     return
@@ -441,6 +445,7 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
     cdef uint64_t *hbuf = NULL
     cdef int64_t *csum = NULL
     cdef char *rep = NULL
+    cdef int32_t *slots = NULL
     cdef Table t
     cdef int64_t top_num[3]
     cdef int64_t dup_chars[6]
@@ -673,6 +678,7 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
     hbuf = <uint64_t *> scratch(10, (w + 1) * sizeof(uint64_t))
     csum = <int64_t *> scratch(11, (w + 1) * sizeof(int64_t))
     rep = <char *> scratch(12, w + 1)
+    slots = <int32_t *> scratch(3, (w + 1) * sizeof(int32_t))     # the paragraphs' slot is free by now
     csum[0] = 0
     for i in range(w):
         ids[i] = span_hash(low.cp + ustart[i], ulen[i])
@@ -680,7 +686,7 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
     total_units = csum[w]
     if w >= 2 and total_units:
         table_init(&t, w)
-        ngram_shares(ids, csum, w, 2 if char_mode else 1, hbuf, &t, top_num, dup_chars, rep)
+        ngram_shares(ids, csum, w, 2 if char_mode else 1, hbuf, &t, top_num, dup_chars, rep, slots)
     else:
         for k in range(3):
             top_num[k] = -1

@@ -12,7 +12,10 @@ collapsed here, so no Python string is made per paragraph but its CSS path.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
-from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, Py_UNICODE_ISSPACE, PyUnicode_Substring, PyUnicode_FromKindAndData
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, PyUnicode_WRITE, Py_UNICODE_ISSPACE, PyUnicode_Substring
+
+cdef extern from "Python.h":
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
 include "corpus_chrome.pxi"
 
@@ -187,7 +190,7 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
     cdef dict chrome_of = {}
     cdef list sel
     cdef list spans
-    cdef object text, norm, labs, path, chrome
+    cdef object text, norm, labs, path, chrome, prev_path = None, prev_chrome = None
     g_max = max(para_ngram, doc_ngram)
     para.cp = NULL; para.len = 0; para.cap = 0
     clean.cp = NULL; clean.len = 0; clean.cap = 0
@@ -267,11 +270,17 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
             keep = []
             for x in sel:
                 path = p_paths[pi - j + x]
-                chrome = chrome_path(PyUnicode_KIND(path), PyUnicode_DATA(path), 0, len(path)) if chrome_rules else -1
+                if path is prev_path or path == prev_path:    # as the paragraph before
+                    chrome = prev_chrome
+                elif chrome_rules:
+                    chrome = chrome_path(PyUnicode_KIND(path), PyUnicode_DATA(path), 0, len(path))
+                else:
+                    chrome = -1
                 if chrome < 0:     # not ASCII (Python's case rules), or another function
                     chrome = chrome_of.get(path)
                     if chrome is None:
                         chrome = chrome_of[path] = bool(is_chrome(path))
+                prev_path, prev_chrome = path, chrome
                 if not chrome:
                     keep.append(x)
             keep = keep or sel
@@ -332,24 +341,28 @@ def simple_nfkc_lower(str text):
     """``unicodedata.normalize("NFKC", text).lower()`` by one look-up per character, or
     None when a character of the text is not in the table (then the caller normalises)."""
     cdef Py_ssize_t n = len(text), i, k = 0, j
-    cdef int kind = PyUnicode_KIND(text)
+    cdef int kind = PyUnicode_KIND(text), out_kind
     cdef void *data = PyUnicode_DATA(text)
-    cdef uint32_t ch, at
-    cdef uint32_t *out
+    cdef void *out_data
+    cdef uint32_t ch, at, top = 0
+    cdef object out
     if not NFKC_READY:
         return None
-    out = <uint32_t *> malloc((8 * n + 1) * sizeof(uint32_t))
-    if out == NULL:
-        raise MemoryError()
-    try:
-        for i in range(n):
-            ch = PyUnicode_READ(kind, data, i)
-            if ch > 0xFFFF or NFKC_AT[ch] == 0xFFFFFFFFU:
-                return None
-            at = NFKC_AT[ch]
-            for j in range(NFKC_LEN[ch]):
-                out[k] = NFKC_POOL[at + j]
-                k += 1
-        return PyUnicode_FromKindAndData(4, out, k)
-    finally:
-        free(out)
+    for i in range(n):     # the length and the largest character first: one string, no copy
+        ch = PyUnicode_READ(kind, data, i)
+        if ch > 0xFFFF or NFKC_AT[ch] == 0xFFFFFFFFU:
+            return None
+        at = NFKC_AT[ch]
+        for j in range(NFKC_LEN[ch]):
+            top = max(top, NFKC_POOL[at + j])
+        k += NFKC_LEN[ch]
+    out = PyUnicode_New(k, top)
+    out_kind, out_data = PyUnicode_KIND(out), PyUnicode_DATA(out)
+    k = 0
+    for i in range(n):
+        ch = PyUnicode_READ(kind, data, i)
+        at = NFKC_AT[ch]
+        for j in range(NFKC_LEN[ch]):
+            PyUnicode_WRITE(out_kind, out_data, k, NFKC_POOL[at + j])
+            k += 1
+    return out
