@@ -12,7 +12,7 @@ one look-up per character when the text holds no character whose lower case is l
 depends on its neighbours (capital sigma), otherwise ``str.lower`` itself.
 """
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc, realloc
+from libc.stdlib cimport realloc
 from libc.string cimport memcmp, memset
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, PyUnicode_FromKindAndData, Py_UNICODE_ISSPACE
 
@@ -202,7 +202,7 @@ cdef int64_t duplicates(const uint32_t *cp, const Py_ssize_t *start, const Py_ss
     table_init(&t, items)
     for i in range(items):
         chars[0] += length[i]
-        k = span_hash(cp + start[i], length[i])
+        k = poly_hash(cp + start[i], length[i])
         s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
         while t.n[s]:
             if t.key[s] == k and length[t.first[s]] == length[i] and memcmp(
