@@ -23,8 +23,8 @@ Per dump, after the MinHash pairs:
 The decision step joins a pair whose MinHash estimate or paragraph Jaccard reaches the
 similarity threshold, so a threshold change redoes nothing here. Different pages of one
 site share only their template, so their distinctive texts stay apart. An earlier-dump
-document's texts that no document of this dump holds count as distinctive (they only lower
-its similarity).
+document in a candidate pair is read whole, and its texts that no document of this dump
+holds are counted over the earlier dumps' paragraphs as well.
 """
 from __future__ import annotations
 
@@ -77,28 +77,9 @@ def distinctive_pairs(con, para_files: list[str], prev_para_files: list[str], pa
     else:
         con.execute("CREATE OR REPLACE TEMP TABLE pp_mh AS SELECT ''::VARCHAR AS a, ''::VARCHAR AS b, "
                     "0.0::DOUBLE AS jaccard, false AS exact WHERE false")
-    # 1. clusters: the MinHash pairs that pass, this dump's and those among earlier documents
-    earlier_links = "SELECT NULL::VARCHAR AS a, NULL::VARCHAR AS b WHERE false"
-    if prev_pair_files:
-        earlier_links = f"""SELECT a, b FROM {parquet_list(prev_pair_files)}
-            WHERE (exact OR jaccard >= {CLUSTER_SIMILARITY!r})
-              AND (a IN (SELECT docId FROM pp_rows) OR b IN (SELECT docId FROM pp_rows))"""
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_links AS
-        SELECT a, b FROM pp_mh WHERE exact OR jaccard >= {CLUSTER_SIMILARITY!r}
-        UNION ALL {earlier_links}""")
-    con.execute("""CREATE OR REPLACE TEMP TABLE pp_nodes AS
-        SELECT docId, (row_number() OVER (ORDER BY docId) - 1)::BIGINT AS node FROM (
-            SELECT docId FROM pp_rows UNION SELECT a FROM pp_links UNION SELECT b FROM pp_links)""")
-    n = con.execute("SELECT count(*) FROM pp_nodes").fetchone()[0]
-    e = con.execute("""SELECT na.node AS a, nb.node AS b FROM pp_links l
-                       JOIN pp_nodes na ON na.docId = l.a JOIN pp_nodes nb ON nb.docId = l.b""").fetchnumpy()
-    labels = component_labels(n, e["a"], e["b"])
-    con.register("pp_labels_in", pa.table({"node": np.arange(n, dtype=np.int64), "label": labels}))
-    # 2. template texts: in several clusters
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_template AS
-        SELECT r.text_hash FROM pp_rows r JOIN pp_nodes USING (docId) JOIN pp_labels_in USING (node)
-        GROUP BY r.text_hash HAVING count(DISTINCT label) >= {TEMPLATE_MIN_CLUSTERS}""")
-    con.unregister("pp_labels_in")
+    earlier_pairs = parquet_list(prev_pair_files) if prev_pair_files else None
+    # 1-2. clusters and template texts over the rows of this dump's texts
+    _template_texts(con, "pp_rows", earlier_pairs)
     # 3. candidates: the MinHash pairs, and documents sharing a distinctive paragraph
     con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_cand AS
         WITH shared AS (
@@ -116,13 +97,24 @@ def distinctive_pairs(con, para_files: list[str], prev_para_files: list[str], pa
             SELECT x2, y FROM ordered WHERE x2 IS NOT NULL AND x2 <> x1 AND (x2_cur OR y_cur)
             UNION ALL
             SELECT a, b FROM pp_mh)""")
-    # 4. every paragraph of the candidates' earlier documents, then the weighted Jaccard
-    prev_full = ""
+    # 4. the candidates' earlier documents whole: their other texts' clusters are counted
+    # over the earlier dumps too, then the weighted Jaccard of the distinctive texts
     if prev:
-        prev_full = f"""UNION ALL SELECT docId, text_hash, max(n_chars)::BIGINT FROM {prev}
-            WHERE n_chars > 0 AND docId IN (SELECT a FROM pp_cand UNION SELECT b FROM pp_cand)
-              AND docId NOT IN (SELECT docId FROM pp_cur_docs)
-            GROUP BY docId, text_hash"""
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_prev_docs AS
+            SELECT DISTINCT docId FROM (SELECT a AS docId FROM pp_cand UNION SELECT b FROM pp_cand)
+            WHERE docId NOT IN (SELECT docId FROM pp_cur_docs)""")
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_prev_full AS
+            SELECT docId, text_hash, max(n_chars)::BIGINT AS w FROM {prev}
+            WHERE n_chars > 0 AND docId IN (SELECT docId FROM pp_prev_docs) GROUP BY docId, text_hash""")
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_rows2 AS SELECT * FROM pp_rows
+            UNION ALL SELECT docId, text_hash, max(n_chars)::BIGINT FROM {prev}
+            WHERE n_chars > 0 AND text_hash IN (SELECT text_hash FROM pp_prev_full)
+              AND text_hash NOT IN (SELECT text_hash FROM pp_cur)
+            GROUP BY docId, text_hash""")
+        _template_texts(con, "pp_rows2", earlier_pairs)
+        prev_full = "UNION ALL SELECT docId, text_hash, w FROM pp_prev_full"
+    else:
+        prev_full = ""
     con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_dist AS
         SELECT docId, text_hash, w FROM (SELECT * FROM pp_cur {prev_full})
         WHERE text_hash NOT IN (SELECT text_hash FROM pp_template)""")
@@ -135,6 +127,33 @@ def distinctive_pairs(con, para_files: list[str], prev_para_files: list[str], pa
         SELECT c.a, c.b, (c.sw / (ta.tw + tb.tw - c.sw))::DOUBLE AS para_jaccard
         FROM common c JOIN tot ta ON ta.docId = c.a JOIN tot tb ON tb.docId = c.b
         ORDER BY c.a, c.b""")
-    for t in ("pp_cur", "pp_cur_docs", "pp_rows", "pp_mh", "pp_links", "pp_nodes", "pp_template", "pp_cand", "pp_dist"):
+    for t in ("pp_cur", "pp_cur_docs", "pp_rows", "pp_rows2", "pp_mh", "pp_links", "pp_nodes", "pp_template",
+              "pp_cand", "pp_prev_docs", "pp_prev_full", "pp_dist"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
     return out.cast(PARA_PAIRS)
+
+
+def _template_texts(con, rows: str, earlier_pairs: str | None) -> None:
+    """``pp_template``: the texts of ``rows`` (docId, text_hash, w) found in at least
+    ``TEMPLATE_MIN_CLUSTERS`` clusters of the MinHash pairs that pass ``CLUSTER_SIMILARITY``
+    (this dump's, ``pp_mh``, and the earlier dumps' among these documents)."""
+    earlier_links = "SELECT NULL::VARCHAR AS a, NULL::VARCHAR AS b WHERE false"
+    if earlier_pairs:
+        earlier_links = f"""SELECT a, b FROM {earlier_pairs}
+            WHERE (exact OR jaccard >= {CLUSTER_SIMILARITY!r})
+              AND (a IN (SELECT docId FROM {rows}) OR b IN (SELECT docId FROM {rows}))"""
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_links AS
+        SELECT a, b FROM pp_mh WHERE exact OR jaccard >= {CLUSTER_SIMILARITY!r}
+        UNION ALL {earlier_links}""")
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_nodes AS
+        SELECT docId, (row_number() OVER (ORDER BY docId) - 1)::BIGINT AS node FROM (
+            SELECT docId FROM {rows} UNION SELECT a FROM pp_links UNION SELECT b FROM pp_links)""")
+    n = con.execute("SELECT count(*) FROM pp_nodes").fetchone()[0]
+    e = con.execute("""SELECT na.node AS a, nb.node AS b FROM pp_links l
+                       JOIN pp_nodes na ON na.docId = l.a JOIN pp_nodes nb ON nb.docId = l.b""").fetchnumpy()
+    labels = component_labels(n, e["a"], e["b"])
+    con.register("pp_labels_in", pa.table({"node": np.arange(n, dtype=np.int64), "label": labels}))
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_template AS
+        SELECT r.text_hash FROM {rows} r JOIN pp_nodes USING (docId) JOIN pp_labels_in USING (node)
+        GROUP BY r.text_hash HAVING count(DISTINCT label) >= {TEMPLATE_MIN_CLUSTERS}""")
+    con.unregister("pp_labels_in")
