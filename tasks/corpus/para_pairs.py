@@ -36,7 +36,7 @@ from .engine import parquet_list, query_table
 from .layout import CorpusLayout, write_table
 
 STEP = "para_pairs"
-TEMPLATE_MIN_CLUSTERS = 4
+TEMPLATE_MIN_CLUSTERS = 3
 CLUSTER_SIMILARITY = 0.6
 MIN_CANDIDATE_CHARS = 40
 SETTINGS = {"template_min_clusters": TEMPLATE_MIN_CLUSTERS, "cluster_similarity": CLUSTER_SIMILARITY,
