@@ -127,3 +127,20 @@ def test_article_under_another_template_in_a_later_dump_keeps_the_earlier_id(tmp
     assert not c["kept"] and c["rule"] == "near_duplicate_earlier_dump", c["rules"]
     assert c["duplicate_of"] == a_pages[0]["docId"]
     assert all(later[m["docId"]]["kept"] and later[m["docId"]]["cluster_size"] == 1 for m in more)
+
+
+def test_pairs_and_decisions_do_not_depend_on_the_order_of_documents(tmp_path):
+    a_pages, b_template, b_pages = two_sites(D1)
+    docs = a_pages + b_pages + [syndicated(D1, a_pages[0], b_template)]
+    out = []
+    for name, order in (("x", docs), ("y", docs[::-1])):
+        lake = str(tmp_path / name)
+        write_archive(lake, D1, "arch-0.warc.gz", order[:5])
+        write_archive(lake, D1, "arch-1.warc.gz", order[5:])
+        run(lake)
+        pairs = open(os.path.join(lake, "corpus", "para_pairs", f"dump={D1}", "para_pairs.parquet"), "rb").read()
+        # the run id names the input files (other archives here), the rest must agree
+        dec = sorted((r["docId"], r["kept"], r["rule"], r["value"], r["cluster_id"], r["survivor"])
+                     for r in decisions(lake, D1).values())
+        out.append((pairs, dec))
+    assert out[0] == out[1]
