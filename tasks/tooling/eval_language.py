@@ -257,24 +257,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--high-accuracy", action="store_true",
                     help="also run lingua's high-accuracy Latin models (~1 GB, ~30 s to load)")
     ap.add_argument("--memory", action="store_true", help="also measure detector RSS per targets")
+    ap.add_argument("--no-screen", action="store_true",
+                    help="every Latin-script page to lingua (no English screen), for comparison")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
+    screen = not a.no_screen
     pages = load_pages(a.root, a.english)
     if not pages:
         ap.error("no pages found: give the data root (holding encodings/, gold/, warc/)")
     cut = sentences(pages)
     runs = {
-        "ja only": run(pages, ("ja",)),
-        "ja only, single sentences": run(cut, ("ja",)),
-        "ja only, pages and single sentences together": run(pages + cut, ("ja",)),
-        "all, single sentences": run(cut, ("all",), paragraphs=True),
-        "all, pages and single sentences together": run(pages + cut, ("all",), paragraphs=True),
-        "a few (ja, en, ru, hu)": run(pages, ("ja", "en", "ru", "hu")),
-        "all, Latin buffer from the page": run(pages, ("all",)),
-        "all, Latin buffer from <p> text (paragraphs_text)": run(pages, ("all",), paragraphs=True),
+        "ja only": run(pages, ("ja",), screen=screen),
+        "ja only, single sentences": run(cut, ("ja",), screen=screen),
+        "ja only, pages and single sentences together": run(pages + cut, ("ja",), screen=screen),
+        "all, single sentences": run(cut, ("all",), paragraphs=True, screen=screen),
+        "all, pages and single sentences together": run(pages + cut, ("all",), paragraphs=True, screen=screen),
+        "a few (ja, en, ru, hu)": run(pages, ("ja", "en", "ru", "hu"), screen=screen),
+        "all, Latin buffer from the page": run(pages, ("all",), screen=screen),
+        "all, Latin buffer from <p> text (paragraphs_text)": run(pages, ("all",), paragraphs=True, screen=screen),
     }
     if a.high_accuracy:
-        runs["all, high-accuracy lingua for Latin"] = run(pages, ("all",), low_accuracy=False)
+        runs["all, high-accuracy lingua for Latin"] = run(pages, ("all",), low_accuracy=False, screen=screen)
     baseline = {t: uzushio_original(pages, t) for t in (("ja",), ("all",))}
     memory = {}
     if a.memory:
