@@ -36,7 +36,7 @@ CHECK_PAGES = (
 )
 
 
-# What load_checked decided, by module name: (what, STATUS, REASON), in the order of loading.
+# What load_checked decided, by module name: (what, STATUS, REASON).
 LOADED: dict[str, tuple[str, str, str]] = {}
 
 
@@ -147,7 +147,9 @@ def describe_all() -> str:
 
     signatures.compiled_module()
     parts = []
-    for name, (what, status, reason) in LOADED.items():
+    order = list(_LABELS) + [n for n in LOADED if n not in _LABELS]
+    for name in (n for n in order if n in LOADED):
+        what, status, reason = LOADED[name]
         parts.append(f"{_LABELS.get(name, what)}: {status}" + ("" if status == "compiled" else f" ({reason})"))
         if name == "sieve_features":
             # The structure columns are checked inside the sieve features' check: compiled
