@@ -436,3 +436,13 @@ def test_the_screen_keeps_the_accuracy_of_lingua_alone(real_pages):
     assert on["via"].get("words", 0) >= 0.2 * len(items)  # measured 237 of 1,082
     assert on["lang_accuracy"] >= off["lang_accuracy"], (on["wrong"], off["wrong"])
     assert not [w for w in on["wrong"] if w[4] == "words"]  # the screen decided none of the misses
+
+
+def test_the_screen_against_lingua_on_a_generated_archive(tmp_path):
+    from warclake.tasks.tooling.eval_language import screen_against_lingua
+    from warclake.tasks.tooling.sample_dump import make_dump
+
+    paths = make_dump(str(tmp_path / "dump"), files=1, pages_per_file=60, truncate_last=False)
+    res = screen_against_lingua(paths)
+    assert res["texts"] >= 10 and 0 < res["settled"] <= res["texts"]
+    assert all(lang != "en" for lang, _, _ in res["differ"])
