@@ -22,8 +22,12 @@ def test_version_lists_every_module_the_loader_checked():
     assert tuple(parts) == NAMES
     for name, (_, status, _) in native.LOADED.items():
         assert parts[native._LABELS[name]].split(" ")[0] == status
+    # a fresh process lists the same four, each compiled or python with its reason
     out = version().stdout
-    assert out.startswith("warclake ") and f"({text})" in out
+    assert out.startswith("warclake ")
+    listed = dict(p.split(": ", 1) for p in out[out.index("(") + 1:out.rindex(")")].split("; "))
+    assert tuple(listed) == NAMES
+    assert all(v == "compiled" or v.startswith("python (") for v in listed.values()), listed
 
 
 def test_the_switch_turns_every_module_to_python_and_says_so():
