@@ -78,6 +78,7 @@ def test_with_the_module_off_the_reference_runs_silently():
 
 
 def _reload_state(monkeypatch):
+    monkeypatch.setattr(native, "LOADED", dict(native.LOADED))   # --version's record, restored after
     monkeypatch.setattr(q, "STATUS", "python")
     monkeypatch.setattr(q, "REASON", "not loaded")
     monkeypatch.setattr(q, "_COMPILED", None)

@@ -7,7 +7,7 @@ from conftest import REPO
 
 from warclake.tasks import native
 
-NAMES = ("paragraph walk", "sieve features", "sieve structure", "corpus signatures")
+NAMES = ("paragraph walk", "sieve features", "sieve structure", "corpus signatures", "corpus quality metrics")
 
 
 def version(**env) -> subprocess.CompletedProcess:
@@ -17,12 +17,12 @@ def version(**env) -> subprocess.CompletedProcess:
 
 def test_version_lists_every_module_the_loader_checked():
     text = native.describe_all()
-    assert set(native.LOADED) == {"lexbor_walk", "sieve_features", "corpus_signatures"}
+    assert set(native.LOADED) == {"lexbor_walk", "sieve_features", "corpus_signatures", "corpus_quality"}
     parts = dict(p.split(": ", 1) for p in text.split("; "))
     assert tuple(parts) == NAMES
     for name, (_, status, _) in native.LOADED.items():
         assert parts[native._LABELS[name]].split(" ")[0] == status
-    # a fresh process lists the same four, each compiled or python with its reason
+    # a fresh process lists the same five, each compiled or python with its reason
     out = version().stdout
     assert out.startswith("warclake ")
     listed = dict(p.split(": ", 1) for p in out[out.index("(") + 1:out.rindex(")")].split("; "))
