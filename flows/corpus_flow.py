@@ -21,6 +21,7 @@ from dataclasses import asdict
 
 from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
+from prefect.futures import as_completed
 from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -29,6 +30,7 @@ from warclake.tasks.corpus import stage
 from warclake.tasks.corpus.archive_step import sign_archive
 from warclake.tasks.corpus.checks import prepare
 from warclake.tasks.corpus.layout import CorpusLayout
+from warclake.tasks.corpus.manifest import ManifestWriter
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
 
 
@@ -81,6 +83,25 @@ def report_task(lake: str, report_dir: str | None) -> str:
     return write_corpus_report(lake, report_dir)[1]
 
 
+def sign_all(lake: str, layout: CorpusLayout, dumps: list[str], archives: dict, sig: SignatureConfig) -> int:
+    """The per-archive step of every archive the manifests do not hold as current, one
+    task each; each manifest updated here (its one writer) as the tasks complete."""
+    writers = {d: ManifestWriter(layout, d) for d in dumps}
+    try:
+        futures = {sign_task.submit(lake, d, w, s, sig): (d, w)
+                   for d in dumps for w, s in writers[d].reconcile(archives[d], sig)}
+        signed = 0
+        for f in as_completed(list(futures)):
+            res = f.result()
+            d, w = futures[f]
+            writers[d].add(w, res["key"])
+            signed += res["done"] == "signed"
+        return signed
+    finally:
+        for w in writers.values():
+            w.close()
+
+
 def _run_name() -> str:
     from prefect.runtime import flow_run
 
@@ -111,9 +132,9 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
         message = " ".join(str(exc).split())
         log.error("%s", message)
         return Failed(message=message, data=CorpusFailed(message))
-    CorpusLayout(lake).clean_stale_tmp()
-    signed = [sign_task.submit(lake, d, w, s, opts.sig) for d in dumps for w, s in archives[d]]
-    counts = {"signed": sum(f.result()["done"] == "signed" for f in signed)}
+    layout = CorpusLayout(lake)
+    layout.clean_stale_tmp()
+    counts = {"signed": sign_all(lake, layout, dumps, archives, opts.sig)}
     parts = range(opts.sig.partitions)
     for f in [stats_task.submit(lake, d, p, opts) for d in dumps for p in parts]:
         f.result()

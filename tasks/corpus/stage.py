@@ -23,6 +23,7 @@ from .decide import (DOC_STEP, PARA_STEP, check_quality_overrides, document_deci
 from .dump_inputs import DumpInputs, dump_inputs
 from .engine import DEFAULT_MEMORY_LIMIT, connect, parquet_list
 from .layout import CorpusLayout, write_table
+from .manifest import ManifestWriter
 from .pairs import STEP as PAIRS_STEP, pairs_partition
 from .para_groups import SETTINGS as GROUP_SETTINGS, STEP as GROUPS_STEP, groups_step
 from .para_stats import STEP as STATS_STEP, stats_partition
@@ -198,7 +199,8 @@ GLOBAL_STATE_STEPS = (STATS_STEP, GROUPS_STEP, PAIRS_STEP, PARA_STEP, DOC_STEP)
 
 def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, dict]]],
               opts: StageOptions | None = None, progress=None) -> dict:
-    """Every step of every dump in ``dumps`` (in order), skipping what is done."""
+    """Every step of every dump in ``dumps`` (in order), skipping what is done. The
+    per-archive step runs only for archives the dump's manifest does not hold as current."""
     opts = opts or StageOptions()
     check_quality_overrides(opts.decide)
     layout = CorpusLayout(lake)
@@ -206,11 +208,16 @@ def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, d
     counts = {"signed": 0, "partitions": 0}
     t0 = time.monotonic()
     for dump in dumps:
-        for warc, summary in archives.get(dump, []):
-            res = sign_archive(lake, dump, warc, summary, opts.sig)
-            counts["signed"] += res["done"] == "signed"
-            if progress:
-                progress(f"{dump} {warc}: {res['done']}")
+        writer = ManifestWriter(layout, dump)
+        try:
+            for warc, summary in writer.reconcile(archives.get(dump, []), opts.sig):
+                res = sign_archive(lake, dump, warc, summary, opts.sig)
+                writer.add(warc, res["key"])
+                counts["signed"] += res["done"] == "signed"
+                if progress:
+                    progress(f"{dump} {warc}: {res['done']}")
+        finally:
+            writer.close()
         ctx = DumpContext.build(layout, dumps, dump, opts)
         for name, step in GLOBAL_STEPS:
             counts["partitions"] += step(ctx)
