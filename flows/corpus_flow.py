@@ -31,6 +31,7 @@ from warclake.tasks.corpus.archive_step import sign_archive
 from warclake.tasks.corpus.checks import prepare
 from warclake.tasks.corpus.layout import CorpusLayout
 from warclake.tasks.corpus.manifest import ManifestWriter
+from warclake.tasks.corpus.run_lock import CorpusLock
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
 
 
@@ -128,25 +129,40 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
                                                         **(thresholds or {})),
                                   memory_limit=memory_limit, threads=threads)
         dumps, archives = prepare(lake, dump, opts.decide)
+        lock = CorpusLock(lake).acquire()   # one run per lake (CorpusLocked names the other)
     except (ValueError, OSError, TypeError) as exc:
         message = " ".join(str(exc).split())
         log.error("%s", message)
         return Failed(message=message, data=CorpusFailed(message))
+    try:
+        return _judge(lake, dumps, archives, opts, lock, report, report_dir)
+    finally:
+        lock.release()
+
+
+def _judge(lake, dumps, archives, opts, lock, report, report_dir) -> State:
+    """The flow's work, once the lake's corpus lock is held (checked between phases)."""
+    log = get_run_logger()
     layout = CorpusLayout(lake)
     layout.clean_stale_tmp()
     counts = {"signed": sign_all(lake, layout, dumps, archives, opts.sig)}
     parts = range(opts.sig.partitions)
+    lock.check()
     for f in [stats_task.submit(lake, d, p, opts) for d in dumps for p in parts]:
         f.result()
     for d in dumps:   # in order: a dump's groups build on the earlier dumps'
+        lock.check()
         groups_task.submit(lake, dumps, d, opts).result()
+    lock.check()
     futures = [pairs_task.submit(lake, dumps, d, p, opts) for d in dumps for p in parts]
     futures += [para_decisions_task.submit(lake, dumps, d, p, opts) for d in dumps for p in parts]
     for f in futures:
         f.result()
+    lock.check()
     for f in [doc_decisions_task.submit(lake, dumps, d, opts) for d in dumps]:
         f.result()
     counts["dumps"] = {d: stage.dump_summary(lake, d, opts.sig.partitions) for d in dumps}
+    lock.check()
     if report:
         counts["report"] = report_task.submit(lake, report_dir).result()
     for d, st in counts["dumps"].items():

@@ -24,6 +24,7 @@ from .dump_inputs import DumpInputs, dump_inputs
 from .engine import DEFAULT_MEMORY_LIMIT, connect, parquet_list
 from .layout import CorpusLayout, write_table
 from .manifest import ManifestWriter
+from .run_lock import CorpusLock
 from .pairs import STEP as PAIRS_STEP, pairs_partition
 from .para_groups import SETTINGS as GROUP_SETTINGS, STEP as GROUPS_STEP, groups_step
 from .para_stats import STEP as STATS_STEP, stats_partition
@@ -203,6 +204,11 @@ def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, d
     per-archive step runs only for archives the dump's manifest does not hold as current."""
     opts = opts or StageOptions()
     check_quality_overrides(opts.decide)
+    with CorpusLock(lake) as lock:
+        return _run_stage(lake, dumps, archives, opts, progress, lock)
+
+
+def _run_stage(lake, dumps, archives, opts, progress, lock) -> dict:
     layout = CorpusLayout(lake)
     layout.clean_stale_tmp()
     counts = {"signed": 0, "partitions": 0}
@@ -211,6 +217,7 @@ def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, d
         writer = ManifestWriter(layout, dump)
         try:
             for warc, summary in writer.reconcile(archives.get(dump, []), opts.sig):
+                lock.check()
                 res = sign_archive(lake, dump, warc, summary, opts.sig)
                 writer.add(warc, res["key"])
                 counts["signed"] += res["done"] == "signed"
@@ -220,6 +227,7 @@ def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, d
             writer.close()
         ctx = DumpContext.build(layout, dumps, dump, opts)
         for name, step in GLOBAL_STEPS:
+            lock.check()
             counts["partitions"] += step(ctx)
             if progress:
                 progress(f"{dump}: {name.replace('_', ' ')} done")
@@ -243,12 +251,14 @@ def finish(lake: str, dumps: list[str], archives: dict, opts: StageOptions, repo
     report page."""
     from warclake.tasks.catalog import build_catalog, is_remote
 
-    counts = run_stage(lake, dumps, archives, opts, progress)
-    counts["dumps"] = {d: dump_summary(lake, d, opts.sig.partitions) for d in dumps}
-    if not is_remote(lake):   # a remote lake has no catalogue file: its readers build the views in memory
-        build_catalog(lake)
-    if report:
-        from .report import write_corpus_report
+    with CorpusLock(lake) as lock:   # one run per lake, through the catalogue and the report
+        counts = run_stage(lake, dumps, archives, opts, progress)
+        counts["dumps"] = {d: dump_summary(lake, d, opts.sig.partitions) for d in dumps}
+        lock.check()
+        if not is_remote(lake):   # a remote lake has no catalogue file: its readers build the views in memory
+            build_catalog(lake)
+        if report:
+            from .report import write_corpus_report
 
-        counts["report"] = write_corpus_report(lake, report_dir)[1]
+            counts["report"] = write_corpus_report(lake, report_dir)[1]
     return counts
