@@ -270,12 +270,12 @@ def test_a_lease_not_renewed_is_taken_over_and_the_old_holder_stops(s3):
 
     url = f"s3://{BUCKET}/lease"
     path = f"{BUCKET}/lease/corpus/lock.json"
-    # a holder on another host, its lease 1 s, written and never renewed
+    # a holder on another host, its lease 2 s, written and never renewed
     s3["fs"].call_s3("put_object", Bucket=BUCKET, Key="lease/corpus/lock.json", Body=b"{}",
-                     Metadata={"owner": "x", "host": "elsewhere", "pid": "1", "ttl": "1", "started": "then"})
+                     Metadata={"owner": "x", "host": "elsewhere", "pid": "1", "ttl": "2", "started": "then"})
     with pytest.raises(CorpusLocked, match="pid 1 on elsewhere"):
         CorpusLock(url).acquire()
-    time.sleep(2.5)
+    time.sleep(5)
     mine = CorpusLock(url, ttl=600).acquire()
     assert json.loads(s3["fs"].cat_file(path))["owner"] == mine.meta["owner"]
     mine.renew()

@@ -37,6 +37,7 @@ from .layout import ROOT
 log = logging.getLogger(__name__)
 
 DEFAULT_TTL = float(os.environ.get("WARCLAKE_CORPUS_LOCK_TTL", 120))
+STAMP_GRACE = 2.0   # an object store's modification times are to the second
 
 
 class CorpusLocked(OSError):
@@ -111,9 +112,14 @@ class _LocalStore:
 
 
 def _precondition_failed(exc: OSError) -> bool:
-    # s3fs: If-None-Match -> FileExistsError; If-Match -> OSError(EINVAL, "...Precondition...")
-    return isinstance(exc, FileExistsError) or (exc.errno == errno.EINVAL and "recondition" in str(exc)) \
-        or "ConditionalRequestConflict" in str(exc)
+    """A conditional write refused (s3fs: If-None-Match -> FileExistsError; If-Match -> an
+    OSError(EINVAL) caused by the PreconditionFailed reply; S3's 409 for two conditional
+    writes at once)."""
+    if isinstance(exc, FileExistsError):
+        return True
+    code = (getattr(exc.__cause__, "response", None) or {}).get("Error", {}).get("Code")
+    return code in ("PreconditionFailed", "ConditionalRequestConflict") or \
+        (exc.errno == errno.EINVAL and "condition" in str(exc).lower())
 
 
 class _S3Store:
@@ -276,7 +282,7 @@ class CorpusLock:
             ttl = float(holder.get("ttl") or self.ttl)
         except ValueError:
             ttl = self.ttl
-        return time.time() - modified > ttl
+        return time.time() - modified > ttl + STAMP_GRACE
 
     def _start_renewing(self) -> None:
         self._stop.clear()
