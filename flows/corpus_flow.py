@@ -17,6 +17,8 @@ corpus stage keeps the extraction's schedule.
 """
 from __future__ import annotations
 
+import functools
+import traceback
 from dataclasses import asdict
 
 from prefect import flow, get_run_logger, task
@@ -41,40 +43,62 @@ class CorpusFailed(Exception):
 
 # Every step is idempotent (done = its state file), so a step that met a network or
 # storage error (a remote lake) is simply run again, as extraction's archives are.
-RETRIES = dict(retries=2, retry_delay_seconds=[2, 8], retry_condition_fn=retry_if_transient, persist_result=False)
+RETRIES = dict(retries=len(stage.RETRY_DELAYS), retry_delay_seconds=list(stage.RETRY_DELAYS),
+               retry_condition_fn=retry_if_transient, persist_result=False)
+
+
+def frames_freed(fn):
+    """A step whose exception keeps no local of its frames: the failed state holds the
+    exception for the rest of the run, and a DuckDB connection held there would outlive
+    it (reported as leaked when the process exits)."""
+    @functools.wraps(fn)
+    def step(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BaseException as exc:
+            traceback.clear_frames(exc.__traceback__)
+            raise
+    return step
 
 
 @task(name="corpus-sign-archive", task_run_name="sign {dump}/{warc}", **RETRIES)
+@frames_freed
 def sign_task(lake: str, dump: str, warc: str, summary: dict, sig: SignatureConfig) -> dict:
     return sign_archive(lake, dump, warc, summary, sig)
 
 
 @task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", **RETRIES)
+@frames_freed
 def stats_task(lake: str, dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.stats_task(lake, dump, part, opts)
 
 
 @task(name="corpus-paragraph-groups", task_run_name="paragraph groups {dump}", **RETRIES)
+@frames_freed
 def groups_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions) -> bool:
     return stage.groups_task(lake, dumps, dump, opts)
 
 
 @task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", **RETRIES)
+@frames_freed
 def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.pairs_task(lake, dumps, dump, part, opts)
 
 
 @task(name="corpus-paragraph-decisions", task_run_name="paragraph decisions {dump} part {part}", **RETRIES)
+@frames_freed
 def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.para_decisions_task(lake, dumps, dump, part, opts)
 
 
 @task(name="corpus-document-decisions", task_run_name="document decisions {dump}", **RETRIES)
+@frames_freed
 def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions) -> bool:
     return stage.doc_decisions_task(lake, dumps, dump, opts)
 
 
 @task(name="corpus-report", **RETRIES)
+@frames_freed
 def report_task(lake: str, report_dir: str | None) -> str:
     from warclake.tasks.catalog import build_catalog, is_remote
     from warclake.tasks.corpus.report import write_corpus_report

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from warclake.tasks.transient import is_transient
+
 from .archive_step import sign_archive
 from .decide import (DOC_STEP, PARA_STEP, check_quality_overrides, document_decisions,
                      paragraph_decisions, run_id_of)
@@ -39,6 +41,24 @@ class StageOptions:
     decide: DecisionConfig = field(default_factory=DecisionConfig)
     memory_limit: str = DEFAULT_MEMORY_LIMIT
     threads: int | None = None
+
+
+# A step that meets a network or storage error is run again after these delays (every
+# step is idempotent); the flow's tasks use the same.
+RETRY_DELAYS = (2, 8)
+
+
+def retrying(what: str, fn, progress=None, delays=RETRY_DELAYS):
+    """``fn()``, run again after each delay while it fails with a transient error."""
+    for delay in (*delays, None):
+        try:
+            return fn()
+        except Exception as exc:
+            if delay is None or not is_transient(exc):
+                raise
+            if progress:
+                progress(f"{what}: {' '.join(str(exc).split()) or type(exc).__name__}; again in {delay} s")
+            time.sleep(delay)
 
 
 def earlier(dumps: list[str], dump: str) -> list[str]:
@@ -218,7 +238,7 @@ def _run_stage(lake, dumps, archives, opts, progress, lock) -> dict:
         try:
             for warc, summary in writer.reconcile(archives.get(dump, []), opts.sig):
                 lock.check()
-                res = sign_archive(lake, dump, warc, summary, opts.sig)
+                res = retrying(f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, opts.sig), progress)
                 writer.add(warc, res["key"])
                 counts["signed"] += res["done"] == "signed"
                 if progress:
@@ -228,7 +248,7 @@ def _run_stage(lake, dumps, archives, opts, progress, lock) -> dict:
         ctx = DumpContext.build(layout, dumps, dump, opts)
         for name, step in GLOBAL_STEPS:
             lock.check()
-            counts["partitions"] += step(ctx)
+            counts["partitions"] += retrying(f"{dump}: {name.replace('_', ' ')}", lambda: step(ctx), progress)
             if progress:
                 progress(f"{dump}: {name.replace('_', ' ')} done")
     counts["seconds"] = round(time.monotonic() - t0, 2)
