@@ -15,6 +15,7 @@ from warclake.tasks.lake import Lake
 
 from .archive_step import finished_archives
 from .layout import CorpusLayout, read_schema
+from .run_lock import CorpusLock
 from .settings import DecisionConfig
 
 REQUIRED_COLUMNS = {"text", "docId", "url", "lang", "date", "dump", "warc_file", "paragraph_labels"}
@@ -32,8 +33,9 @@ def prepare(lake: str, dump: str | None, decide: DecisionConfig) -> tuple[list[s
 
 def check_request(lake: str, dump: str | None, decide: DecisionConfig) -> list[str]:
     """The dumps of a run, after the checks that read no summary: the settings, the lake
-    answering, the dump being one of its dumps, no extraction holding a dump's lock. A few
-    listings, so a command can make them before it starts Prefect."""
+    answering, the dump being one of its dumps, no extraction holding a dump's lock, no
+    other corpus run holding the lake's. A few listings, so a command can make them before
+    it starts Prefect."""
     from .decide import check_quality_overrides
 
     check_quality_overrides(decide)
@@ -41,6 +43,7 @@ def check_request(lake: str, dump: str | None, decide: DecisionConfig) -> list[s
     lk = Lake(lake)
     for d in dumps:
         DumpLock(lk, d).check()   # DumpLocked names the run still extracting it
+    CorpusLock(lk).check_free()   # CorpusLocked names the corpus run holding the lake
     return dumps
 
 

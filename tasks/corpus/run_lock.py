@@ -269,6 +269,15 @@ class CorpusLock:
                 return
         raise CorpusLocked(f"the corpus lock of the lake at {self.lake.url} keeps changing hands; try again")
 
+    def check_free(self) -> None:
+        """CorpusLocked if a live run holds the lock now (a look before starting Prefect;
+        the flow takes the lock itself)."""
+        if self.url in _held:
+            return
+        h = self.store.head()
+        if h is not None and not self._gone(h[2], h[1]):
+            raise CorpusLocked(self._describe(h[2], h[1]))
+
     def _fresh(self) -> dict:
         return {**self.meta, "renewed": _now()}
 
