@@ -81,9 +81,8 @@ def run_corpus_cmd(args) -> int:
         counts = state.result()
     else:
         from warclake.tasks.corpus.checks import prepare
-        from warclake.tasks.corpus.stage import finish
-
         from warclake.tasks.corpus.run_lock import CorpusLocked
+        from warclake.tasks.corpus.stage import finish
 
         dumps, archives = prepare(args.lake, args.dump, opts.decide)
         try:

@@ -26,10 +26,10 @@ from .dump_inputs import DumpInputs, dump_inputs
 from .engine import DEFAULT_MEMORY_LIMIT, connect, parquet_list
 from .layout import CorpusLayout, write_table
 from .manifest import ManifestWriter
-from .run_lock import CorpusLock
 from .pairs import STEP as PAIRS_STEP, pairs_partition
 from .para_groups import SETTINGS as GROUP_SETTINGS, STEP as GROUPS_STEP, groups_step
 from .para_stats import STEP as STATS_STEP, stats_partition
+from .run_lock import CorpusLock
 from .settings import DecisionConfig, SignatureConfig
 
 log = logging.getLogger(__name__)
