@@ -138,13 +138,14 @@ def _run_name() -> str:
 def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = None,
                 quality: dict | None = None, drop_all_copies: bool = False, memory_limit: str = "2GB",
                 partitions: int = SignatureConfig().partitions, threads: int | None = None,
-                report: bool = True, report_dir: str | None = None):
+                report: bool = True, report_dir: str | None = None, lock_wait: float = 0):
     """Judge ``dump`` (with every earlier dump it is compared against), or every dump.
 
     thresholds: values of the decision thresholds (similarity, template_min_pages, ...);
     quality: quality rule name -> threshold. Bad input (thresholds out of range, a lake
     without documents, a dump still being extracted, an older lake schema, a lake that does
-    not answer) ends the run Failed with one line, before any work.
+    not answer) ends the run Failed with one line, before any work; so does another corpus
+    run holding the lake's lock for longer than ``lock_wait`` seconds.
     """
     log = get_run_logger()
     try:
@@ -152,8 +153,8 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
                                   decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
                                                         **(thresholds or {})),
                                   memory_limit=memory_limit, threads=threads)
-        dumps, archives = prepare(lake, dump, opts.decide)
-        lock = CorpusLock(lake).acquire()   # one run per lake (CorpusLocked names the other)
+        dumps, archives = prepare(lake, dump, opts.decide, lock=False)
+        lock = CorpusLock(lake).acquire(wait=lock_wait)   # one run per lake (CorpusLocked names the other)
     except (ValueError, OSError, TypeError) as exc:
         message = " ".join(str(exc).split())
         log.error("%s", message)
@@ -220,6 +221,11 @@ def corpus_dump(lake: str, dump: str | None = None, options: stage.StageOptions 
               **flow_parameters(options or stage.StageOptions()), return_state=True)
 
 
+# The follow-up of an extraction waits this long for another dump's corpus run on the same
+# lake (extractions of two dumps may end close together) before it fails.
+FOLLOW_UP_LOCK_WAIT = 6 * 3600
+
+
 def follow_up(lake: str, dump: str, extraction: State, report: bool = True) -> State:
     """The corpus stage after a completed extraction of ``dump``, as a sub-flow run: on the
     extraction's Dask cluster when it ran on one. The extraction's state comes back with the
@@ -228,7 +234,7 @@ def follow_up(lake: str, dump: str, extraction: State, report: bool = True) -> S
     fn = corpus_flow
     if type(runner).__name__ == "DaskTaskRunner":
         fn = corpus_flow.with_options(task_runner=runner.duplicate())
-    state = fn(lake=lake, dump=dump, report=report, return_state=True)
+    state = fn(lake=lake, dump=dump, report=report, lock_wait=FOLLOW_UP_LOCK_WAIT, return_state=True)
     data = extraction.result(raise_on_failure=False)
     if state.is_completed():
         if isinstance(data, dict):

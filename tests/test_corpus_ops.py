@@ -265,6 +265,36 @@ def test_two_processes_that_start_together_one_gets_the_lock(s3, tmp_path, where
         assert said == ["held", "refused"], outs
 
 
+HOLD = """
+import sys, time
+from warclake.tasks.corpus.run_lock import CorpusLock
+with CorpusLock(sys.argv[1]):
+    print("held", flush=True)
+    time.sleep(4)
+"""
+
+
+@pytest.mark.parametrize("where", ["s3", "local"])
+def test_a_run_that_may_wait_takes_the_lock_once_the_other_run_ends(s3, tmp_path, where):
+    """What an extraction's corpus follow-up does when another dump's corpus run holds the lake."""
+    from warclake.tasks.corpus.run_lock import CorpusLock, CorpusLocked
+
+    url = f"s3://{BUCKET}/wait" if where == "s3" else str(tmp_path / "wait")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, url], stdout=subprocess.PIPE, text=True,
+                              env=dict(os.environ, **s3["env"]))
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(CorpusLocked, match=f"pid {holder.pid} on"):
+            CorpusLock(url).acquire()
+        t0 = time.monotonic()
+        lock = CorpusLock(url).acquire(wait=60)
+        assert time.monotonic() - t0 > 1   # it waited for the holder to let go
+        lock.release()
+    finally:
+        holder.wait(30)
+    assert holder.returncode == 0
+
+
 def test_a_lease_not_renewed_is_taken_over_and_the_old_holder_stops(s3):
     from warclake.tasks.corpus.run_lock import CorpusLock, CorpusLocked, CorpusLockLost
 

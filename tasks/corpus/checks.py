@@ -25,13 +25,15 @@ class NoDocuments(FileNotFoundError):
     """The lake (or the dump) has no finished documents to build a corpus from."""
 
 
-def prepare(lake: str, dump: str | None, decide: DecisionConfig) -> tuple[list[str], dict[str, list]]:
-    """(dumps, finished archives per dump) of a run, after every check."""
-    dumps = check_request(lake, dump, decide)
+def prepare(lake: str, dump: str | None, decide: DecisionConfig,
+            lock: bool = True) -> tuple[list[str], dict[str, list]]:
+    """(dumps, finished archives per dump) of a run, after every check (``lock``: the
+    corpus lock's too; a caller that waits for the lock takes it after)."""
+    dumps = check_request(lake, dump, decide, lock)
     return dumps, check_inputs(lake, dumps)
 
 
-def check_request(lake: str, dump: str | None, decide: DecisionConfig) -> list[str]:
+def check_request(lake: str, dump: str | None, decide: DecisionConfig, lock: bool = True) -> list[str]:
     """The dumps of a run, after the checks that read no summary: the settings, the lake
     answering, the dump being one of its dumps, no extraction holding a dump's lock, no
     other corpus run holding the lake's. A few listings, so a command can make them before
@@ -43,7 +45,8 @@ def check_request(lake: str, dump: str | None, decide: DecisionConfig) -> list[s
     lk = Lake(lake)
     for d in dumps:
         DumpLock(lk, d).check()   # DumpLocked names the run still extracting it
-    CorpusLock(lk).check_free()   # CorpusLocked names the corpus run holding the lake
+    if lock:
+        CorpusLock(lk).check_free()   # CorpusLocked names the corpus run holding the lake
     return dumps
 
 

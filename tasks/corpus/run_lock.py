@@ -236,7 +236,20 @@ class CorpusLock:
                      "ttl": str(int(self.ttl))}
 
     # taking and keeping it
-    def acquire(self) -> "CorpusLock":
+    def acquire(self, wait: float = 0) -> "CorpusLock":
+        """Take the lock; while another live run holds it, look again every few seconds
+        for up to ``wait`` seconds, then raise CorpusLocked."""
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                return self._acquire()
+            except CorpusLocked:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise
+                time.sleep(min(5.0, left))
+
+    def _acquire(self) -> "CorpusLock":
         with _held_guard:
             other = _held.get(self.url)
             if other is not None and other is not self:
