@@ -125,7 +125,7 @@ def test_the_global_steps_read_one_manifest_however_many_archives(s3, reference,
     from warclake.tasks.corpus.checks import prepare
     from warclake.tasks.corpus.dump_inputs import dump_inputs
     from warclake.tasks.corpus.layout import CorpusLayout
-    from warclake.tasks.corpus.stage import StageOptions, run_stage
+    from warclake.tasks.corpus.stage import GLOBAL_STATE_STEPS, StageOptions, run_stage
 
     counts = {}
     for n in (2, 6):
@@ -137,8 +137,7 @@ def test_the_global_steps_read_one_manifest_however_many_archives(s3, reference,
         run_stage(url, dumps, archives, opts)
         assert sorted(manifest(s3, url)) == [f"arch-{i:05d}.warc.gz" for i in range(n)]
         # the global steps again from scratch, counted
-        s3["fs"].rm([f"{BUCKET}/manifest-{n}/corpus/state/{s}" for s in
-                     ("para_stats", "para_groups", "pairs", "para_decisions", "doc_decisions")], recursive=True)
+        s3["fs"].rm([f"{BUCKET}/manifest-{n}/corpus/state/{s}" for s in GLOBAL_STATE_STEPS], recursive=True)
         counts[n] = global_step_requests(s3, url)
         # without its manifest, a dump's inputs are found from every archive's state file
         # (and the manifest written again): what each global step read before
