@@ -15,7 +15,16 @@ point chosen on Dragnet's and the modern pages' tuning parts)::
         --mix cleaneval:cleaneval-dev=0.5 \\
         --cutoff-gold dragnet:../shared/data/gold/dragnet --cutoff-gold wceb:../shared/data/gold/wceb_modern_1000
 
-Deterministic: fixed seed, pages in sorted order, row subsampling from a seeded generator.
+Deterministic: fixed seed, pages in sorted order, row subsampling from a seeded generator;
+the gradient histograms are compiled (``warclake.tasks.native.sieve_train``) when built and
+numpy's otherwise, with the same sums in the same order, so both give the same bytes. The
+model records the arguments it was trained with (``meta.command``), and::
+
+    python -m warclake.tasks.tooling.train_sieve --check
+
+(run from the repository root, beside ``../shared/data``) retrains with them and compares the
+result with the shipped ``sieve.json`` byte for byte (exit 0 when equal, 1 naming the parts
+that differ; ``tests/test_train_sieve.py`` runs it).
 Several ``--gold`` sets may be
 mixed, e.g. CLEANEVAL plus Mozilla Readability's test pages::
 
@@ -400,8 +409,11 @@ def cutoff_on_gold(forest: Forest, specs: list[str], log=None,
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m warclake.tasks.tooling.train_sieve", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gold", action="append", required=True, metavar="FORMAT:PATH",
+    ap.add_argument("--gold", action="append", metavar="FORMAT:PATH",
                     help="gold set(s) to train on; only their tuning split is used")
+    ap.add_argument("--check", action="store_true",
+                    help="retrain with the arguments recorded in the shipped model (run from "
+                         "the repository root) and compare the result with it byte for byte")
     ap.add_argument("--out", type=Path,
                     default=Path(features.__file__).with_name(MODEL_FILE), help="model file to write")
     ap.add_argument("--mix", action="append", default=[], metavar="FORMAT=WEIGHT",
@@ -413,7 +425,12 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cv", action="store_true", help="keep the cutoff at 0.5 (faster)")
     for k, v in DEFAULTS.items():
         ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
+    if args.check:
+        return check_shipped(args.out)
+    if not args.gold:
+        ap.error("--gold is required (or --check)")
     prm = {k: getattr(args, k) for k in DEFAULTS}
     log = lambda m: print(m, file=sys.stderr)  # noqa: E731
     t0 = time.time()
@@ -430,7 +447,7 @@ def main(argv=None) -> int:
     meta = {"trained_on": [s.partition(":")[0] + ":" + ",".join(Path(p).name for p in
                            s.partition(":")[2].split(",")) for s in args.gold],
             "split": "tuning (sha1(page id) % 5 != 0; dragnet: by site)", "pages": n_pages,
-            "paragraphs": int(len(y)), "params": prm}
+            "paragraphs": int(len(y)), "params": prm, "command": _command(argv)}
     if args.cutoff_gold:
         cutoff, at_cutoff = cutoff_on_gold(forest, args.cutoff_gold, log=log, pages=known)
         meta["cutoff_chosen_on"] = at_cutoff
@@ -445,6 +462,44 @@ def main(argv=None) -> int:
                         encoding="utf-8")
     log(f"wrote {args.out} in {time.time() - t0:.0f}s")
     return 0
+
+
+def _command(argv: list[str]) -> list[str]:
+    """The training arguments as recorded in the model (without ``--out``, which names a
+    file, not the model)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--out":
+            skip = True
+        elif not a.startswith("--out="):
+            out.append(a)
+    return out
+
+
+def check_shipped(model: Path) -> int:
+    """Retrain with the arguments recorded in ``model`` and compare the bytes: 0 when equal,
+    1 when not (with what differs), 2 when the model records no command."""
+    import tempfile
+
+    shipped = model.read_bytes()
+    command = json.loads(shipped).get("meta", {}).get("command")
+    if not command:
+        print(f"{model}: no training command recorded in its meta", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / MODEL_FILE
+        main(command + ["--out", str(out)])
+        again = out.read_bytes()
+    if again == shipped:
+        print(f"{model.name} reproduced byte for byte by: python -m "
+              f"warclake.tasks.tooling.train_sieve {' '.join(command)}")
+        return 0
+    a, b = json.loads(shipped), json.loads(again)
+    parts = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    print(f"{model.name} NOT reproduced: {', '.join(parts)} differ", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
