@@ -21,9 +21,7 @@ class _Version(argparse.Action):
     """--version, worked out only when asked for: it loads and checks the compiled parts."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        from warclake.tasks.boilerplate import compiled
-
-        print(f"warclake {__version__} ({native.describe()}; {compiled.describe()})")
+        print(f"warclake {__version__} ({native.describe_all()})")
         parser.exit()
 
 

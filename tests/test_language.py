@@ -144,8 +144,11 @@ def test_arabic():
 @pytest.mark.parametrize("lang", ["en", "fr", "de", "es", "hu"])
 def test_latin_languages(lang):
     res = detect_language(page(SAMPLES[lang]), ("all",))
-    assert (res.lang, res.accepted, res.via) == (lang, True, "lingua")
+    # clear English is settled by its function words before lingua, the rest by lingua
+    assert (res.lang, res.accepted, res.via) == (lang, True, "words" if lang == "en" else "lingua")
     assert res.score > 0.5
+    res = detect_language(page(SAMPLES[lang]), ("all",), screen=False)
+    assert (res.lang, res.accepted, res.via) == (lang, True, "lingua")
 
 
 def test_latin_page_not_in_the_targets_is_rejected_with_its_language():
@@ -342,3 +345,104 @@ def test_answers_from_the_lingua_cache_equal_lingua_s_own(monkeypatch):
     for text in texts:
         det.run(language.LinguaCall(text, language.LATIN_LANGS, True, len(text)))
     assert len(language._TOP_CACHE) <= 3
+
+
+# --- the English screen in front of lingua -------------------------------------------------
+ENGLISH_ARTICLE = (
+    "The council approved the new budget for the schools on Monday evening, after a debate that "
+    "lasted more than three hours. Members who had opposed the plan said that they would ask for "
+    "a review of the costs, which have risen since the last year.")
+
+
+def test_clear_english_is_settled_by_its_function_words():
+    from warclake.tasks.language import english_words_share, latin_letters
+
+    res = detect_language(page(ENGLISH_ARTICLE), ("all",))
+    assert (res.lang, res.accepted, res.via) == ("en", True, "words") and res.score == 1.0
+    assert english_words_share(ENGLISH_ARTICLE, latin_letters(ENGLISH_ARTICLE)) == 1.0
+    # a named target other than English rejects it as English, still without lingua
+    res = detect_language(page(ENGLISH_ARTICLE), ("de",))
+    assert (res.lang, res.accepted, res.via, res.undetermined) == ("en", False, "words", False)
+
+
+@pytest.mark.parametrize("text", [
+    # another language's own function words, with English ones around them
+    ENGLISH_ARTICLE + " Der Rat hat den Haushalt beschlossen und die Schulen sind nicht zufrieden, "
+                      "aber sie werden auch weiter mit dem Plan arbeiten.",
+    # accented letters beyond names and loan words
+    ENGLISH_ARTICLE.replace("e", "é").replace("a", "à"),
+    # too few words to judge
+    "The council approved the new budget for the schools.",
+    # English function words, but too few of them among the words (a menu, a list of names)
+    "Home News Sport Weather Contact Login Register Search Archive Jobs Events Gallery Shop Store "
+    "Blog Forum Help Press Careers Partners Sitemap Music Movies Books Games Travel Food Health "
+    "Science Money Cars Homes Style Tickets Deals Coupons Photos Videos Podcasts Newsletters "
+    "Weddings Obituaries Horoscopes Puzzles Comics Recipes Letters the and with this",
+    # one English function word repeated (a list of titles)
+    "the " + " the ".join("Stones Beatles Doors Kinks Who Byrds Animals Zombies Hollies Searchers".split()),
+])
+def test_unclear_text_goes_to_lingua(text):
+    from warclake.tasks.language import english_words_share, latin_letters
+
+    assert english_words_share(text, latin_letters(text)) is None
+    assert detect_language(page(text), ("all",)).via != "words"
+
+
+@pytest.mark.parametrize("lang", ["fr", "de", "es", "hu"])
+def test_other_latin_languages_never_pass_the_screen(lang):
+    from warclake.tasks.language import english_words_share, latin_letters
+
+    for text in (SAMPLES[lang], SAMPLES[lang] + " " + SAMPLES["en"][:80]):
+        assert english_words_share(text, latin_letters(text)) is None, text
+
+
+@pytest.mark.parametrize("text", [
+    # Dutch, Indonesian, Latin (lorem ipsum), Swedish: no accents to give them away
+    "De gemeenteraad heeft maandagavond de nieuwe begroting voor de scholen goedgekeurd, maar "
+    "er is ook kritiek. Het plan wordt niet door iedereen gesteund en de kosten zijn hoog voor deze stad.",
+    "Dewan kota telah menyetujui anggaran baru untuk sekolah pada hari Senin, tetapi ada juga "
+    "kritik dari warga yang tidak setuju dengan rencana itu dan biaya yang akan naik.",
+    "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt "
+    "ut labore et dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation.",
+    "Kommunfullmäktige har godkänt den nya budgeten för skolorna på måndagskvällen, men det "
+    "finns också kritik och planen stöds inte av alla som bor i staden.",
+])
+def test_latin_languages_without_accents_go_to_lingua(text):
+    res = detect_language(page(text), ("all",))
+    assert res.via == "lingua" and res.lang != "en", res
+
+
+def test_a_minimum_score_above_the_screens_goes_to_lingua_and_the_switch_turns_it_off():
+    from warclake.tasks.language import english_words_share, latin_letters
+
+    text = ENGLISH_ARTICLE * 2 + " Paris, une ville."  # one foreign function word: share < 1
+    share = english_words_share(text, latin_letters(text))
+    assert share is not None and 0.95 <= share < 1.0
+    res = LanguageDetector(("all",)).detect(page(text))
+    assert res.via == "words" and res.score < 1.0
+    assert LanguageDetector(("all",), min_score=res.score).detect(page(text)).via == "words"
+    strict = LanguageDetector(("all",), min_score=0.999).detect(page(text))
+    assert strict.via in ("lingua", "low-score") and strict.lang == "en"
+    assert LanguageDetector(("all",), screen=False).detect(page(ENGLISH_ARTICLE)).via == "lingua"
+
+
+@needs_data
+def test_the_screen_keeps_the_accuracy_of_lingua_alone(real_pages):
+    from warclake.tasks.tooling.eval_language import sentences
+
+    items = real_pages + sentences(real_pages)
+    on = run(items, ("all",), paragraphs=True)
+    off = run(items, ("all",), paragraphs=True, screen=False)
+    assert on["via"].get("words", 0) >= 0.2 * len(items)  # measured 237 of 1,082
+    assert on["lang_accuracy"] >= off["lang_accuracy"], (on["wrong"], off["wrong"])
+    assert not [w for w in on["wrong"] if w[4] == "words"]  # the screen decided none of the misses
+
+
+def test_the_screen_against_lingua_on_a_generated_archive(tmp_path):
+    from warclake.tasks.tooling.eval_language import screen_against_lingua
+    from warclake.tasks.tooling.sample_dump import make_dump
+
+    paths = make_dump(str(tmp_path / "dump"), files=1, pages_per_file=60, truncate_last=False)
+    res = screen_against_lingua(paths)
+    assert res["texts"] >= 10 and 0 < res["settled"] <= res["texts"]
+    assert all(lang != "en" for lang, _, _ in res["differ"])

@@ -88,18 +88,29 @@ def _source(con, name: str, src) -> None:
         con.unregister(f"{name}_arrow")
 
 
-def document_decisions(con, docs, pairs, cfg: DecisionConfig, run_id: str, fingerprint: str) -> pa.Table:
+def document_decisions(con, docs, pairs, cfg: DecisionConfig, run_id: str, fingerprint: str,
+                       para_pairs=None) -> pa.Table:
     """One row per document of ``docs`` (the current dump's docsigs rows); ``pairs`` are
-    its verified candidate pairs, whose other side may be a document of an earlier dump.
-    Each is a query over the stored files or a pyarrow Table."""
+    its verified candidate pairs, whose other side may be a document of an earlier dump,
+    and ``para_pairs`` (optional) its pairs with their distinctive-paragraph Jaccard
+    (``para_pairs.py``). Each is a query over the stored files or a pyarrow Table. A pair
+    is a near-duplicate when either measure reaches the similarity; its value is the
+    greater one."""
     _source(con, "docs", docs)
     _source(con, "pairs_in", pairs)
+    if para_pairs is None:
+        para_pairs = "SELECT ''::VARCHAR AS a, ''::VARCHAR AS b, 0.0::DOUBLE AS para_jaccard WHERE false"
+    _source(con, "para_in", para_pairs)
     con.register("quality_rules", quality_rules_table(cfg))
     con.execute(f"CREATE OR REPLACE TEMP TABLE qhits AS {QUALITY_HITS_SQL}")
     # edges that pass the threshold; nodes numbered in docId order, so the smallest
     # number of a component is its smallest docId
     con.execute(f"""CREATE OR REPLACE TEMP TABLE edges AS
-        SELECT a, b, jaccard, exact FROM pairs_in WHERE exact OR jaccard >= {cfg.similarity!r}""")
+        SELECT a, b, max(jaccard) AS jaccard, bool_or(exact) AS exact FROM (
+            SELECT a, b, jaccard, exact FROM pairs_in WHERE exact OR jaccard >= {cfg.similarity!r}
+            UNION ALL
+            SELECT a, b, para_jaccard, false FROM para_in WHERE para_jaccard >= {cfg.similarity!r})
+        GROUP BY a, b""")
     con.execute("""CREATE OR REPLACE TEMP TABLE nodes AS
         SELECT docId, (row_number() OVER (ORDER BY docId) - 1)::BIGINT AS node,
                docId IN (SELECT docId FROM docs) AS is_cur
@@ -166,7 +177,7 @@ def document_decisions(con, docs, pairs, cfg: DecisionConfig, run_id: str, finge
         ORDER BY docId""", [run_id, fingerprint])
     for t in ("labels_in", "quality_rules"):
         con.unregister(t)
-    for t in ("docs", "pairs_in", "qhits", "edges", "nodes", "comp"):
+    for t in ("docs", "pairs_in", "para_in", "qhits", "edges", "nodes", "comp"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
     return out.cast(DOC_DECISIONS)
 

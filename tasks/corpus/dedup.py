@@ -1,5 +1,6 @@
 """Document deduplication of an in-memory table, through the same steps as the lake's
-corpus stage (signatures, LSH pairs, verification, components, survivor rule).
+corpus stage (signatures, LSH pairs, verification, pairs confirmed on distinctive
+paragraphs, components, survivor rule).
 
 ``near_duplicate_clusters`` is the stable entry point evaluations call
 (``python -m warclake.tasks.tooling.eval_dedup``).
@@ -17,6 +18,7 @@ from .engine import connect, query_table
 from .layout import CorpusLayout, write_table
 from .archive_step import signatures_of
 from .pairs import pairs_partition
+from .para_pairs import para_pairs_step
 from .settings import DecisionConfig, SignatureConfig
 
 RESULT = pa.schema([("docId", pa.string()), ("cluster_id", pa.string()), ("survivor", pa.bool_())])
@@ -47,23 +49,30 @@ def near_duplicate_clusters(docs: pa.Table, similarity: float | None = None,
     with tempfile.TemporaryDirectory(prefix="warclake-dedup-") as tmp:
         os.makedirs(os.path.join(tmp, "files"))
         layout = CorpusLayout(tmp)
-        files = {}
+        files, paras = {}, {}
         for d in dumps:
             part = docs.filter(pc.equal(docs.column("dump"), d))
-            _, docsig = signatures_of(part, sig)
+            para, docsig = signatures_of(part, sig)
             files[d] = layout.file("docsigs", d, "in-memory")
+            paras[d] = layout.file("paragraphs", d, "in-memory")
             write_table(files[d], docsig)
+            write_table(paras[d], para)
         with connect(layout, threads=None) as con:
             for i, d in enumerate(dumps):
                 prev = [files[e] for e in dumps[:i]]
                 for p in range(sig.partitions):
                     pairs_partition(con, layout, [files[d]], prev, d, p, sig.partitions, sig.num_perm,
                                     {"part": p})
-                pair_files = [layout.file("pairs", d, layout.part_name(p)) for p in range(sig.partitions)]
+                pair_files = {e: [layout.file("pairs", e, layout.part_name(p)) for p in range(sig.partitions)]
+                              for e in dumps[:i + 1]}
+                para_pairs_step(con, layout, d, [paras[d]], [paras[e] for e in dumps[:i]], pair_files[d],
+                                [f for e in dumps[:i] for f in pair_files[e]], {"dump": d})
                 cur = query_table(con, f"""SELECT docId, dump, lang, date, url_hash, n_chars, clean_hash, metrics
                                            FROM read_parquet('{files[d]}')""")
-                pairs = query_table(con, "SELECT a, b, jaccard, exact FROM read_parquet(?)", [pair_files])
-                dec = document_decisions(con, cur, pairs, decide, "in-memory", decide.fingerprint())
+                pairs = query_table(con, "SELECT a, b, jaccard, exact FROM read_parquet(?)", [pair_files[d]])
+                para = query_table(con, "SELECT a, b, para_jaccard FROM read_parquet(?)",
+                                   [layout.file("para_pairs", d, "para_pairs")])
+                dec = document_decisions(con, cur, pairs, decide, "in-memory", decide.fingerprint(), para)
                 out.append(dec.select(["docId", "cluster_id", "survivor", "cluster_size"]))
     res = pa.concat_tables(out)
     single = pc.equal(res.column("cluster_size"), 1)

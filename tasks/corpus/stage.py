@@ -2,8 +2,8 @@
 (flows/corpus_flow.py) maps the same functions as tasks.
 
 Order per dump: per-archive signatures -> paragraph statistics (per partition) ->
-near-duplicate paragraph groups -> candidate pairs (per partition) -> paragraph decisions
-(per partition) -> document decisions. A dump is judged against itself and every earlier
+near-duplicate paragraph groups -> candidate pairs (per partition) -> pairs confirmed on
+distinctive paragraphs -> paragraph decisions (per partition) -> document decisions. A dump is judged against itself and every earlier
 dump; its decisions never change when a later dump arrives. Its statistics and decisions
 cost in proportion to its own size; its pairs and paragraph groups also read the earlier
 dumps' band keys and SimHashes. Dumps are done in name order, each completely before the next.
@@ -25,6 +25,7 @@ from .engine import DEFAULT_MEMORY_LIMIT, connect, parquet_list
 from .layout import CorpusLayout, write_table
 from .pairs import STEP as PAIRS_STEP, pairs_partition
 from .para_groups import SETTINGS as GROUP_SETTINGS, STEP as GROUPS_STEP, groups_step
+from .para_pairs import SETTINGS as PARA_PAIRS_SETTINGS, STEP as PARA_PAIRS_STEP, para_pairs_step
 from .para_stats import STEP as STATS_STEP, stats_partition
 from .settings import DecisionConfig, SignatureConfig
 
@@ -121,6 +122,26 @@ def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: StageOpt
                                opts.sig.partitions, opts.sig.num_perm, {**pairs_key(ctx), "part": part})
 
 
+def para_pairs_key(ctx: DumpContext) -> dict:
+    """Distinctive-paragraph pairs depend on the pairs and paragraphs of this and every
+    earlier dump."""
+    return {"pairs": {d: [ctx.state_key(PAIRS_STEP, d, ctx.layout.part_name(p)) for p in ctx.parts]
+                      for d in ctx.dumps},
+            "cur": ctx.cur.identity, "earlier": {p.dump: p.identity for p in ctx.prev},
+            "settings": PARA_PAIRS_SETTINGS}
+
+
+def para_pairs_task(lake: str, dumps: list[str], dump: str, opts: StageOptions, ctx: DumpContext | None = None) -> bool:
+    ctx = _ctx(lake, dumps, dump, opts, ctx)
+    layout = ctx.layout
+    prev_paras = [f for p in ctx.prev for f in p.files(layout, "paragraphs")]
+    prev_pairs = [f for p in ctx.parts for f in ctx.part_files("pairs", p, [e.dump for e in ctx.prev])]
+    pair_files = [f for p in ctx.parts for f in ctx.part_files("pairs", p, [dump])]
+    with ctx.connect() as con:
+        return para_pairs_step(con, layout, dump, ctx.cur.files(layout, "paragraphs"), prev_paras, pair_files,
+                               prev_pairs, para_pairs_key(ctx))
+
+
 def para_decisions_key(ctx: DumpContext, part: int) -> dict:
     name = ctx.layout.part_name(part)
     return {"inputs": ctx.cur.identity,
@@ -154,6 +175,7 @@ def doc_decisions_key(ctx: DumpContext) -> dict:
     from .quality import QUALITY_RULES
 
     return {"pairs": {p: ctx.state_key(PAIRS_STEP, ctx.dump, ctx.layout.part_name(p)) for p in ctx.parts},
+            "para_pairs": ctx.state_key(PARA_PAIRS_STEP, ctx.dump, "para_pairs"),
             "inputs": ctx.cur.identity, "decisions": ctx.opts.decide.fingerprint(),
             "quality_rules": [(r.name, r.metric, r.op, r.threshold, sorted(r.langs) if r.langs else None)
                               for r in QUALITY_RULES]}
@@ -162,6 +184,7 @@ def doc_decisions_key(ctx: DumpContext) -> dict:
 def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: StageOptions,
                        ctx: DumpContext | None = None) -> bool:
     ctx = _ctx(lake, dumps, dump, opts, ctx)
+    para_pairs_task(lake, dumps, dump, opts, ctx)     # done already when the steps run in order
     layout = ctx.layout
     key = doc_decisions_key(ctx)
     if layout.is_done(DOC_STEP, dump, "decisions", key):
@@ -173,7 +196,8 @@ def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: StageOption
         docs = f"""SELECT docId, dump, lang, date, url_hash, n_chars, clean_hash, metrics
                    FROM {parquet_list(ctx.cur.files(layout, 'docsigs'))}"""
         pairs = f"SELECT a, b, jaccard, exact FROM {parquet_list(pair_files)}"
-        table = document_decisions(con, docs, pairs, opts.decide, run_id, opts.decide.fingerprint())
+        para = f"SELECT a, b, para_jaccard FROM {parquet_list([layout.file('para_pairs', dump, 'para_pairs')])}"
+        table = document_decisions(con, docs, pairs, opts.decide, run_id, opts.decide.fingerprint(), para)
     write_table(layout.file("decisions/documents", dump, "decisions"), table)
     kept = pa.compute.sum(table.column("kept").cast(pa.int64())).as_py() or 0
     layout.mark_done(DOC_STEP, dump, "decisions", key, documents=table.num_rows, kept=kept, run_id=run_id)
@@ -189,11 +213,12 @@ GLOBAL_STEPS = [
     ("paragraph_stats", _each_part(lambda c, p: stats_task(None, c.dump, p, c.opts, c))),
     ("paragraph_groups", lambda c: int(groups_task(None, c.dumps, c.dump, c.opts, c))),
     ("pairs", _each_part(lambda c, p: pairs_task(None, c.dumps, c.dump, p, c.opts, c))),
+    ("paragraph_pairs", lambda c: int(para_pairs_task(None, c.dumps, c.dump, c.opts, c))),
     ("paragraph_decisions", _each_part(lambda c, p: para_decisions_task(None, c.dumps, c.dump, p, c.opts, c))),
     ("document_decisions", lambda c: int(doc_decisions_task(None, c.dumps, c.dump, c.opts, c))),
 ]
 # their state folders (corpus/state/<step>)
-GLOBAL_STATE_STEPS = (STATS_STEP, GROUPS_STEP, PAIRS_STEP, PARA_STEP, DOC_STEP)
+GLOBAL_STATE_STEPS = (STATS_STEP, GROUPS_STEP, PAIRS_STEP, PARA_PAIRS_STEP, PARA_STEP, DOC_STEP)
 
 
 def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, dict]]],

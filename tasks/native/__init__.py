@@ -36,7 +36,18 @@ CHECK_PAGES = (
 )
 
 
+# What load_checked decided, by module name: (what, STATUS, REASON).
+LOADED: dict[str, tuple[str, str, str]] = {}
+
+
 def load_checked(name: str, what: str, reference: str, check):
+    """See :func:`_load_checked`; the outcome is also noted in :data:`LOADED`."""
+    module, status, reason = _load_checked(name, what, reference, check)
+    LOADED[name] = (what, status, reason)
+    return module, status, reason
+
+
+def _load_checked(name: str, what: str, reference: str, check):
     """Import this package's compiled module ``name`` and run ``check(module)``, which
     raises on any difference from the Python reference: (module or None, STATUS, REASON).
     Not built or failing its check: None, with one warning line naming ``reference``;
@@ -119,3 +130,31 @@ def describe() -> str:
     import warclake.tasks.html_paragraphs  # noqa: F401 - the choice is made on its import
 
     return f"paragraph walk: {STATUS}" + ("" if STATUS == "compiled" else f" ({REASON})")
+
+
+# How --version names the modules load_checked knows (else by the ``what`` of their loader).
+_LABELS = {"lexbor_walk": "paragraph walk", "sieve_features": "sieve features",
+           "corpus_signatures": "corpus signatures"}
+
+
+def describe_all() -> str:
+    """Every compiled module and whether it runs ("walk: compiled; ...; signatures: python
+    (why)"), for ``warclake --version``: the modules that choose on import are imported and
+    the lazy ones asked, then whatever :func:`load_checked` noted is listed."""
+    import warclake.tasks.boilerplate.features  # noqa: F401 - the sieve's choice is made on import
+    import warclake.tasks.html_paragraphs  # noqa: F401 - the walk's choice is made on import
+    from warclake.tasks.corpus import signatures
+
+    signatures.compiled_module()
+    parts = []
+    order = list(_LABELS) + [n for n in LOADED if n not in _LABELS]
+    for name in (n for n in order if n in LOADED):
+        what, status, reason = LOADED[name]
+        parts.append(f"{_LABELS.get(name, what)}: {status}" + ("" if status == "compiled" else f" ({reason})"))
+        if name == "sieve_features":
+            # The structure columns are checked inside the sieve features' check: compiled
+            # when those are and the module was built.
+            built = f"{__name__}.sieve_structure" in sys.modules
+            parts.append("sieve structure: " + ("compiled" if status == "compiled" and built else
+                                                f"python ({reason if status != 'compiled' else 'not built'})"))
+    return "; ".join(parts)

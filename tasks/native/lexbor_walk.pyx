@@ -519,7 +519,7 @@ cdef object _segment(lx_node *node, dict names):
     cdef uintptr_t tid = node.local_name
     cdef unsigned char out[MAX_SEGMENT + 1]
     cdef const char *name_data
-    cdef Py_ssize_t name_len
+    cdef Py_ssize_t name_len = 0  # set by PyUnicode_AsUTF8AndSize (initialised for Cython's flow check)
     cdef size_t j
     name = names.get(tid)
     if name is None:

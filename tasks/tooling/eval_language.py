@@ -16,7 +16,7 @@ every page is kept), on pages, on single sentences and on both,
 the Latin buffer against paragraph-like text, and the original Uzushio rule (buffer of more
 than 256 characters) for comparison; with milliseconds per page.
 
-Usage: python -m warclake.tasks.tooling.eval_language [DATA_ROOT] [--english N] [--memory] [--high-accuracy] [--json]
+Usage: python -m warclake.tasks.tooling.eval_language [DATA_ROOT] [--english N] [--memory] [--high-accuracy] [--no-screen] [--json]
 
 Measured with ``--memory`` (767 pages: en 360, ru 106, ja 91, zh 49, ko 36, bg 29, he 23,
 hu 22, el 13, 38 more in 12 languages; CPU time per page on a shared 2-core machine):
@@ -28,6 +28,13 @@ hu 22, el 13, 38 more in 12 languages; CPU time per page on a shared 2-core mach
   With the 711 single sentences: 0.990 on them, 0.993 on pages and sentences together.
 - Uzushio's rule (buffer > 256 characters, one detector for all languages): 0.997 for ja,
   0.443 for all, since Latin-script pages never pass.
+- The English screen (``--no-screen`` turns it off; one sitting): with ``all`` on pages and
+  single sentences it settles 544 of 1,478 items by their function words, none of them wrong;
+  single sentences 0.990 -> 0.992 (an English sentence lingua called Latin), pages and
+  sentences 0.993 -> 0.994, pages 0.996 either way, 0.56 -> 0.30 ms a sentence. On the 3,188
+  distinct Latin-script texts of the development dump it settles 2,299 (72 %), 12 of them
+  otherwise than lingua: each an English page whose first 200 characters are a menu lingua
+  called German, Latin, Spanish or Danish.
 Most remaining misses are labels, not detections: a French page in the English CleanEval
 set, an English-navigation page of the Spanish NYT, feeds mixing two languages.
 """
@@ -239,6 +246,40 @@ def detector_memory(targets: str, **options) -> dict:
     return json.loads(out.stdout)
 
 
+def screen_against_lingua(archives: list[str]) -> dict:
+    """The English screen against lingua alone on the Latin-script pages of archives, as
+    extraction judges them (the paragraphs' leading text): distinct texts, how many the
+    screen settles, and those lingua decides otherwise (no labels: lingua is the reference)."""
+    from warclake.tasks.extract_record import _leading_text
+    from warclake.tasks.html_paragraphs import extract_paragraphs
+    from warclake.tasks.language import LATIN_LANGS, LinguaCall, english_words_share
+    from warclake.tasks.warc_reader import iter_responses
+
+    plain = LanguageDetector(("all",), screen=False)
+    texts = {}
+    for path in archives:
+        for _, body, ctype in iter_responses(path):
+            page = decode_body(body, ctype)
+            try:
+                paras = extract_paragraphs(page.text) if page else None
+            except Exception:  # noqa: BLE001 - a page extraction rejects is not judged
+                paras = None
+            if paras is None:
+                continue
+            call = plain.plan(page.text, _leading_text(paras, plain.latin_buffer_chars))
+            if isinstance(call, LinguaCall) and call.langs == LATIN_LANGS:
+                texts.setdefault(call.text, call)
+    settled, differ = 0, []
+    for text, call in texts.items():
+        if english_words_share(text, call.chars) is None:  # call.chars: its Latin letters
+            continue
+        settled += 1
+        ref = plain.run(call)
+        if ref.lang != "en":
+            differ.append((ref.lang, round(ref.score, 4), " ".join(text.split())[:80]))
+    return {"texts": len(texts), "settled": settled, "differ": differ}
+
+
 def _print(title: str, res: dict) -> None:
     print(f"## {title}: targets {','.join(res['targets'])}, {res['pages']} pages, "
           f"accept/reject accuracy {res['accept_accuracy']:.3f}, language accuracy "
@@ -257,24 +298,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--high-accuracy", action="store_true",
                     help="also run lingua's high-accuracy Latin models (~1 GB, ~30 s to load)")
     ap.add_argument("--memory", action="store_true", help="also measure detector RSS per targets")
+    ap.add_argument("--no-screen", action="store_true",
+                    help="every Latin-script page to lingua (no English screen), for comparison")
+    ap.add_argument("--archives", nargs="+", metavar="WARC",
+                    help="only compare the English screen with lingua on these archives' Latin-script pages")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
+    screen = not a.no_screen
+    if a.archives:
+        res = screen_against_lingua(a.archives)
+        if a.json:
+            print(json.dumps(res, indent=1))
+            return 0
+        print(f"## English screen against lingua: {res['texts']} distinct Latin-script texts, "
+              f"{res['settled']} settled by the screen, {len(res['differ'])} of them otherwise by lingua")
+        for d in res["differ"]:
+            print("   lingua:", *d)
+        return 0
     pages = load_pages(a.root, a.english)
     if not pages:
         ap.error("no pages found: give the data root (holding encodings/, gold/, warc/)")
     cut = sentences(pages)
     runs = {
-        "ja only": run(pages, ("ja",)),
-        "ja only, single sentences": run(cut, ("ja",)),
-        "ja only, pages and single sentences together": run(pages + cut, ("ja",)),
-        "all, single sentences": run(cut, ("all",), paragraphs=True),
-        "all, pages and single sentences together": run(pages + cut, ("all",), paragraphs=True),
-        "a few (ja, en, ru, hu)": run(pages, ("ja", "en", "ru", "hu")),
-        "all, Latin buffer from the page": run(pages, ("all",)),
-        "all, Latin buffer from <p> text (paragraphs_text)": run(pages, ("all",), paragraphs=True),
+        "ja only": run(pages, ("ja",), screen=screen),
+        "ja only, single sentences": run(cut, ("ja",), screen=screen),
+        "ja only, pages and single sentences together": run(pages + cut, ("ja",), screen=screen),
+        "all, single sentences": run(cut, ("all",), paragraphs=True, screen=screen),
+        "all, pages and single sentences together": run(pages + cut, ("all",), paragraphs=True, screen=screen),
+        "a few (ja, en, ru, hu)": run(pages, ("ja", "en", "ru", "hu"), screen=screen),
+        "all, Latin buffer from the page": run(pages, ("all",), screen=screen),
+        "all, Latin buffer from <p> text (paragraphs_text)": run(pages, ("all",), paragraphs=True, screen=screen),
     }
     if a.high_accuracy:
-        runs["all, high-accuracy lingua for Latin"] = run(pages, ("all",), low_accuracy=False)
+        runs["all, high-accuracy lingua for Latin"] = run(pages, ("all",), low_accuracy=False, screen=screen)
     baseline = {t: uzushio_original(pages, t) for t in (("ja",), ("all",))}
     memory = {}
     if a.memory:
