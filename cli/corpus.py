@@ -81,11 +81,21 @@ def run_corpus_cmd(args) -> int:
         counts = state.result()
     else:
         from warclake.tasks.corpus.checks import prepare
+        from warclake.tasks.corpus.run_lock import CorpusLocked
         from warclake.tasks.corpus.stage import finish
 
         dumps, archives = prepare(args.lake, args.dump, opts.decide)
-        counts = finish(args.lake, dumps, archives, opts, report=not args.no_report, report_dir=args.report_dir,
-                        progress=None if args.quiet else lambda m: print(m, file=sys.stderr))
+        try:
+            counts = finish(args.lake, dumps, archives, opts, report=not args.no_report, report_dir=args.report_dir,
+                            progress=None if args.quiet else lambda m: print(m, file=sys.stderr))
+        except CorpusLocked:
+            raise   # refused, as bad input is: 2
+        except Exception as exc:   # a step failed (after its retries): 1, as with --flow
+            if args.verbose:
+                raise
+            print(f"warclake: error: the corpus stage failed: {' '.join(str(exc).split()) or type(exc).__name__}",
+                  file=sys.stderr)
+            return 1
     for dump, st in counts["dumps"].items():
         print(f"{dump}: {st['kept']} of {st['documents']} documents kept, "
               f"{st['paragraphs_dropped']} paragraphs dropped ({st['run_id']})")

@@ -17,10 +17,13 @@ corpus stage keeps the extraction's schedule.
 """
 from __future__ import annotations
 
+import functools
+import traceback
 from dataclasses import asdict
 
 from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
+from prefect.futures import as_completed
 from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -29,6 +32,8 @@ from warclake.tasks.corpus import stage
 from warclake.tasks.corpus.archive_step import sign_archive
 from warclake.tasks.corpus.checks import prepare
 from warclake.tasks.corpus.layout import CorpusLayout
+from warclake.tasks.corpus.manifest import ManifestWriter
+from warclake.tasks.corpus.run_lock import CorpusLock
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
 
 
@@ -38,40 +43,62 @@ class CorpusFailed(Exception):
 
 # Every step is idempotent (done = its state file), so a step that met a network or
 # storage error (a remote lake) is simply run again, as extraction's archives are.
-RETRIES = dict(retries=2, retry_delay_seconds=[2, 8], retry_condition_fn=retry_if_transient, persist_result=False)
+RETRIES = dict(retries=len(stage.RETRY_DELAYS), retry_delay_seconds=list(stage.RETRY_DELAYS),
+               retry_condition_fn=retry_if_transient, persist_result=False)
+
+
+def frames_freed(fn):
+    """A step whose exception keeps no local of its frames: the failed state holds the
+    exception for the rest of the run, and a DuckDB connection held there would outlive
+    it (reported as leaked when the process exits)."""
+    @functools.wraps(fn)
+    def step(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except BaseException as exc:
+            traceback.clear_frames(exc.__traceback__)
+            raise
+    return step
 
 
 @task(name="corpus-sign-archive", task_run_name="sign {dump}/{warc}", **RETRIES)
+@frames_freed
 def sign_task(lake: str, dump: str, warc: str, summary: dict, sig: SignatureConfig) -> dict:
     return sign_archive(lake, dump, warc, summary, sig)
 
 
 @task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", **RETRIES)
+@frames_freed
 def stats_task(lake: str, dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.stats_task(lake, dump, part, opts)
 
 
 @task(name="corpus-paragraph-groups", task_run_name="paragraph groups {dump}", **RETRIES)
+@frames_freed
 def groups_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions) -> bool:
     return stage.groups_task(lake, dumps, dump, opts)
 
 
 @task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", **RETRIES)
+@frames_freed
 def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.pairs_task(lake, dumps, dump, part, opts)
 
 
 @task(name="corpus-paragraph-decisions", task_run_name="paragraph decisions {dump} part {part}", **RETRIES)
+@frames_freed
 def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions) -> bool:
     return stage.para_decisions_task(lake, dumps, dump, part, opts)
 
 
 @task(name="corpus-document-decisions", task_run_name="document decisions {dump}", **RETRIES)
+@frames_freed
 def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions) -> bool:
     return stage.doc_decisions_task(lake, dumps, dump, opts)
 
 
 @task(name="corpus-report", **RETRIES)
+@frames_freed
 def report_task(lake: str, report_dir: str | None) -> str:
     from warclake.tasks.catalog import build_catalog, is_remote
     from warclake.tasks.corpus.report import write_corpus_report
@@ -79,6 +106,25 @@ def report_task(lake: str, report_dir: str | None) -> str:
     if not is_remote(lake):   # a remote lake has no catalogue file (its readers build the views)
         build_catalog(lake)
     return write_corpus_report(lake, report_dir)[1]
+
+
+def sign_all(lake: str, layout: CorpusLayout, dumps: list[str], archives: dict, sig: SignatureConfig) -> int:
+    """The per-archive step of every archive the manifests do not hold as current, one
+    task each; each manifest updated here (its one writer) as the tasks complete."""
+    writers = {d: ManifestWriter(layout, d) for d in dumps}
+    try:
+        futures = {sign_task.submit(lake, d, w, s, sig): (d, w)
+                   for d in dumps for w, s in writers[d].reconcile(archives[d], sig)}
+        signed = 0
+        for f in as_completed(list(futures)):
+            res = f.result()
+            d, w = futures[f]
+            writers[d].add(w, res["key"])
+            signed += res["done"] == "signed"
+        return signed
+    finally:
+        for w in writers.values():
+            w.close()
 
 
 def _run_name() -> str:
@@ -92,13 +138,14 @@ def _run_name() -> str:
 def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = None,
                 quality: dict | None = None, drop_all_copies: bool = False, memory_limit: str = "2GB",
                 partitions: int = SignatureConfig().partitions, threads: int | None = None,
-                report: bool = True, report_dir: str | None = None):
+                report: bool = True, report_dir: str | None = None, lock_wait: float = 0):
     """Judge ``dump`` (with every earlier dump it is compared against), or every dump.
 
     thresholds: values of the decision thresholds (similarity, template_min_pages, ...);
     quality: quality rule name -> threshold. Bad input (thresholds out of range, a lake
     without documents, a dump still being extracted, an older lake schema, a lake that does
-    not answer) ends the run Failed with one line, before any work.
+    not answer) ends the run Failed with one line, before any work; so does another corpus
+    run holding the lake's lock for longer than ``lock_wait`` seconds.
     """
     log = get_run_logger()
     try:
@@ -106,26 +153,41 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
                                   decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
                                                         **(thresholds or {})),
                                   memory_limit=memory_limit, threads=threads)
-        dumps, archives = prepare(lake, dump, opts.decide)
+        dumps, archives = prepare(lake, dump, opts.decide, lock=False)
+        lock = CorpusLock(lake).acquire(wait=lock_wait)   # one run per lake (CorpusLocked names the other)
     except (ValueError, OSError, TypeError) as exc:
         message = " ".join(str(exc).split())
         log.error("%s", message)
         return Failed(message=message, data=CorpusFailed(message))
-    CorpusLayout(lake).clean_stale_tmp()
-    signed = [sign_task.submit(lake, d, w, s, opts.sig) for d in dumps for w, s in archives[d]]
-    counts = {"signed": sum(f.result()["done"] == "signed" for f in signed)}
+    try:
+        return _judge(lake, dumps, archives, opts, lock, report, report_dir)
+    finally:
+        lock.release()
+
+
+def _judge(lake, dumps, archives, opts, lock, report, report_dir) -> State:
+    """The flow's work, once the lake's corpus lock is held (checked between phases)."""
+    log = get_run_logger()
+    layout = CorpusLayout(lake)
+    layout.clean_stale_tmp()
+    counts = {"signed": sign_all(lake, layout, dumps, archives, opts.sig)}
     parts = range(opts.sig.partitions)
+    lock.check()
     for f in [stats_task.submit(lake, d, p, opts) for d in dumps for p in parts]:
         f.result()
     for d in dumps:   # in order: a dump's groups build on the earlier dumps'
+        lock.check()
         groups_task.submit(lake, dumps, d, opts).result()
+    lock.check()
     futures = [pairs_task.submit(lake, dumps, d, p, opts) for d in dumps for p in parts]
     futures += [para_decisions_task.submit(lake, dumps, d, p, opts) for d in dumps for p in parts]
     for f in futures:
         f.result()
+    lock.check()
     for f in [doc_decisions_task.submit(lake, dumps, d, opts) for d in dumps]:
         f.result()
     counts["dumps"] = {d: stage.dump_summary(lake, d, opts.sig.partitions) for d in dumps}
+    lock.check()
     if report:
         counts["report"] = report_task.submit(lake, report_dir).result()
     for d, st in counts["dumps"].items():
@@ -159,6 +221,11 @@ def corpus_dump(lake: str, dump: str | None = None, options: stage.StageOptions 
               **flow_parameters(options or stage.StageOptions()), return_state=True)
 
 
+# The follow-up of an extraction waits this long for another dump's corpus run on the same
+# lake (extractions of two dumps may end close together) before it fails.
+FOLLOW_UP_LOCK_WAIT = 6 * 3600
+
+
 def follow_up(lake: str, dump: str, extraction: State, report: bool = True) -> State:
     """The corpus stage after a completed extraction of ``dump``, as a sub-flow run: on the
     extraction's Dask cluster when it ran on one. The extraction's state comes back with the
@@ -167,7 +234,7 @@ def follow_up(lake: str, dump: str, extraction: State, report: bool = True) -> S
     fn = corpus_flow
     if type(runner).__name__ == "DaskTaskRunner":
         fn = corpus_flow.with_options(task_runner=runner.duplicate())
-    state = fn(lake=lake, dump=dump, report=report, return_state=True)
+    state = fn(lake=lake, dump=dump, report=report, lock_wait=FOLLOW_UP_LOCK_WAIT, return_state=True)
     data = extraction.result(raise_on_failure=False)
     if state.is_completed():
         if isinstance(data, dict):

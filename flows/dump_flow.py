@@ -10,7 +10,6 @@ archive, so a task cache would never be asked).
 """
 from __future__ import annotations
 
-import errno
 import queue
 from collections import Counter
 
@@ -26,35 +25,13 @@ from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, check_dump_name
 from warclake.tasks.plan import plan_dump
 from warclake.tasks.run_checks import check_counts
-from warclake.tasks.warc_reader import TransientInputError
+from warclake.tasks.transient import PERMANENT_ERRNOS, TRANSIENT, is_transient  # noqa: F401 (used by others)
 
 from warclake.flows.progress import RunProgress, reading
 from warclake.flows.workers import (RunInterrupted, default_workers, interrupted, run_extraction,
                                     shutdown as shutdown_workers)
 
 INTERRUPTED = "interrupted"  # an archive's task stopped by Ctrl-C: neither done nor failed
-
-# Errors worth retrying: the network or storage, not the bytes of the archive.
-TRANSIENT = (TransientInputError, ConnectionError, TimeoutError)
-
-
-# Errors of our own side that waiting does not fix: a full disk or quota, a read-only or
-# forbidden place.
-PERMANENT_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
-
-
-def is_transient(exc: BaseException | None) -> bool:
-    if exc is None or isinstance(exc, (FileNotFoundError, PermissionError, IsADirectoryError)):
-        return False
-    if isinstance(exc, OSError) and exc.errno in PERMANENT_ERRNOS:
-        return False
-    if isinstance(exc, TRANSIENT):
-        return True
-    name = type(exc).__name__
-    # aiohttp / fsspec HTTP and botocore errors, without importing them
-    return name in {"ClientError", "ClientConnectorError", "ServerDisconnectedError", "ClientPayloadError",
-                    "ClientResponseError", "FSTimeoutError", "EndpointConnectionError", "ReadTimeoutError"} \
-        or (isinstance(exc, OSError) and not isinstance(exc, (FileNotFoundError, NotADirectoryError)))
 
 
 def retry_if_transient(task_, task_run, state) -> bool:

@@ -32,6 +32,11 @@ SELECT * FROM read_parquet(corpus_glob('para_groups'), hive_partitioning = false
 CREATE OR REPLACE VIEW duplicate_pairs AS
 SELECT DISTINCT * FROM read_parquet(corpus_glob('pairs'), hive_partitioning = false, union_by_name = true);
 
+-- source: distinctive_paragraph_pairs
+-- (document pairs confirmed on the paragraphs that are not any site's template; para_pairs.py)
+CREATE OR REPLACE VIEW distinctive_paragraph_pairs AS
+SELECT * FROM read_parquet(corpus_glob('para_pairs'), hive_partitioning = false, union_by_name = true);
+
 -- source: document_decisions
 CREATE OR REPLACE VIEW document_decisions AS
 SELECT * FROM read_parquet(corpus_glob('decisions/documents'), hive_partitioning = false, union_by_name = true);

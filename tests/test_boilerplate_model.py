@@ -33,6 +33,33 @@ def test_booster_learns_an_interaction_and_round_trips_through_json():
     assert np.allclose(again.margin(X), forest.margin(X), atol=1e-4)
 
 
+def _trained_bytes(monkeypatch, hist):
+    monkeypatch.setattr(train, "_HIST", hist)
+    rng = np.random.default_rng(3)
+    X = np.round(rng.random((4000, 6)) * rng.integers(1, 90, 6), 2)   # ties and many bins
+    y = ((X[:, 0] > X[:, 1]) ^ (rng.random(4000) < 0.1)).astype(float)
+    w = rng.random(4000) + 0.1
+    forest = train.fit_forest(X, y, w, dict(train.DEFAULTS, trees=25, depth=4))
+    return json.dumps(forest.to_json()).encode()
+
+
+def test_training_gives_the_same_bytes_twice_and_on_either_histogram_path(monkeypatch):
+    hist = train.histograms()
+    first = _trained_bytes(monkeypatch, hist)
+    assert _trained_bytes(monkeypatch, hist) == first
+    if hist is not train.numpy_histograms:   # the compiled histograms add in numpy's order
+        assert _trained_bytes(monkeypatch, train.numpy_histograms) == first
+
+
+def test_training_records_its_command_and_check_refuses_a_model_without_one(tmp_path, capsys):
+    assert train._command(["--gold", "x:y", "--out", "m.json", "--mix", "x=2", "--out=n"]) == \
+        ["--gold", "x:y", "--mix", "x=2"]
+    bare = tmp_path / "sieve.json"
+    bare.write_text(json.dumps({"meta": {}}))
+    assert train.main(["--check", "--out", str(bare)]) == 2
+    assert "no training command" in capsys.readouterr().err
+
+
 def test_shipped_model_matches_the_feature_list_and_gives_probabilities():
     forest = model.load()
     assert forest.names == features.NAMES

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pyarrow.parquet as pq
 
 from corpus_lake import T0, doc_id, page, write_archive
+from warclake.tasks.catalog import connect_catalog
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
 from warclake.tasks.corpus.settings import DecisionConfig
 from warclake.tasks.corpus.stage import StageOptions, finish
@@ -103,6 +104,10 @@ def test_article_under_another_template_is_a_duplicate_and_same_site_pages_are_n
     pp = pq.read_table(os.path.join(lake, "corpus", "para_pairs", f"dump={D1}", "para_pairs.parquet")).to_pylist()
     assert {(r["a"], r["b"]): r["para_jaccard"] for r in pp}[tuple(sorted((orig, copy["docId"])))] == 1.0
     assert all(r["para_jaccard"] < 0.3 for r in pp if {r["a"], r["b"]} != {orig, copy["docId"]})
+    # an analyst sees the same pair and its measure through the catalogue
+    con = connect_catalog(lake)
+    assert con.execute("SELECT para_jaccard FROM distinctive_paragraph_pairs WHERE a = ? AND b = ?",
+                       sorted((orig, copy["docId"]))).fetchall() == [(1.0,)]
 
 
 def test_article_under_another_template_in_a_later_dump_keeps_the_earlier_id(tmp_path):

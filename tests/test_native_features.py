@@ -225,6 +225,32 @@ def test_without_the_module_the_python_features_run_with_one_warning():
 
 
 @compiled_only
+def test_without_the_structure_module_its_python_columns_run_with_one_warning():
+    hide = ("import sys\nclass Hide:\n def find_spec(self, name, *a):\n"
+            "  if name.endswith('native.sieve_structure'): raise ImportError('not built')\n"
+            "sys.meta_path.insert(0, Hide())\n")
+    p = _python(hide + LABELS + "print(compiled.STRUCTURE_STATUS)\n")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["compiled", "['bad', 'good']", "python"]
+    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warclake:")]
+    assert len(warnings) == 1 and "Python structure columns" in warnings[0]
+
+
+@compiled_only
+def test_a_structure_module_that_computes_other_values_is_refused_with_one_warning():
+    # as if a rule had changed on the Python side only: its zeros become -0.0 (other bytes,
+    # the same decisions)
+    wrong = ("import numpy as np\nfrom warclake.tasks.boilerplate import structure\n"
+             "orig = structure.columns\n"
+             "structure.columns = lambda *a: np.where(orig(*a) == 0, -0.0, orig(*a))\n")
+    p = _python(wrong + LABELS + "print(compiled.STRUCTURE_STATUS)\n")
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.splitlines() == ["compiled", "['bad', 'good']", "python"]
+    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warclake:")]
+    assert len(warnings) == 1 and "structure columns failed its check" in warnings[0]
+
+
+@compiled_only
 def test_a_module_that_computes_other_values_is_refused_with_one_warning():
     # as if a rule had changed on one side only: the stop-word table of every language empty
     wrong = ("from warclake.tasks.boilerplate import compiled as c\n"

@@ -11,7 +11,9 @@ Decided once per process, when ``features`` is imported, as for the paragraph wa
 
 The page-structure columns (``structure``, the last ones of ``features.NAMES``) come from
 ``warclake.tasks.native.sieve_structure`` (its short-line patterns stay Python regular
-expressions), added by ``features.with_structure``; without it, from ``structure``.
+expressions), added by ``features.with_structure``; that module is loaded and checked the
+same way (``STRUCTURE_STATUS``, ``STRUCTURE_REASON``), and without it they come from
+``structure``.
 
 ``STATUS`` ("compiled" or "python") and ``REASON`` say what was chosen and why.
 """
@@ -25,6 +27,8 @@ from warclake.tasks.paragraph import Paragraph
 
 STATUS = "python"
 REASON = "not loaded"
+STRUCTURE_STATUS = "python"     # the same for the structure columns (``_structure_fill``)
+STRUCTURE_REASON = "not loaded"
 _MARGIN = None     # the compiled margin(X, feature, threshold, leaf, base, depth), or None
 
 # Fixed pages of the import-time check: texts and paths that exercise every rule whose
@@ -41,6 +45,9 @@ _TEXTS = [
     "line one\nline two. And three! (four)", "what?!\u2019 ok.\u201d", "1,234.56 € / 78%",
     "It works.\u201d Then the story continues for a long while, as stories do, with words. " * 4,
     "dell'anno l'uomo un'altra d'accordo all'inizio della città e nel mondo degli uomini",
+    # short lines of the structure columns: dates, records, comment and related headings
+    "March 3, 2012 at 4:05 pm", "Jane Doe says:", "Reply", "12 Comments", "Related posts",
+    "You may also like", "posted 3 hours ago", "Leave a Reply", "04/11/2019",
 ]
 _PATHS = [
     "body>div.content>p", "body>div#nav.navBar>ul>li", "body>footer.site-footer>p",
@@ -49,6 +56,8 @@ _PATHS = [
     "body>div.commentsList>div.comment>p", "body>table>tr>td", "body", "", "body>h1",
     "body>div.AdSlot.promo>span", "body>div.\u212aey>blockquote", "body>DIV.Content>P",
     "body>nav>ul>li>a.tag-cloud", "body>center>font>b", "body>div.x1#top>header>h",
+    "body>div#comments>ol.commentlist>li.depth-1>div.commentbody>p", "body>div.relatedposts>ul>li",
+    "body>div.postmeta>span.byline", "body>div.wp-caption>p.wp-caption-text",
 ]
 
 
@@ -94,13 +103,24 @@ def _configure(sf, features) -> None:
 
 
 def _structure_fill(features):
-    """The compiled structure columns' ``fill``, or None (then ``structure`` computes them)."""
-    try:
-        from warclake.tasks.native import sieve_structure as ss
-    except ImportError:
-        return None
-    ss.configure(features.structure, features._STRUCTURE.start)
-    return ss.fill
+    """The compiled structure columns' ``fill``, or None (then ``structure`` computes them):
+    loaded and checked like the features (not built, or other values than ``structure``
+    on the check pages: one warning line)."""
+    def check(ss) -> None:
+        ss.configure(features.structure, features._STRUCTURE.start)
+        in_main = features._IDX["in_main"]
+        for paras, lang in _check_pages():
+            want = features.python_matrix(paras, lang)
+            got = want.copy()
+            got[:, features._STRUCTURE] = -1.0
+            ss.fill(got, [p.path for p in paras], [p.plain for p in paras], in_main)
+            if got.tobytes() != want.tobytes():
+                raise ValueError(f"structure columns differ from the Python ones ({lang or 'no'} page)")
+
+    global STRUCTURE_STATUS, STRUCTURE_REASON
+    ss, STRUCTURE_STATUS, STRUCTURE_REASON = load_checked(
+        "sieve_structure", "sieve structure columns", "Python structure columns", check)
+    return None if ss is None else ss.fill
 
 
 def _check_margin(sf, matrices) -> None:

@@ -39,11 +39,12 @@ DOCSIGS = pa.schema([
 ])
 
 
-def archive_key(documents_path: str, summary: dict, sig: SignatureConfig) -> dict:
+def archive_key(documents_path: str | None, summary: dict, sig: SignatureConfig, size: int | None = None) -> dict:
     """What the step's output depends on: the documents file (its size, and the summary
     the extraction wrote with it: a redone extraction writes a new one) and the signature
-    settings. No modification time, so a copy of a lake judges the same as its original."""
-    return {"documents_bytes": file_size(documents_path),
+    settings. No modification time, so a copy of a lake judges the same as its original.
+    ``size``: the documents file's size when a listing gave it already (the manifest)."""
+    return {"documents_bytes": file_size(documents_path) if size is None else size,
             "extraction": summary.get("config_fingerprint"), "finished": summary.get("finished"),
             "signatures": sig.fingerprint()}
 
@@ -106,7 +107,7 @@ def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
     src = layout.documents(dump, warc_name)
     key = archive_key(src, summary, sig)
     if layout.is_done(STEP, dump, warc_name, key):
-        return {"archive": warc_name, "done": "skipped"}
+        return {"archive": warc_name, "done": "skipped", "key": key}
     t0 = time.monotonic()
     layout.clear_state(STEP, dump, warc_name)
     have = set(read_schema(src).names)
@@ -116,7 +117,7 @@ def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
     write_table(layout.file("docsigs", dump, warc_name), docsig)
     secs = round(time.monotonic() - t0, 3)
     layout.mark_done(STEP, dump, warc_name, key, documents=docsig.num_rows, paragraphs=para.num_rows)
-    return {"archive": warc_name, "done": "signed", "documents": docsig.num_rows,
+    return {"archive": warc_name, "done": "signed", "key": key, "documents": docsig.num_rows,
             "paragraphs": para.num_rows, "seconds": secs}
 
 

@@ -13,6 +13,7 @@ CORPUS_SOURCES = {
     "paragraph_paths": "para_paths",
     "paragraph_group_rows": "para_groups",
     "duplicate_pairs": "pairs",
+    "distinctive_paragraph_pairs": "para_pairs",
     "document_decisions": "decisions/documents",
     "paragraph_decisions": "decisions/paragraphs",
 }
@@ -38,6 +39,7 @@ def _empty(view: str) -> str:
         "paragraph_group_rows": [("text_hash", "BIGINT"), ("group_hash", "BIGINT")],
         "paragraph_paths": [("text_hash", "BIGINT"), ("path", "VARCHAR"), ("dump", "VARCHAR"), ("n", "BIGINT")],
         "duplicate_pairs": [("a", "VARCHAR"), ("b", "VARCHAR"), ("jaccard", "DOUBLE"), ("exact", "BOOLEAN")],
+        "distinctive_paragraph_pairs": [("a", "VARCHAR"), ("b", "VARCHAR"), ("para_jaccard", "DOUBLE")],
         "document_decisions": [(f.name, f.type) for f in DOC_DECISIONS],
         "paragraph_decisions": [(f.name, f.type) for f in PARA_DECISIONS],
     }[view]

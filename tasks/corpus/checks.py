@@ -15,6 +15,7 @@ from warclake.tasks.lake import Lake
 
 from .archive_step import finished_archives
 from .layout import CorpusLayout, read_schema
+from .run_lock import CorpusLock
 from .settings import DecisionConfig
 
 REQUIRED_COLUMNS = {"text", "docId", "url", "lang", "date", "dump", "warc_file", "paragraph_labels"}
@@ -24,16 +25,19 @@ class NoDocuments(FileNotFoundError):
     """The lake (or the dump) has no finished documents to build a corpus from."""
 
 
-def prepare(lake: str, dump: str | None, decide: DecisionConfig) -> tuple[list[str], dict[str, list]]:
-    """(dumps, finished archives per dump) of a run, after every check."""
-    dumps = check_request(lake, dump, decide)
+def prepare(lake: str, dump: str | None, decide: DecisionConfig,
+            lock: bool = True) -> tuple[list[str], dict[str, list]]:
+    """(dumps, finished archives per dump) of a run, after every check (``lock``: the
+    corpus lock's too; a caller that waits for the lock takes it after)."""
+    dumps = check_request(lake, dump, decide, lock)
     return dumps, check_inputs(lake, dumps)
 
 
-def check_request(lake: str, dump: str | None, decide: DecisionConfig) -> list[str]:
+def check_request(lake: str, dump: str | None, decide: DecisionConfig, lock: bool = True) -> list[str]:
     """The dumps of a run, after the checks that read no summary: the settings, the lake
-    answering, the dump being one of its dumps, no extraction holding a dump's lock. A few
-    listings, so a command can make them before it starts Prefect."""
+    answering, the dump being one of its dumps, no extraction holding a dump's lock, no
+    other corpus run holding the lake's. A few listings, so a command can make them before
+    it starts Prefect."""
     from .decide import check_quality_overrides
 
     check_quality_overrides(decide)
@@ -41,6 +45,8 @@ def check_request(lake: str, dump: str | None, decide: DecisionConfig) -> list[s
     lk = Lake(lake)
     for d in dumps:
         DumpLock(lk, d).check()   # DumpLocked names the run still extracting it
+    if lock:
+        CorpusLock(lk).check_free()   # CorpusLocked names the corpus run holding the lake
     return dumps
 
 

@@ -1,11 +1,12 @@
-"""The per-archive outputs of a dump that the global steps read, and their identity."""
+"""The per-archive outputs of a dump that the global steps read, and their identity: from
+the dump's manifest (one read; manifest.py), rebuilt from the state files when missing."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .archive_step import STEP as SIGN_STEP
-from .settings import fingerprint_of
 from .layout import CorpusLayout
+from .manifest import load_entries
+from .settings import fingerprint_of
 
 
 @dataclass
@@ -19,12 +20,6 @@ class DumpInputs:
 
 
 def dump_inputs(layout: CorpusLayout, dump: str) -> DumpInputs:
-    keys = []
-    docsigs, paragraphs = (set(layout.names(layout.dir(t, dump))) for t in ("docsigs", "paragraphs"))
-    for name in layout.names(layout.dir(f"state/{SIGN_STEP}", dump)):
-        if name.endswith(".json"):
-            warc = name[: -len(".json")]
-            st = layout.read_state(SIGN_STEP, dump, warc)
-            if st and warc + ".parquet" in docsigs and warc + ".parquet" in paragraphs:
-                keys.append((warc, st["key"]))
+    entries = load_entries(layout, dump)
+    keys = [(w, entries[w]) for w in sorted(entries)]
     return DumpInputs(dump, [w for w, _ in keys], fingerprint_of(keys))

@@ -17,16 +17,20 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from warclake.tasks.transient import is_transient
+
 from .archive_step import sign_archive
 from .decide import (DOC_STEP, PARA_STEP, check_quality_overrides, document_decisions,
                      paragraph_decisions, run_id_of)
 from .dump_inputs import DumpInputs, dump_inputs
 from .engine import DEFAULT_MEMORY_LIMIT, connect, parquet_list
 from .layout import CorpusLayout, write_table
+from .manifest import ManifestWriter
 from .pairs import STEP as PAIRS_STEP, pairs_partition
 from .para_groups import SETTINGS as GROUP_SETTINGS, STEP as GROUPS_STEP, groups_step
 from .para_pairs import SETTINGS as PARA_PAIRS_SETTINGS, STEP as PARA_PAIRS_STEP, para_pairs_step
 from .para_stats import STEP as STATS_STEP, stats_partition
+from .run_lock import CorpusLock
 from .settings import DecisionConfig, SignatureConfig
 
 log = logging.getLogger(__name__)
@@ -38,6 +42,24 @@ class StageOptions:
     decide: DecisionConfig = field(default_factory=DecisionConfig)
     memory_limit: str = DEFAULT_MEMORY_LIMIT
     threads: int | None = None
+
+
+# A step that meets a network or storage error is run again after these delays (every
+# step is idempotent); the flow's tasks use the same.
+RETRY_DELAYS = (2, 8)
+
+
+def retrying(what: str, fn, progress=None, delays=RETRY_DELAYS):
+    """``fn()``, run again after each delay while it fails with a transient error."""
+    for delay in (*delays, None):
+        try:
+            return fn()
+        except Exception as exc:
+            if delay is None or not is_transient(exc):
+                raise
+            if progress:
+                progress(f"{what}: {' '.join(str(exc).split()) or type(exc).__name__}; again in {delay} s")
+            time.sleep(delay)
 
 
 def earlier(dumps: list[str], dump: str) -> list[str]:
@@ -223,22 +245,35 @@ GLOBAL_STATE_STEPS = (STATS_STEP, GROUPS_STEP, PAIRS_STEP, PARA_PAIRS_STEP, PARA
 
 def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, dict]]],
               opts: StageOptions | None = None, progress=None) -> dict:
-    """Every step of every dump in ``dumps`` (in order), skipping what is done."""
+    """Every step of every dump in ``dumps`` (in order), skipping what is done. The
+    per-archive step runs only for archives the dump's manifest does not hold as current."""
     opts = opts or StageOptions()
     check_quality_overrides(opts.decide)
+    with CorpusLock(lake) as lock:
+        return _run_stage(lake, dumps, archives, opts, progress, lock)
+
+
+def _run_stage(lake, dumps, archives, opts, progress, lock) -> dict:
     layout = CorpusLayout(lake)
     layout.clean_stale_tmp()
     counts = {"signed": 0, "partitions": 0}
     t0 = time.monotonic()
     for dump in dumps:
-        for warc, summary in archives.get(dump, []):
-            res = sign_archive(lake, dump, warc, summary, opts.sig)
-            counts["signed"] += res["done"] == "signed"
-            if progress:
-                progress(f"{dump} {warc}: {res['done']}")
+        writer = ManifestWriter(layout, dump)
+        try:
+            for warc, summary in writer.reconcile(archives.get(dump, []), opts.sig):
+                lock.check()
+                res = retrying(f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, opts.sig), progress)
+                writer.add(warc, res["key"])
+                counts["signed"] += res["done"] == "signed"
+                if progress:
+                    progress(f"{dump} {warc}: {res['done']}")
+        finally:
+            writer.close()
         ctx = DumpContext.build(layout, dumps, dump, opts)
         for name, step in GLOBAL_STEPS:
-            counts["partitions"] += step(ctx)
+            lock.check()
+            counts["partitions"] += retrying(f"{dump}: {name.replace('_', ' ')}", lambda: step(ctx), progress)
             if progress:
                 progress(f"{dump}: {name.replace('_', ' ')} done")
     counts["seconds"] = round(time.monotonic() - t0, 2)
@@ -261,12 +296,14 @@ def finish(lake: str, dumps: list[str], archives: dict, opts: StageOptions, repo
     report page."""
     from warclake.tasks.catalog import build_catalog, is_remote
 
-    counts = run_stage(lake, dumps, archives, opts, progress)
-    counts["dumps"] = {d: dump_summary(lake, d, opts.sig.partitions) for d in dumps}
-    if not is_remote(lake):   # a remote lake has no catalogue file: its readers build the views in memory
-        build_catalog(lake)
-    if report:
-        from .report import write_corpus_report
+    with CorpusLock(lake) as lock:   # one run per lake, through the catalogue and the report
+        counts = run_stage(lake, dumps, archives, opts, progress)
+        counts["dumps"] = {d: dump_summary(lake, d, opts.sig.partitions) for d in dumps}
+        lock.check()
+        if not is_remote(lake):   # a remote lake has no catalogue file: its readers build the views in memory
+            build_catalog(lake)
+        if report:
+            from .report import write_corpus_report
 
-        counts["report"] = write_corpus_report(lake, report_dir)[1]
+            counts["report"] = write_corpus_report(lake, report_dir)[1]
     return counts

@@ -134,7 +134,8 @@ def describe() -> str:
 
 # How --version names the modules load_checked knows (else by the ``what`` of their loader).
 _LABELS = {"lexbor_walk": "paragraph walk", "sieve_features": "sieve features",
-           "corpus_signatures": "corpus signatures", "corpus_quality": "corpus quality metrics"}
+           "sieve_structure": "sieve structure", "corpus_signatures": "corpus signatures",
+           "corpus_quality": "corpus quality metrics"}
 
 
 def describe_all() -> str:
@@ -152,10 +153,7 @@ def describe_all() -> str:
     for name in (n for n in order if n in LOADED):
         what, status, reason = LOADED[name]
         parts.append(f"{_LABELS.get(name, what)}: {status}" + ("" if status == "compiled" else f" ({reason})"))
-        if name == "sieve_features":
-            # The structure columns are checked inside the sieve features' check: compiled
-            # when those are and the module was built.
-            built = f"{__name__}.sieve_structure" in sys.modules
-            parts.append("sieve structure: " + ("compiled" if status == "compiled" and built else
-                                                f"python ({reason if status != 'compiled' else 'not built'})"))
+        if name == "sieve_features" and "sieve_structure" not in LOADED:
+            # the structure columns' module is loaded (and noted) only by compiled features
+            parts.append(f"sieve structure: python ({reason if status != 'compiled' else 'not loaded'})")
     return "; ".join(parts)

@@ -18,12 +18,17 @@ real texts, with known mutations:
 - 4 % of pages are word-for-word copies of a recent page on another site, 4 % copies with
   one paragraph replaced and one sentence edited, and 2 % of pages quote a paragraph of a
   recent page (a third of them with an edited sentence);
-- every hash is taken over the real normalised text (``text_hash`` of the paragraph,
-  ``clean_hash`` of the compared text); a paragraph's SimHash is the bitwise majority of
-  its sentences' 3-gram hash bits and a document's MinHash the element-wise minimum of its
-  sentences' MinHash (the signatures of the union of the sentences' n-grams, leaving out
-  the few n-grams that span two sentences); the quality metrics are those of 500 real
-  generated pages, assigned at random.
+- every hash is the per-archive step's own, over the real normalised text (``text_hash`` of
+  the paragraph, ``clean_hash`` of the compared text, both ``signatures.text_hashes``, and
+  ``url_hash``), so the generated tables join with those the step writes;
+- a paragraph's SimHash is the bitwise majority of its sentences' 3-gram hash bits and a
+  document's MinHash the element-wise minimum of its sentences' MinHashes: near the step's,
+  not equal (n-grams that span two sentences are left out, and a bin a short sentence
+  leaves empty is filled from another bin before the minimum is taken). On the pages of
+  ``tests/test_corpus_scale.py`` the SimHashes are a median 0 bits from the step's and a
+  median 0.63 of the MinHash values are equal. ``--exact-signatures`` computes both from
+  the whole texts instead, as the step does (about 2.5 times the generation time);
+- the quality metrics are those of 500 real generated pages, assigned at random.
 
 ``--group-check N`` measures the paragraph group search alone: N distinct paragraphs of
 pool sentences and copies of some with one word replaced.
@@ -107,11 +112,19 @@ class Pool:
 
     @classmethod
     def _build(cls, cache: str, sig) -> "Pool":
+        pool = cls.from_sentences(sentence_pool(SHARED), sig)
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        np.savez(cache + ".npz", glen=pool.glen, bits=pool.bits, mh=pool.mh, variant=pool.variant)
+        with open(cache + ".json", "w", encoding="utf-8") as fh:
+            json.dump(pool.raw, fh)
+        return pool
+
+    @classmethod
+    def from_sentences(cls, raw: list[str], sig) -> "Pool":
         from warclake.tasks.corpus.normalise import normalise
         from warclake.tasks.corpus.signatures import minhash
 
         rng = random.Random(7)
-        raw = sentence_pool(SHARED)
         n = len(raw)
         words = [w for s in raw[:20000] for w in s.split() if w.isalpha() and len(w) > 3]
         variant = np.full(n, -1, np.int32)
@@ -127,10 +140,6 @@ class Pool:
         norm = [normalise(s) for s in raw]
         glen, bits = bit_counts(norm, sig.para_ngram)
         mh = minhash(norm, sig.doc_ngram, sig.num_perm)
-        os.makedirs(os.path.dirname(cache), exist_ok=True)
-        np.savez(cache + ".npz", glen=glen, bits=bits, mh=mh, variant=variant)
-        with open(cache + ".json", "w", encoding="utf-8") as fh:
-            json.dump(raw, fh)
         return cls(raw, norm, glen, bits, mh, variant)
 
 
@@ -162,10 +171,10 @@ def simhash_of_sums(cnt: np.ndarray, tot: np.ndarray) -> np.ndarray:
 # -- generating a dump's per-archive outputs ------------------------------------------
 
 class Generator:
-    def __init__(self, pool: Pool, docs: int, sig, seed: int = 2026):
+    def __init__(self, pool: Pool, docs: int, sig, seed: int = 2026, exact: bool = False):
         from warclake.tasks.corpus.hosts import registered_domain
 
-        self.pool, self.sig = pool, sig
+        self.pool, self.sig, self.exact = pool, sig, exact
         self.rng = random.Random(seed)
         rng = self.rng
         self.n_sites = max(20, docs // 50)
@@ -180,6 +189,7 @@ class Generator:
         self.recent: list[tuple[list[tuple[int, ...]], int]] = []
         self.metrics_pool: list[list] = []
         self._sim_cache: dict[str, int] = {}
+        self.keep_pages, self.pages = False, []   # the pages' texts, for a check of the generator
 
     def site(self) -> int:
         rng = self.rng
@@ -223,15 +233,18 @@ class Generator:
 
         from warclake.tasks.corpus.archive_step import DOCSIGS, PARAGRAPHS
         from warclake.tasks.corpus.normalise import hash64, normalise
-        from warclake.tasks.corpus.signatures import band_keys
+        from warclake.tasks.corpus.quality import is_chrome_path
+        from warclake.tasks.corpus.signatures import band_keys, compared_paragraphs, minhash, simhash64, text_hashes
 
         pool, rng, sig = self.pool, self.rng, self.sig
-        P = {k: [] for k in ("docId", "idx", "text_hash", "n_chars", "path", "label", "host", "domain",
+        P = {k: [] for k in ("docId", "idx", "n_chars", "path", "label", "host", "domain",
                              "url_hash", "date")}
         p_sent: list[tuple[int, ...]] = []      # body paragraphs' sentences ((): not a body paragraph)
         p_text: list[str] = []                  # other paragraphs' normalised text
         D = {k: [] for k in ("docId", "url", "url_hash", "host", "domain", "date", "n_paragraphs", "n_chars",
-                             "clean_hash", "metrics")}
+                             "metrics")}
+        norms: list[str] = []                   # every paragraph's normalised text
+        cleans: list[str] = []                  # every document's compared text
         doc_sents: list[list[int]] = []
         for i in range(n):
             s = self.site()
@@ -248,27 +261,34 @@ class Generator:
             if rng.random() < 0.01:
                 paras.append((NOTICE, NOTICE_TEXT, "bad"))
             paras.append((FOOTER, f"Copyright {host}. All rights reserved.", "bad"))
-            clean = []
+            first = len(norms)
             for j, (path, what, label) in enumerate(paras, 1):
                 if isinstance(what, tuple):
                     norm = " ".join(pool.norm[k] for k in what)
                     p_sent.append(what)
                     p_text.append("")
-                    clean.append(norm)
                 else:
                     norm = normalise(what)
                     p_sent.append(())
                     p_text.append(norm)
-                P["docId"].append(did); P["idx"].append(j); P["text_hash"].append(hash64(norm))
+                norms.append(norm)
+                P["docId"].append(did); P["idx"].append(j)
                 P["n_chars"].append(len(norm)); P["path"].append(path); P["label"].append(label)
                 P["host"].append(host); P["domain"].append(dom); P["url_hash"].append(uh); P["date"].append(date)
-            clean_text = "\n".join(clean)
+            # the compared text as the per-archive step chooses it (the body paragraphs here)
+            keep = compared_paragraphs([p for p, _, _ in paras], [lab for _, _, lab in paras], is_chrome_path,
+                                       [len(x) for x in norms[first:]])
+            clean_text = "\n".join(norms[first + k] for k in keep)
+            cleans.append(clean_text)
+            if self.keep_pages:
+                self.pages.append({"docId": did, "url": url, "date": date, "paras": [
+                    (p, " ".join(pool.raw[k] for k in w) if isinstance(w, tuple) else w, lab) for p, w, lab in paras]})
             doc_sents.append([k for b in body for k in b])
             if len(self.metrics_pool) < 500:
                 self.metrics_pool.append(self._metrics(paras))
             D["docId"].append(did); D["url"].append(url); D["url_hash"].append(uh); D["host"].append(host)
             D["domain"].append(dom); D["date"].append(date); D["n_paragraphs"].append(len(paras))
-            D["n_chars"].append(len(clean_text)); D["clean_hash"].append(hash64(clean_text))
+            D["n_chars"].append(len(clean_text))
             D["metrics"].append(rng.choice(self.metrics_pool))
         # SimHash: body paragraphs from their sentences' bit counts, the others computed
         m = len(p_sent)
@@ -280,6 +300,8 @@ class Generator:
         sim = simhash_of_sums(bits[ids].sum(axis=1, dtype=np.int64), glen[ids].sum(axis=1))
         other = [r for r in range(m) if not p_sent[r]]
         sim[other] = self._simhash([p_text[r] for r in other])
+        if self.exact:
+            sim = simhash64(norms, sig.para_ngram).view(np.int64)
         # MinHash: element-wise minimum over the document's sentences
         flat = np.fromiter((k for ks in doc_sents for k in ks), np.int64)
         lens = np.fromiter((len(ks) for ks in doc_sents), np.int64, count=n)
@@ -288,11 +310,13 @@ class Generator:
         if has.size:
             starts = np.concatenate([[0], np.cumsum(lens)[:-1]])[has]
             mh[has] = np.minimum.reduceat(pool.mh[flat], starts, axis=0)
+        if self.exact:
+            mh = minhash(cleans, sig.doc_ngram, sig.num_perm)
         bk = band_keys(mh, sig.bands, sig.rows)
         ts = pa.timestamp("us", tz="UTC")
         para = pa.table({
             "docId": P["docId"], "idx": pa.array(P["idx"], pa.int32()),
-            "text_hash": pa.array(P["text_hash"], pa.int64()), "simhash": pa.array(sim),
+            "text_hash": pa.array(text_hashes(norms), pa.int64()), "simhash": pa.array(sim),
             "n_chars": pa.array(P["n_chars"], pa.int32()), "path": P["path"], "label": P["label"],
             "host": P["host"], "domain": P["domain"], "url_hash": pa.array(P["url_hash"], pa.int64()),
             "lang": pa.array(["en"] * m), "dump": pa.array([dump] * m), "date": pa.array(P["date"], ts),
@@ -301,7 +325,7 @@ class Generator:
             "docId": D["docId"], "url": D["url"], "url_hash": pa.array(D["url_hash"], pa.int64()),
             "host": D["host"], "domain": D["domain"], "lang": ["en"] * n, "date": pa.array(D["date"], ts),
             "dump": [dump] * n, "warc_file": [name] * n, "n_paragraphs": pa.array(D["n_paragraphs"], pa.int32()),
-            "n_chars": pa.array(D["n_chars"], pa.int32()), "clean_hash": pa.array(D["clean_hash"], pa.int64()),
+            "n_chars": pa.array(D["n_chars"], pa.int32()), "clean_hash": pa.array(text_hashes(cleans), pa.int64()),
             "minhash": pa.FixedSizeListArray.from_arrays(pa.array(mh.ravel()), sig.num_perm).cast(pa.list_(pa.uint32())),
             "bands": pa.FixedSizeListArray.from_arrays(pa.array(bk.ravel()), sig.bands).cast(pa.list_(pa.int64())),
             "metrics": pa.array(D["metrics"], pa.map_(pa.string(), pa.float64())),
@@ -327,34 +351,37 @@ class Generator:
         return sorted(document_metrics(text, [lab for _, _, lab in paras], "en").items())
 
 
-def generate(lake: str, work: str, docs: int, dumps: int, per_archive: int, seed: int = 2026) -> dict:
+def generate(lake: str, work: str, docs: int, dumps: int, per_archive: int, seed: int = 2026,
+             exact: bool = False) -> dict:
     """The per-archive outputs of ``docs`` documents in ``dumps`` dumps, done as the
-    per-archive step marks them."""
+    per-archive step marks them (state files, then each dump's manifest)."""
     from warclake.tasks.corpus.archive_step import STEP
     from warclake.tasks.corpus.layout import CorpusLayout, write_table
+    from warclake.tasks.corpus.manifest import write_manifest
     from warclake.tasks.corpus.settings import SignatureConfig
 
     sig = SignatureConfig()
     t = time.monotonic()
     pool = Pool.load_or_build(os.path.join(work, "pool"), sig)
     out = {"pool_sentences": len(pool.raw), "pool_s": round(time.monotonic() - t, 1)}
-    gen = Generator(pool, docs, sig, seed)
+    gen = Generator(pool, docs, sig, seed, exact)
     layout = CorpusLayout(lake)
     made, paragraphs = 0, 0
     for d in range(dumps):
         dump = dump_name(d)
         want = docs * (d + 1) // dumps - docs * d // dumps
-        a = 0
+        a, done = 0, {}
         while want > 0:
             n = min(per_archive, want)
             name = f"{dump}-{a:05d}.warc.gz"
             para, docsig = gen.archive(dump, name, n, T0 + timedelta(days=91 * d))
             size = write_table(layout.file("paragraphs", dump, name), para)
             size += write_table(layout.file("docsigs", dump, name), docsig)
-            layout.mark_done(STEP, dump, name, {"generated": "corpus_scale", "seed": seed, "docs": docs,
-                                                "bytes": size, "signatures": sig.fingerprint()},
-                             documents=n, paragraphs=para.num_rows)
+            done[name] = {"generated": "corpus_scale", "seed": seed, "docs": docs, "exact": exact,
+                          "bytes": size, "signatures": sig.fingerprint()}
+            layout.mark_done(STEP, dump, name, done[name], documents=n, paragraphs=para.num_rows)
             made, paragraphs, want, a = made + n, paragraphs + para.num_rows, want - n, a + 1
+        write_manifest(layout, dump, done)
     out.update(documents=made, paragraphs=paragraphs, generate_s=round(time.monotonic() - t, 1))
     return out
 
@@ -509,6 +536,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs-per-archive", type=int, default=10_000)
     ap.add_argument("--from-documents", action="store_true",
                     help="write lake documents and run the real per-archive step (one dump)")
+    ap.add_argument("--exact-signatures", action="store_true",
+                    help="compute each paragraph's SimHash and each document's MinHash from its whole text, "
+                         "as the per-archive step does (about 2.5x the generation time)")
     ap.add_argument("--workers", type=int, default=2, help="processes of the per-archive step")
     ap.add_argument("--memory-limit", default="2GB")
     ap.add_argument("--threads", type=int, default=2)
@@ -531,7 +561,8 @@ def main(argv: list[str] | None = None) -> int:
                 write_documents(lake, work, args.docs, args.docs_per_archive)
             out["per_archive"] = sign_all(lake, args.workers)
         else:
-            out["generated"] = generate(lake, work, args.docs, args.dumps, args.docs_per_archive)
+            out["generated"] = generate(lake, work, args.docs, args.dumps, args.docs_per_archive,
+                                        exact=args.exact_signatures)
     # the global steps from scratch, in a child process: its peak RSS is theirs
     from warclake.tasks.corpus.stage import GLOBAL_STATE_STEPS
 

@@ -15,7 +15,16 @@ point chosen on Dragnet's and the modern pages' tuning parts)::
         --mix cleaneval:cleaneval-dev=0.5 \\
         --cutoff-gold dragnet:../shared/data/gold/dragnet --cutoff-gold wceb:../shared/data/gold/wceb_modern_1000
 
-Deterministic: fixed seed, pages in sorted order, row subsampling from a seeded generator.
+Deterministic: fixed seed, pages in sorted order, row subsampling from a seeded generator;
+the gradient histograms are compiled (``warclake.tasks.native.sieve_train``) when built and
+numpy's otherwise, with the same sums in the same order, so both give the same bytes. The
+model records the arguments it was trained with (``meta.command``), and::
+
+    python -m warclake.tasks.tooling.train_sieve --check
+
+(run from the repository root, beside ``../shared/data``) retrains with them and compares the
+result with the shipped ``sieve.json`` byte for byte (exit 0 when equal, 1 naming the parts
+that differ; ``tests/test_train_sieve.py`` runs it).
 Several ``--gold`` sets may be
 mixed, e.g. CLEANEVAL plus Mozilla Readability's test pages::
 
@@ -110,30 +119,35 @@ def set_label(spec: str) -> str:
     return f"{fmt}:{Path(path.split(',')[0]).name}"
 
 
-def build_dataset(specs: list[str], log=print, split: str = "tuning", with_source=False):
+def build_dataset(specs: list[str], log=print, split: str = "tuning", with_source=False,
+                  pages_out: dict | None = None):
     """Feature rows of the pages of ``split`` (training: always "tuning"). With
-    ``with_source`` also the gold FORMAT of each page (one entry per page)."""
+    ``with_source`` also the gold FORMAT of each page (one entry per page). ``pages_out``
+    ({spec: None}) receives the ``gold_pages`` of those of its specs that are trained on
+    (for ``cutoff_on_gold``)."""
     from warclake.tasks.tooling.evaluation.gold import decode_page, read_gold
     from warclake.tasks.html_paragraphs import extract_paragraphs
 
     Xs, ys, ws, groups, toks = [], [], [], [], []
-    pages, source = [], []
+    pages = []
     for spec in specs:
         # the held-back split is never read for training
         got = read_gold(spec, split)
-        pages += [(p, set_label(spec)) for p in got]
+        pages += [(p, set_label(spec), spec, i) for i, p in enumerate(got)]
+        if pages_out is not None and spec in pages_out:
+            pages_out[spec] = [None] * len(got)
     # sort by (id, format): CLEANEVAL ids are "<set>/<id>", readability ids case names
     pages.sort(key=lambda ps: (ps[0].id, ps[1]))
-    source = [fmt for _, fmt in pages]
-    pages = [p for p, _ in pages]
-    for k, page in enumerate(pages):
+    source = [fmt for _, fmt, _, _ in pages]
+    for k, (page, _, spec, i) in enumerate(pages):
         paras = extract_paragraphs(decode_page(page))
+        texts = [p.plain for p in paras]
+        X = features.matrix(paras, guess_language(texts)) if paras else None
+        if pages_out and pages_out.get(spec) is not None:
+            pages_out[spec][i] = (page.gold, texts, X)
         if not paras:
             continue
-        texts = [p.plain for p in paras]
-        lang = guess_language(texts)
         y, cnt = label_paragraphs(texts, page.gold)
-        X = features.matrix(paras, lang)
         total = cnt.sum() or 1
         Xs.append(X)
         ys.append(y)
@@ -175,14 +189,58 @@ def binarize(X: np.ndarray, edges: list[np.ndarray]) -> np.ndarray:
     return B
 
 
+def numpy_histograms(B, Bt, r, g, h, nb):
+    """Gradient and hessian sums per (feature, bin) over rows ``r``: one bincount per feature
+    of ``Bt`` (each bin adds its rows in row order; the compiled ``sieve_train.histograms``
+    reads the rows of ``B`` and adds in the same order, so both give the same bytes)."""
+    F = Bt.shape[0]
+    gr, hr = g[r], h[r]
+    hg, hh = np.empty((F, nb)), np.empty((F, nb))
+    for j in range(F):
+        bj = Bt[j].take(r)
+        hg[j] = np.bincount(bj, gr, minlength=nb)
+        hh[j] = np.bincount(bj, hr, minlength=nb)
+    return hg, hh
+
+
+_HIST = None
+
+
+def histograms():
+    """The compiled histograms when built and equal to ``numpy_histograms`` on a fixed
+    sample, else ``numpy_histograms`` (one warning line)."""
+    global _HIST
+    if _HIST is None:
+        from warclake.tasks.native import load_checked
+
+        def check(st):
+            rng = np.random.default_rng(7)
+            B = rng.integers(0, 9, (4000, 5)).astype(np.uint8)
+            Bt = np.ascontiguousarray(B.T.astype(np.int32))
+            g, h = rng.normal(size=4000), rng.random(4000)
+            r = np.flatnonzero(rng.random(4000) < 0.6)
+            for a, b in zip(st.histograms(B, r, g, h, 10), numpy_histograms(B, Bt, r, g, h, 10)):
+                if a.tobytes() != b.tobytes():
+                    raise ValueError("histograms differ from numpy's")
+        st = load_checked("sieve_train", "training histograms", "numpy histograms", check)[0]
+        _HIST = numpy_histograms if st is None else (
+            lambda B, Bt, r, g, h, nb: st.histograms(B, r, g, h, nb))
+    return _HIST
+
+
 def fit_forest(X, y, w, prm: dict, log=None) -> Forest:
+    hist = histograms()
     rng = np.random.default_rng(prm["seed"])
     n, F = X.shape
     depth = prm["depth"]
     edges = make_bins(X, prm["bins"])
     # one row of bin numbers per feature: a node's rows of one feature are one gather
-    Bt = np.ascontiguousarray(binarize(X, edges).T)
+    B = binarize(X, edges)
+    Bt = np.ascontiguousarray(B.T)
     nb = max(len(e) for e in edges) + 1
+    B = B.astype(np.uint8) if nb <= 256 else None   # rows of bins for the compiled histograms
+    if B is None:
+        hist = numpy_histograms
     wsum = w.sum()
     w = w * (n / wsum)                      # mean weight 1 so min_hess has a fixed meaning
     pbar = np.clip((w * y).sum() / w.sum(), 1e-4, 1 - 1e-4)
@@ -209,12 +267,7 @@ def fit_forest(X, y, w, prm: dict, log=None) -> Forest:
                 if len(r) > 1 and H >= 2 * min_h:
                     # gradient and hessian histograms, feature by feature (each bin adds its
                     # rows in row order, as one bincount over all features would)
-                    gr, hr = g[r], h[r]
-                    hg, hh = np.empty((F, nb)), np.empty((F, nb))
-                    for j in range(F):
-                        bj = Bt[j].take(r)
-                        hg[j] = np.bincount(bj, gr, minlength=nb)
-                        hh[j] = np.bincount(bj, hr, minlength=nb)
+                    hg, hh = hist(B, Bt, r, g, h, nb)
                     GL, HL = np.cumsum(hg, 1), np.cumsum(hh, 1)
                     GR, HR = G - GL, H - HL
                     gain = GL ** 2 / (HL + lam) + GR ** 2 / (HR + lam) - G ** 2 / (H + lam)
@@ -285,27 +338,68 @@ def choose_cutoff(X, y, w, groups, toks, prm, folds=4, log=None) -> tuple[float,
 CUTOFF_GRID = np.round(np.arange(0.2, 0.81, 0.025), 3)
 
 
-def cutoff_on_gold(forest: Forest, specs: list[str], log=None) -> tuple[float, dict]:
-    """The cutoff maximising the mean over ``specs`` of the page-averaged token F1 of the kept
-    text against the gold text (tuning pages only); also each set's F1 at that cutoff."""
-    from warclake.tasks.boilerplate import clean_text
+def gold_pages(spec: str, log=None) -> list[tuple[str, list[str], np.ndarray | None]]:
+    """(gold text, paragraph texts, feature matrix or None when the page has no paragraphs)
+    of the tuning pages of ``spec``, in ``read_gold`` order."""
     from warclake.tasks.html_paragraphs import extract_paragraphs
     from warclake.tasks.tooling.evaluation.gold import decode_page, read_gold
-    from warclake.tasks.tooling.evaluation.metrics import prf, token_counts
+
+    out = []
+    for page in read_gold(spec, "tuning"):
+        paras = extract_paragraphs(decode_page(page))
+        texts = [p.plain for p in paras]
+        out.append((page.gold, texts, features.matrix(paras, guess_language(texts))
+                    if paras else None))
+    return out
+
+
+def _kept_counts(gold: str, texts: list[str]):
+    """A page's token table: a function from the kept paragraphs (a boolean per paragraph)
+    to ``metrics.token_counts(gold, kept text)`` (the tokens of the "\n"-joined kept
+    paragraphs are their tokens in order: a token never spans a line break)."""
+    vocab: dict[str, int] = {}
+    gid = np.array([vocab.setdefault(t, len(vocab)) for t in tokens(gold)], dtype=np.int64)
+    owner, tid = [], []
+    for i, t in enumerate(texts):
+        ts = tokens(t)
+        tid += [vocab.setdefault(x, len(vocab)) for x in ts]
+        owner += [i] * len(ts)
+    n_vocab = len(vocab)
+    gcount = np.bincount(gid, minlength=n_vocab)
+    tid_a, owner_a = np.array(tid, dtype=np.int64), np.array(owner, dtype=np.int64)
+    n_gold = int(gcount.sum())
+
+    def counts(keep: np.ndarray) -> tuple[float, float, float]:
+        kept = np.bincount(tid_a[keep[owner_a]] if len(tid_a) else tid_a, minlength=n_vocab)
+        tp = int(np.minimum(kept, gcount).sum())
+        fp = int(kept.sum()) - tp
+        fn = n_gold - tp
+        total = tp + fp + fn
+        return (tp / total, fp / total, fn / total) if total else (0.0, 0.0, 0.0)
+    return counts
+
+
+def cutoff_on_gold(forest: Forest, specs: list[str], log=None,
+                   pages: dict | None = None) -> tuple[float, dict]:
+    """The cutoff maximising the mean over ``specs`` of the page-averaged token F1 of the kept
+    text against the gold text (tuning pages only); also each set's F1 at that cutoff.
+    ``pages`` may hold a spec's ``gold_pages`` already computed (the training set's)."""
+    from warclake.tasks.tooling.evaluation.metrics import prf
 
     per_set = []
     for spec in specs:
+        got = (pages or {}).get(spec)
+        if got is None:
+            got = gold_pages(spec)
         counts = {c: [] for c in CUTOFF_GRID}
-        for page in read_gold(spec, "tuning"):
-            paras = extract_paragraphs(decode_page(page))
-            prob = (forest.predict_proba(features.matrix(
-                paras, guess_language([p.plain for p in paras]))) if paras else np.zeros(0))
+        for gold, texts, X in got:
+            prob = forest.predict_proba(X) if X is not None else np.zeros(0)
+            page_counts = _kept_counts(gold, texts)
             for c in CUTOFF_GRID:
-                text = clean_text(paras, ["good" if v > c else "bad" for v in prob])
-                counts[c].append(token_counts(page.gold, text, 1))
+                counts[c].append(page_counts(prob > c))
         per_set.append({c: prf(v)["f1"] for c, v in counts.items()})
         if log:
-            log(f"  cutoff scores on {spec.partition(':')[0]}: {len(counts[CUTOFF_GRID[0]])} pages")
+            log(f"  cutoff scores on {spec.partition(':')[0]}: {len(got)} pages")
     mean = [float(np.mean([s[c] for s in per_set])) for c in CUTOFF_GRID]
     best = float(CUTOFF_GRID[int(np.argmax(mean))])
     return best, {spec.partition(":")[0] + ":" + Path(spec.partition(":")[2]).name:
@@ -315,8 +409,11 @@ def cutoff_on_gold(forest: Forest, specs: list[str], log=None) -> tuple[float, d
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m warclake.tasks.tooling.train_sieve", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gold", action="append", required=True, metavar="FORMAT:PATH",
+    ap.add_argument("--gold", action="append", metavar="FORMAT:PATH",
                     help="gold set(s) to train on; only their tuning split is used")
+    ap.add_argument("--check", action="store_true",
+                    help="retrain with the arguments recorded in the shipped model (run from "
+                         "the repository root) and compare the result with it byte for byte")
     ap.add_argument("--out", type=Path,
                     default=Path(features.__file__).with_name(MODEL_FILE), help="model file to write")
     ap.add_argument("--mix", action="append", default=[], metavar="FORMAT=WEIGHT",
@@ -328,12 +425,19 @@ def main(argv=None) -> int:
     ap.add_argument("--no-cv", action="store_true", help="keep the cutoff at 0.5 (faster)")
     for k, v in DEFAULTS.items():
         ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
+    if args.check:
+        return check_shipped(args.out)
+    if not args.gold:
+        ap.error("--gold is required (or --check)")
     prm = {k: getattr(args, k) for k in DEFAULTS}
     log = lambda m: print(m, file=sys.stderr)  # noqa: E731
     t0 = time.time()
     mix = parse_mix(args.mix)
-    X, y, w, groups, toks, n_pages, source = build_dataset(args.gold, log, with_source=True)
+    known = {spec: None for spec in args.cutoff_gold}
+    X, y, w, groups, toks, n_pages, source = build_dataset(args.gold, log, with_source=True,
+                                                           pages_out=known)
     w = page_weights(w, groups, source, mix, prm["weight_floor"])
     log(f"{n_pages} pages, {len(y)} paragraphs, {y.mean():.3f} good; features "
         f"{time.time() - t0:.0f}s")
@@ -343,9 +447,9 @@ def main(argv=None) -> int:
     meta = {"trained_on": [s.partition(":")[0] + ":" + ",".join(Path(p).name for p in
                            s.partition(":")[2].split(",")) for s in args.gold],
             "split": "tuning (sha1(page id) % 5 != 0; dragnet: by site)", "pages": n_pages,
-            "paragraphs": int(len(y)), "params": prm}
+            "paragraphs": int(len(y)), "params": prm, "command": _command(argv)}
     if args.cutoff_gold:
-        cutoff, at_cutoff = cutoff_on_gold(forest, args.cutoff_gold, log=log)
+        cutoff, at_cutoff = cutoff_on_gold(forest, args.cutoff_gold, log=log, pages=known)
         meta["cutoff_chosen_on"] = at_cutoff
         log(f"cutoff {cutoff} (tuning page token F1 at it: {at_cutoff})")
     else:
@@ -358,6 +462,44 @@ def main(argv=None) -> int:
                         encoding="utf-8")
     log(f"wrote {args.out} in {time.time() - t0:.0f}s")
     return 0
+
+
+def _command(argv: list[str]) -> list[str]:
+    """The training arguments as recorded in the model (without ``--out``, which names a
+    file, not the model)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--out":
+            skip = True
+        elif not a.startswith("--out="):
+            out.append(a)
+    return out
+
+
+def check_shipped(model: Path) -> int:
+    """Retrain with the arguments recorded in ``model`` and compare the bytes: 0 when equal,
+    1 when not (with what differs), 2 when the model records no command."""
+    import tempfile
+
+    shipped = model.read_bytes()
+    command = json.loads(shipped).get("meta", {}).get("command")
+    if not command:
+        print(f"{model}: no training command recorded in its meta", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / MODEL_FILE
+        main(command + ["--out", str(out)])
+        again = out.read_bytes()
+    if again == shipped:
+        print(f"{model.name} reproduced byte for byte by: python -m "
+              f"warclake.tasks.tooling.train_sieve {' '.join(command)}")
+        return 0
+    a, b = json.loads(shipped), json.loads(again)
+    parts = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    print(f"{model.name} NOT reproduced: {', '.join(parts)} differ", file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":

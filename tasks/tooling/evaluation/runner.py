@@ -186,4 +186,9 @@ def environment_note() -> str:
             parts.append(f"{mod} {getattr(m, '__version__', '?')}")
         except Exception:
             pass
+    # which path the ms/page of warclake's modes were taken on (compiled or Python)
+    from warclake.tasks import native
+    from warclake.tasks.boilerplate import compiled
+    parts += [native.describe(), compiled.describe(),
+              f"sieve structure columns: {compiled.STRUCTURE_STATUS}"]
     return ", ".join(parts)

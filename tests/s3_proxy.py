@@ -1,0 +1,176 @@
+"""An HTTP proxy on 127.0.0.1 in front of the S3 server, for the tests: it records every
+request (method, path, query) and can break the connection on purpose, as a network does:
+reset it before any reply (``fail``) or hold the request until the test lets it through
+(``hold``)."""
+from __future__ import annotations
+
+import http.client
+import socket
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+@dataclass
+class Request:
+    method: str
+    path: str       # without the query
+    query: str
+
+    @property
+    def is_list(self) -> bool:
+        """A bucket listing (ListObjects / ListObjectsV2): a GET of the bucket itself."""
+        return self.method == "GET" and self.path.strip("/").count("/") == 0
+
+    def under(self, part: str) -> bool:
+        return part in urllib.parse.unquote(self.path)
+
+
+@dataclass
+class Rule:
+    match: object            # fn(Request) -> bool
+    how: str                 # "reset" | "hold"
+    until: float | None = None   # reset: monotonic deadline counted from the first match (None: forever)
+    seconds: float | None = None
+    released: threading.Event = field(default_factory=threading.Event)
+    seen: threading.Event = field(default_factory=threading.Event)
+    drop: bool = False       # hold: on release, reset instead of passing the request on
+    hits: int = 0
+
+
+class S3Proxy:
+    def __init__(self, upstream: str):
+        u = urllib.parse.urlparse(upstream)
+        self.upstream = (u.hostname, u.port)
+        self.requests: list[Request] = []
+        self.rules: list[Rule] = []
+        self._lock = threading.Lock()
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def _any(self):
+                proxy._serve(self)
+
+            do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _any
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.clear()
+        self.server.shutdown()
+        self.server.server_close()
+
+    # -- what the tests use --------------------------------------------------------
+    def fail(self, match, seconds: float | None = None) -> Rule:
+        """Reset every matching request's connection, for ``seconds`` from the first one
+        (None: for ever)."""
+        rule = Rule(match, "reset", seconds=seconds)
+        self.rules.append(rule)
+        return rule
+
+    def hold(self, match) -> Rule:
+        """Hold matching requests until ``rule.released`` is set (``rule.seen`` tells one came)."""
+        rule = Rule(match, "hold")
+        self.rules.append(rule)
+        return rule
+
+    def release(self, rule: Rule, drop: bool = False) -> None:
+        """Let the held requests through (or reset them: ``drop``) and stop holding."""
+        if rule in self.rules:
+            self.rules.remove(rule)
+        rule.drop = drop
+        rule.released.set()
+
+    def clear(self) -> None:
+        for r in self.rules:
+            r.drop = True
+            r.released.set()
+        self.rules = []
+
+    def reset_counts(self) -> None:
+        with self._lock:
+            self.requests = []
+
+    def taken(self) -> list[Request]:
+        with self._lock:
+            return list(self.requests)
+
+    # -- the proxy -------------------------------------------------------------------
+    def _rule_for(self, req: Request) -> Rule | None:
+        for r in list(self.rules):
+            if r.match(req):
+                if r.how == "reset":
+                    now = time.monotonic()
+                    if r.seconds is not None:
+                        if r.until is None:
+                            r.until = now + r.seconds
+                        if now > r.until:
+                            continue
+                r.hits += 1
+                return r
+        return None
+
+    def _serve(self, h: BaseHTTPRequestHandler) -> None:
+        path, _, query = h.path.partition("?")
+        req = Request(h.command, path, query)
+        body = self._read_body(h)
+        with self._lock:
+            self.requests.append(req)
+        rule = self._rule_for(req)
+        if rule is not None and rule.how == "hold":
+            rule.seen.set()
+            rule.released.wait()
+        if rule is not None and (rule.how == "reset" or rule.drop):
+            # an RST instead of a reply: what a dropped connection looks like to the client
+            h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            h.close_connection = True
+            h.connection.close()
+            return
+        conn = http.client.HTTPConnection(*self.upstream, timeout=60)
+        try:
+            headers = {k: v for k, v in h.headers.items() if k.lower() not in ("transfer-encoding", "connection")}
+            if body is not None:
+                headers["Content-Length"] = str(len(body))
+            conn.request(h.command, h.path, body=body, headers=headers)
+            resp = conn.getresponse()
+            data = resp.read()
+        finally:
+            conn.close()
+        h.send_response_only(resp.status, resp.reason)
+        for k, v in resp.getheaders():
+            if k.lower() not in ("transfer-encoding", "connection", "content-length"):
+                h.send_header(k, v)
+        h.send_header("Content-Length", resp.getheader("Content-Length", str(len(data)))
+                      if h.command == "HEAD" else str(len(data)))
+        h.end_headers()
+        if h.command != "HEAD":
+            h.wfile.write(data)
+
+    @staticmethod
+    def _read_body(h) -> bytes | None:
+        if h.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            out = bytearray()
+            while True:
+                size = int(h.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while h.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    return bytes(out)
+                out += h.rfile.read(size)
+                h.rfile.readline()
+        n = int(h.headers.get("Content-Length") or 0)
+        return h.rfile.read(n) if n else (b"" if h.command in ("PUT", "POST") else None)
