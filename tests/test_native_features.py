@@ -13,6 +13,7 @@ import pytest
 
 import tricky_pages
 from conftest import REPO, shared_data
+from native_fallback import hiding, run_python, warclake_lines
 
 from warclake.tasks import boilerplate, native
 from warclake.tasks.boilerplate import compiled, features, model
@@ -184,16 +185,12 @@ def test_a_feature_column_the_module_does_not_compute_leaves_the_python_path(mon
     try:
         assert compiled.choose_matrix() is None
         assert compiled.STATUS == "python" and "does not compute" in compiled.REASON
-        err = [ln for ln in capfd.readouterr().err.splitlines() if ln.startswith("warclake:")]
+        err = warclake_lines(capfd.readouterr().err)
         assert len(err) == 1 and "Python sieve features" in err[0]
     finally:
         monkeypatch.undo()
         assert compiled.choose_matrix() is not None and compiled.STATUS == "compiled"
 
-
-def _python(code: str, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          cwd=REPO, env=dict(os.environ, **env))
 
 
 LABELS = ("from warclake.tasks.boilerplate import compiled, features, model\n"
@@ -207,32 +204,28 @@ LABELS = ("from warclake.tasks.boilerplate import compiled, features, model\n"
 def test_the_compiled_path_is_chosen_whichever_module_is_imported_first():
     # extraction imports the model first (boilerplate._sieve), the tests the features
     for first in ("model", "features", "compiled"):
-        p = _python(f"from warclake.tasks.boilerplate import {first}\n" + LABELS)
+        p = run_python(f"from warclake.tasks.boilerplate import {first}\n" + LABELS)
         assert p.returncode == 0, p.stderr
         assert p.stdout.splitlines() == ["compiled", "['bad', 'good']"], first
         assert "warclake:" not in p.stderr
 
 
 def test_without_the_module_the_python_features_run_with_one_warning():
-    hide = ("import sys\nclass Hide:\n def find_spec(self, name, *a):\n"
-            "  if name.endswith('native.sieve_features'): raise ImportError('not built')\n"
-            "sys.meta_path.insert(0, Hide())\n")
-    p = _python(hide + LABELS)
+    hide = hiding("sieve_features")
+    p = run_python(hide + LABELS)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["python", "['bad', 'good']"]
-    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warclake:")]
+    warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "Python sieve features" in warnings[0]
 
 
 @compiled_only
 def test_without_the_structure_module_its_python_columns_run_with_one_warning():
-    hide = ("import sys\nclass Hide:\n def find_spec(self, name, *a):\n"
-            "  if name.endswith('native.sieve_structure'): raise ImportError('not built')\n"
-            "sys.meta_path.insert(0, Hide())\n")
-    p = _python(hide + LABELS + "print(compiled.STRUCTURE_STATUS)\n")
+    hide = hiding("sieve_structure")
+    p = run_python(hide + LABELS + "print(compiled.STRUCTURE_STATUS)\n")
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["compiled", "['bad', 'good']", "python"]
-    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warclake:")]
+    warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "Python structure columns" in warnings[0]
 
 
@@ -243,10 +236,10 @@ def test_a_structure_module_that_computes_other_values_is_refused_with_one_warni
     wrong = ("import numpy as np\nfrom warclake.tasks.boilerplate import structure\n"
              "orig = structure.columns\n"
              "structure.columns = lambda *a: np.where(orig(*a) == 0, -0.0, orig(*a))\n")
-    p = _python(wrong + LABELS + "print(compiled.STRUCTURE_STATUS)\n")
+    p = run_python(wrong + LABELS + "print(compiled.STRUCTURE_STATUS)\n")
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["compiled", "['bad', 'good']", "python"]
-    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warclake:")]
+    warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "structure columns failed its check" in warnings[0]
 
 
@@ -257,14 +250,14 @@ def test_a_module_that_computes_other_values_is_refused_with_one_warning():
              "orig = c._lang_tables\n"
              "c._lang_tables = lambda lang: (frozenset(),) + orig(lang)[1:]\n"
              "import warclake.tasks.native.sieve_features\n")
-    p = _python(wrong + LABELS)
+    p = run_python(wrong + LABELS)
     assert p.returncode == 0, p.stderr
     assert p.stdout.splitlines() == ["python", "['bad', 'good']"]
-    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warclake:")]
+    warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "failed its check" in warnings[0]
 
 
-def test_version_names_the_features_path_and_the_switch_forces_python():
+def test_version_names_the_features_path_and_the_switch_forcesrun_python():
     forced = subprocess.run([sys.executable, "-m", "warclake", "--version"], capture_output=True,
                             text=True, timeout=120, cwd=REPO, env=dict(os.environ, WARCLAKE_NATIVE="0"))
     assert "sieve features: python (WARCLAKE_NATIVE=0)" in forced.stdout

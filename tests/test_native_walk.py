@@ -12,6 +12,7 @@ import pytest
 
 import tricky_pages
 from conftest import REPO, shared_data
+from native_fallback import hiding, run_python, warclake_lines
 
 from warclake.tasks import html_paragraphs as hp
 from warclake.tasks import native
@@ -159,23 +160,17 @@ def test_whole_archives_of_real_pages_give_identical_lakes(tmp_path, monkeypatch
     assert len(a) > 50 and a == b
 
 
-def _python(code: str, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          cwd=REPO, env=dict(os.environ, **env))
-
 
 EXTRACT = ("from warclake.tasks import html_paragraphs as hp, native; "
            "print(native.STATUS); print(hp.extract_paragraphs('<p>a <b>b</b></p>')[0].text)")
 
 
 def test_without_the_module_the_python_walk_runs_with_one_warning():
-    hide = ("import sys\nclass Hide:\n def find_spec(self, name, *a):\n"
-            "  if name.endswith('native.lexbor_walk'): raise ImportError('not built')\n"
-            "sys.meta_path.insert(0, Hide())\n")
-    p = _python(hide + EXTRACT)
+    hide = hiding("lexbor_walk")
+    p = run_python(hide + EXTRACT)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["python", "a", "b"]
-    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warclake:")]
+    warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "Python paragraph walk" in warnings[0]
 
 
@@ -186,14 +181,14 @@ def test_a_walk_that_reads_the_layout_wrong_is_refused_with_one_warning():
             "orig = pw.configure\n"
             "def wrong(*a):\n a = list(a); a[4], a[5] = a[5], a[4]; return orig(*a)\n"
             "pw.configure = wrong\n")
-    p = _python(swap + EXTRACT)
+    p = run_python(swap + EXTRACT)
     assert p.returncode == 0, p.stderr
     assert p.stdout.split() == ["python", "a", "b"]
-    warnings = [ln for ln in p.stderr.splitlines() if ln.startswith("warclake:")]
+    warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "failed its check" in warnings[0]
 
 
-def test_version_names_the_walk_and_the_switch_forces_python():
+def test_version_names_the_walk_and_the_switch_forcesrun_python():
     forced = subprocess.run([sys.executable, "-m", "warclake", "--version"], capture_output=True, text=True,
                             timeout=120, cwd=REPO, env=dict(os.environ, WARCLAKE_NATIVE="0"))
     assert "(paragraph walk: python (WARCLAKE_NATIVE=0);" in forced.stdout

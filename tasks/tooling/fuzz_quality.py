@@ -27,10 +27,10 @@ AddressSanitizer (any memory error aborts with its report)::
 """
 from __future__ import annotations
 
-import argparse
 import random
 import sys
-import time
+
+from warclake.tasks.tooling.fuzz_compare import compare_cases, load_module_file, parse_options
 
 WORDS = ["the", "be", "to", "of", "and", "that", "have", "with", "The", "THE", "word", "river",
          "Internationalisation", "a", "I", "x" * 40, "42", "3.14", "#tag", "{", "}", "{x}",
@@ -100,13 +100,9 @@ def document(seed: int, i: int) -> tuple[str, list | None, str | None]:
 
 
 def _load(path: str):
-    import importlib.util
-
     from warclake.tasks.corpus import quality
 
-    spec = importlib.util.spec_from_file_location("warclake.tasks.native.corpus_quality", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_module_file("warclake.tasks.native.corpus_quality", path)
     mod.configure(quality._CLASS.tobytes(), quality._lower_table())
     return mod
 
@@ -114,30 +110,21 @@ def _load(path: str):
 def main(argv: list[str] | None = None) -> int:
     from warclake.tasks.corpus import quality as q
 
-    ap = argparse.ArgumentParser(prog="python -m warclake.tasks.tooling.fuzz_quality",
-                                 description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", type=int, default=10_000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--start", type=int, default=0)
-    ap.add_argument("--module", help="load the compiled module from this file")
-    a = ap.parse_args(argv)
-    native = _load(a.module) if a.module else q.compiled_module()
+    opts = parse_options("fuzz_quality", __doc__, argv, 10_000)
+    native = _load(opts.module) if opts.module else q.compiled_module()
     if native is None:
         print(f"fuzz_quality: no compiled quality metrics ({q.REASON})", file=sys.stderr)
         return 2
-    t0, diffs = time.monotonic(), 0
-    for i in range(a.start, a.start + a.cases):
-        if (i - a.start) % 10_000 == 0:
-            print(f"case {i}", flush=True)
-        text, labels, lang = document(a.seed, i)
+
+    def difference(i: int) -> str | None:
+        text, labels, lang = document(opts.seed, i)
         got = q._metrics_compiled(native, text, labels, lang)
         want = q.document_metrics_reference(text, labels, lang)
-        if not q.metrics_equal(got, want):
-            diffs += 1
-            keys = [k for k in want if not q.metrics_equal({k: got.get(k)}, {k: want[k]})]
-            print(f"DIFF case {i} (--seed {a.seed} --start {i} --cases 1) {keys}: {text[:300]!r}", flush=True)
-    print(f"{a.cases} cases, {diffs} differences, {time.monotonic() - t0:.0f}s")
-    return 1 if diffs else 0
+        if q.metrics_equal(got, want):
+            return None
+        return f"{[k for k in want if not q.metrics_equal({k: got.get(k)}, {k: want[k]})]}: {text[:300]!r}"
+
+    return compare_cases(opts, difference)
 
 
 if __name__ == "__main__":

@@ -30,10 +30,11 @@ Cython from naming the module after this checkout::
 """
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
+
+from warclake.tasks.tooling.fuzz_compare import load_module_file, parse_options
 
 MAX_PAGE_CHARS = 3_000_000
 LANGS = ("en", "en", "de", "fr", "it", "es", "tr", "ru", "pl", "ja", "zh", "", "el", "xx")
@@ -122,22 +123,9 @@ def _outcome(fn, *args):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m warclake.tasks.tooling.fuzz_sieve",
-                                 description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--start", type=int, default=0, help="first case number")
-    ap.add_argument("--module", default=None, metavar="FILE",
-                    help="the compiled features from this built module (e.g. an AddressSanitizer build)")
-    args = ap.parse_args(argv)
+    args = parse_options("fuzz_sieve", __doc__, argv, 1000)
     if args.module:  # must be in place before features imports (and checks) it
-        import importlib.util
-
-        name = "warclake.tasks.native.sieve_features"
-        spec = importlib.util.spec_from_file_location(name, args.module)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[name] = module
+        load_module_file("warclake.tasks.native.sieve_features", args.module, register=True)
 
     from warclake.tasks.boilerplate import compiled, features, model
     from warclake.tasks.html_paragraphs import extract_paragraphs

@@ -26,10 +26,10 @@ AddressSanitizer (any memory error aborts with its report)::
 """
 from __future__ import annotations
 
-import argparse
 import random
 import sys
-import time
+
+from warclake.tasks.tooling.fuzz_compare import compare_cases, load_module_file, parse_options
 
 PIECES = ["word", "Two Words", "ΟΔΟΣ", "ΑΣ", "σ", "Σ", "ς", "Привет", "日本語の文章", "中文段落", "한국어",
           "\U0002000b", "\U0001F600", "\U0010fffd", "e\u0301", "\u0301", "\u1e9b\u0323", "ﬁ", "Ａ",
@@ -74,13 +74,9 @@ def case(seed: int, i: int) -> tuple[list, list, int, int, int]:
 
 
 def _load(path: str):
-    import importlib.util
-
     from warclake.tasks.corpus.normalise import simple_nfkc_lower_table
 
-    spec = importlib.util.spec_from_file_location("warclake.tasks.native.corpus_signatures", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = load_module_file("warclake.tasks.native.corpus_signatures", path)
     mod.configure_nfkc(simple_nfkc_lower_table())
     return mod
 
@@ -89,30 +85,20 @@ def main(argv: list[str] | None = None) -> int:
     from warclake.tasks.corpus import signatures as sg
     from warclake.tasks.corpus.quality import is_chrome_path
 
-    ap = argparse.ArgumentParser(prog="python -m warclake.tasks.tooling.fuzz_signatures",
-                                 description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", type=int, default=10_000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--start", type=int, default=0)
-    ap.add_argument("--module", help="load the compiled module from this file")
-    a = ap.parse_args(argv)
-    native = _load(a.module) if a.module else sg.compiled_module()
+    opts = parse_options("fuzz_signatures", __doc__, argv, 10_000)
+    native = _load(opts.module) if opts.module else sg.compiled_module()
     if native is None:
         print(f"fuzz_signatures: no compiled signatures ({sg.REASON})", file=sys.stderr)
         return 2
-    t0, diffs = time.monotonic(), 0
-    for i in range(a.start, a.start + a.cases):
-        if (i - a.start) % 10_000 == 0:
-            print(f"case {i}", flush=True)
-        texts, labels, pn, dn, perm = case(a.seed, i)
+
+    def difference(i: int) -> str | None:
+        texts, labels, pn, dn, perm = case(opts.seed, i)
         texts = [t or "" for t in texts]
         got = sg._sign_compiled(native, texts, labels, is_chrome_path, pn, dn, perm)
         want = sg.sign_documents_reference(texts, labels, is_chrome_path, pn, dn, perm)
-        if not sg.signed_equal(got, want):
-            diffs += 1
-            print(f"DIFF case {i} (--seed {a.seed} --start {i} --cases 1): {texts!r}", flush=True)
-    print(f"{a.cases} cases, {diffs} differences, {time.monotonic() - t0:.0f}s")
-    return 1 if diffs else 0
+        return None if sg.signed_equal(got, want) else repr(texts)
+
+    return compare_cases(opts, difference)
 
 
 if __name__ == "__main__":
