@@ -40,11 +40,22 @@ from .layout import CorpusLayout, write_table
 
 STEP = "para_groups"
 MAX_BITS = 3
+KEY_BLOCKS = 3      # blocks a pair must agree on: MAX_BITS + KEY_BLOCKS blocks in all
 MIN_CHARS = 20
 MAX_LENGTH_DIFF = 12
 MAX_LENGTH_SHARE = 0.05
 WINDOW = 4
-_BOUNDS = (0, 11, 22, 33, 44, 54, 64)
+
+
+def block_bounds(max_bits: int, key_blocks: int) -> tuple[int, ...]:
+    """Bit bounds of ``max_bits + key_blocks`` blocks of near-equal width (wider first):
+    two SimHashes at most ``max_bits`` apart agree on at least ``key_blocks`` of them."""
+    n = max_bits + key_blocks
+    widths = [64 // n + (k < 64 % n) for k in range(n)]
+    return tuple(sum(widths[:k]) for k in range(n + 1))
+
+
+_BOUNDS = block_bounds(MAX_BITS, KEY_BLOCKS)
 SETTINGS = {"max_bits": MAX_BITS, "min_chars": MIN_CHARS, "max_length_diff": MAX_LENGTH_DIFF,
             "max_length_share": MAX_LENGTH_SHARE,
             "window": WINDOW, "blocks": _BOUNDS, "version": 1}
@@ -52,30 +63,32 @@ SETTINGS = {"max_bits": MAX_BITS, "min_chars": MIN_CHARS, "max_length_diff": MAX
 GROUPS = pa.schema([("text_hash", pa.int64()), ("group_hash", pa.int64())])
 
 
-def _tables() -> list[tuple[tuple[int, int], ...]]:
-    """Per table, its blocks as (low bit, width): the 3 key blocks first, then the others."""
-    blocks = [(lo, hi - lo) for lo, hi in zip(_BOUNDS, _BOUNDS[1:])]
+def _tables(max_bits: int = MAX_BITS, key_blocks: int = KEY_BLOCKS) -> list[tuple[tuple[int, int], ...]]:
+    """Per table, its blocks as (low bit, width): the key blocks first, then the others."""
+    bounds = block_bounds(max_bits, key_blocks)
+    blocks = [(lo, hi - lo) for lo, hi in zip(bounds, bounds[1:])]
     return [tuple(blocks[i] for i in c) + tuple(b for k, b in enumerate(blocks) if k not in c)
-            for c in combinations(range(len(blocks)), 3)]
+            for c in combinations(range(len(blocks)), key_blocks)]
 
 
-def _permuted(u: np.ndarray, blocks) -> tuple[np.ndarray, int]:
+def _permuted(u: np.ndarray, blocks, key_blocks: int = KEY_BLOCKS) -> tuple[np.ndarray, int]:
     """The SimHashes with their bits moved block by block, the table's key blocks on top;
     and how many low bits are not key."""
     v = np.zeros(len(u), np.uint64)
     for lo, width in blocks:
         v = (v << np.uint64(width)) | ((u >> np.uint64(lo)) & np.uint64((1 << width) - 1))
-    return v, sum(w for _, w in blocks[3:])
+    return v, sum(w for _, w in blocks[key_blocks:])
 
 
-def _table_pairs(vals: np.ndarray, cur: np.ndarray, workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
+def _table_pairs(vals: np.ndarray, cur: np.ndarray, workers: int = 2, max_bits: int = MAX_BITS,
+                 key_blocks: int = KEY_BLOCKS) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs of distinct SimHash values (``vals``, uint64, no two equal) within
-    ``MAX_BITS``, at least one flagged in ``cur``. The values are unique, so every sort
+    ``max_bits``, at least one flagged in ``cur``. The values are unique, so every sort
     order is unique too: the pairs do not depend on the sorting algorithm. The tables run
     on ``workers`` threads (numpy's sorts and element-wise steps release the GIL); their
     pairs are joined in table order."""
     def one(blocks):
-        v, rest = _permuted(vals, blocks)
+        v, rest = _permuted(vals, blocks, key_blocks)
         order = np.argsort(v)                      # by key, then the other bits
         k = v[order] >> np.uint64(rest)
         del v
@@ -85,13 +98,13 @@ def _table_pairs(vals: np.ndarray, cur: np.ndarray, workers: int = 2) -> tuple[n
                 break
             same = np.nonzero(k[w:] == k[:-w])[0]
             i, j = order[same], order[same + w]
-            keep = (cur[i] | cur[j]) & (np.bitwise_count(vals[i] ^ vals[j]) <= MAX_BITS)
+            keep = (cur[i] | cur[j]) & (np.bitwise_count(vals[i] ^ vals[j]) <= max_bits)
             found_i.append(i[keep])
             found_j.append(j[keep])
         return found_i, found_j
 
     with ThreadPoolExecutor(max(1, workers)) as pool:
-        results = list(pool.map(one, _tables()))
+        results = list(pool.map(one, _tables(max_bits, key_blocks)))
     found_i = [x for fi, _ in results for x in fi]
     found_j = [x for _, fj in results for x in fj]
     if not found_i:
@@ -99,12 +112,13 @@ def _table_pairs(vals: np.ndarray, cur: np.ndarray, workers: int = 2) -> tuple[n
     return np.concatenate(found_i), np.concatenate(found_j)
 
 
-def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray,
-               workers: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """Index pairs (i < j) of texts whose SimHashes are within ``MAX_BITS`` and lengths
+def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray, workers: int = 2,
+               max_bits: int = MAX_BITS, key_blocks: int = KEY_BLOCKS) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i < j) of texts whose SimHashes are within ``max_bits`` and lengths
     close (see the module's text), each touching a text of the current dump. Texts with
     the same SimHash are chained in their given order; between SimHash values, the first
-    text of each value stands for it."""
+    text of each value stands for it. ``max_bits`` and ``key_blocks`` other than the
+    step's are for measurements (``corpus_scale --group-check``)."""
     u = sim.view(np.uint64)
     vals, first, inverse = np.unique(u, return_index=True, return_inverse=True)
     by_val = np.argsort(inverse, kind="stable")
@@ -114,7 +128,7 @@ def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray,
     keep = is_cur[ci] | is_cur[cj]
     cur_val = np.zeros(len(vals), bool)
     cur_val[inverse[is_cur]] = True
-    vi, vj = _table_pairs(vals, cur_val, workers)
+    vi, vj = _table_pairs(vals, cur_val, workers, max_bits, key_blocks)
     i = np.concatenate([ci[keep], first[vi]]).astype(np.int64)
     j = np.concatenate([cj[keep], first[vj]]).astype(np.int64)
     longer = np.maximum(n_chars[i], n_chars[j])

@@ -388,15 +388,22 @@ def generate(lake: str, work: str, docs: int, dumps: int, per_archive: int, seed
 
 # -- how well the paragraph groups find one-word edits ----------------------------------
 
-def group_search_check(work: str, texts: int, edited: int = 20_000, seed: int = 1) -> dict:
+def group_search_check(work: str, texts: int, edited: int = 20_000, seed: int = 1, para_ngram: int = 0,
+                       max_bits: int = 0, key_blocks: int = 0) -> dict:
     """``texts`` distinct paragraphs of 2-4 pool sentences, and copies of the first
     ``edited`` with one sentence in its edited form (one word replaced): the share of those
-    copies the group search pairs with their original, by sentences per paragraph, and how
-    many pairs it makes between unrelated paragraphs (a shared sentence or not)."""
-    from warclake.tasks.corpus.para_groups import near_pairs
+    copies the group search pairs with their original, by sentences per paragraph, how
+    many pairs it makes between unrelated paragraphs (a shared sentence or not), and the
+    largest group those pairs join. ``para_ngram``, ``max_bits`` and ``key_blocks`` other
+    than 0 replace the step's SimHash n-gram and search (pool cached per n-gram)."""
+    from warclake.tasks.corpus import para_groups
+    from warclake.tasks.corpus.components import component_labels
     from warclake.tasks.corpus.settings import SignatureConfig
 
-    pool = Pool.load_or_build(os.path.join(work, "pool"), SignatureConfig())
+    sig = SignatureConfig(para_ngram=para_ngram) if para_ngram else SignatureConfig()
+    max_bits, key_blocks = max_bits or para_groups.MAX_BITS, key_blocks or para_groups.KEY_BLOCKS
+    name = "pool" if sig.para_ngram == SignatureConfig().para_ngram else f"pool-{sig.para_ngram}gram"
+    pool = Pool.load_or_build(os.path.join(work, name), sig)
     rng = np.random.default_rng(seed)
     pad = len(pool.glen)
     k = rng.integers(2, 5, texts)
@@ -425,8 +432,9 @@ def group_search_check(work: str, texts: int, edited: int = 20_000, seed: int = 
     lens = np.append(np.fromiter(map(len, pool.norm), np.int64, count=pad), 0)
     n_chars = np.concatenate([lens[ids].sum(axis=1) + k - 1, lens[ed].sum(axis=1) + k[changed] - 1])
     t = time.process_time()
-    i, j = near_pairs(sim, n_chars, np.ones(len(sim), bool))
+    i, j = para_groups.near_pairs(sim, n_chars, np.ones(len(sim), bool), max_bits=max_bits, key_blocks=key_blocks)
     cpu = time.process_time() - t
+    sizes = np.bincount(component_labels(len(sim), i, j))
     n = len(ids)
     true = (j >= n) & (i == changed[np.clip(j - n, 0, len(changed) - 1)])
     found = np.zeros(len(changed), bool)
@@ -434,7 +442,10 @@ def group_search_check(work: str, texts: int, edited: int = 20_000, seed: int = 
     return {"paragraphs": n, "edited_copies": len(changed), "found": int(found.sum()),
             "recall": round(float(found.mean()), 3),
             "recall_by_sentences": {int(s): round(float(found[k[changed] == s].mean()), 3) for s in (2, 3, 4)},
-            "unrelated_pairs": int((~true).sum()), "search_cpu_s": round(cpu, 1)}
+            "unrelated_pairs": int((~true).sum()), "largest_group": int(sizes.max()),
+            "texts_in_groups_over_10": int(sizes[sizes > 10].sum()), "search_cpu_s": round(cpu, 1),
+            "para_ngram": sig.para_ngram, "max_bits": max_bits, "key_blocks": key_blocks,
+            "tables": len(para_groups._tables(max_bits, key_blocks))}
 
 
 # -- the real per-archive step over generated documents (small sizes) -----------------
@@ -544,6 +555,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--group-check", type=int, default=0, metavar="N",
                     help="only measure the paragraph group search on N recombined paragraphs")
+    ap.add_argument("--para-ngram", type=int, default=0, help="--group-check: SimHash n-gram (default: the step's)")
+    ap.add_argument("--group-bits", type=int, default=0, help="--group-check: bits apart (default: the step's)")
+    ap.add_argument("--key-blocks", type=int, default=0, help="--group-check: blocks a pair must share (default: the step's)")
     ap.add_argument("--global-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     work = args.dir or os.path.join("/tmp", f"warclake-corpus-scale-{args.docs}")
@@ -552,7 +566,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(global_steps(lake, args.memory_limit, args.threads)))
         return 0
     if args.group_check:
-        print(json.dumps(group_search_check(work, args.group_check), indent=1))
+        print(json.dumps(group_search_check(work, args.group_check, para_ngram=args.para_ngram,
+                                            max_bits=args.group_bits, key_blocks=args.key_blocks), indent=1))
         return 0
     out = {"docs": args.docs, "dumps": args.dumps}
     if not os.path.isdir(os.path.join(lake, "corpus", "docsigs")) or args.from_documents:
