@@ -9,13 +9,14 @@ import os
 import random
 
 import numpy as np
+import pytest
 import pyarrow.parquet as pq
 
 from corpus_lake import T0, doc_id, page, sentence, write_archive
 from warclake.tasks.catalog import connect_catalog
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
 from warclake.tasks.corpus.normalise import normalise
-from warclake.tasks.corpus.para_groups import MAX_BITS, near_pairs
+from warclake.tasks.corpus.para_groups import KEY_BLOCKS, MAX_BITS, near_pairs
 from warclake.tasks.corpus.settings import DecisionConfig
 from warclake.tasks.corpus.signatures import text_hashes
 from warclake.tasks.corpus.stage import StageOptions, finish
@@ -110,12 +111,14 @@ def test_a_later_variant_joins_the_earlier_group(tmp_path):
                      for p in glob.glob(os.path.join(lake, "corpus", "decisions", "*", f"dump={D1}", "*.parquet"))}
 
 
-def test_search_finds_every_pair_within_three_bits_and_none_beyond():
+@pytest.mark.parametrize("max_bits,key_blocks", [(MAX_BITS, KEY_BLOCKS), (8, 3)])
+def test_search_finds_every_pair_within_its_bits_and_none_beyond(max_bits, key_blocks):
+    """The step's search, and a wider one of the measurements (8 bits, 165 tables)."""
     rng = np.random.default_rng(5)
     n = 20_000
     base = rng.integers(-2**63, 2**63 - 1, n, dtype=np.int64)
     flips = {}
-    for bits in range(1, MAX_BITS + 3):
+    for bits in range(1, max_bits + 3):
         x = base[:200].view(np.uint64).copy()
         for row in range(200):
             for b in rng.choice(64, bits, replace=False):
@@ -124,19 +127,19 @@ def test_search_finds_every_pair_within_three_bits_and_none_beyond():
     sims = np.concatenate([base] + [flips[b] for b in sorted(flips)])
     n_chars = np.full(len(sims), 100)
     is_cur = np.ones(len(sims), bool)
-    i, j = near_pairs(sims, n_chars, is_cur)
+    i, j = near_pairs(sims, n_chars, is_cur, max_bits=max_bits, key_blocks=key_blocks)
     found = set(zip(i.tolist(), j.tolist()))
     for k, bits in enumerate(sorted(flips)):
         hits = sum((r, n + 200 * k + r) in found for r in range(200))
-        assert hits == (200 if bits <= MAX_BITS else 0), bits
-    # every pair found is within 3 bits; a length far apart, or two earlier texts, is no pair
+        assert hits == (200 if bits <= max_bits else 0), bits
+    # every pair found is within the bits; a length far apart, or two earlier texts, is no pair
     d = np.bitwise_count(sims.view(np.uint64)[i] ^ sims.view(np.uint64)[j])
-    assert len(i) and d.max() <= MAX_BITS
+    assert len(i) and d.max() <= max_bits
     n_chars[n:] = 300
-    i, j = near_pairs(sims, n_chars, is_cur)
+    i, j = near_pairs(sims, n_chars, is_cur, max_bits=max_bits, key_blocks=key_blocks)
     assert not any(a < n <= b for a, b in zip(i.tolist(), j.tolist()))
     is_cur[:] = False
-    assert len(near_pairs(sims, np.full(len(sims), 100), is_cur)[0]) == 0
+    assert len(near_pairs(sims, np.full(len(sims), 100), is_cur, max_bits=max_bits, key_blocks=key_blocks)[0]) == 0
 
 
 def test_a_good_paragraph_is_judged_by_its_own_text_not_by_its_group(tmp_path):
