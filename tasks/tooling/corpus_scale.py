@@ -557,7 +557,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="only measure the paragraph group search on N recombined paragraphs")
     ap.add_argument("--para-ngram", type=int, default=0, help="--group-check: SimHash n-gram (default: the step's)")
     ap.add_argument("--group-bits", type=int, default=0, help="--group-check: bits apart (default: the step's)")
-    ap.add_argument("--key-blocks", type=int, default=0, help="--group-check: blocks a pair must share (default: the step's)")
+    ap.add_argument("--key-blocks", type=int, default=0,
+                    help="--group-check: blocks a pair must share (default: the step's)")
     ap.add_argument("--global-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     work = args.dir or os.path.join("/tmp", f"warclake-corpus-scale-{args.docs}")
