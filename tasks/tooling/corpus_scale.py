@@ -31,7 +31,8 @@ real texts, with known mutations:
 - the quality metrics are those of 500 real generated pages, assigned at random.
 
 ``--group-check N`` measures the paragraph group search alone: N distinct paragraphs of
-pool sentences and copies of some with one word replaced.
+pool sentences and copies of some with one word replaced; ``--para-ngram``, ``--group-bits``
+and ``--key-blocks`` measure another SimHash n-gram or search width than the step's.
 
 ``--from-documents`` writes lake documents instead and runs the real per-archive step on
 them (hours at a million documents; a check of the generator at small sizes).
