@@ -8,7 +8,7 @@ import time
 
 from warclake.tasks.boilerplate import MODES
 from warclake.tasks.config import ExtractConfig
-from warclake.tasks.dump_lock import DumpLock
+from warclake.tasks.dump_lock import DumpLock, DumpLockLost
 from warclake.tasks.extract_archive import extract_archive, record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, archive_name, check_dump_name
@@ -79,12 +79,16 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     config, inputs = prepare(args)
     # Ctrl-C unwinds: the archive being written removes its temporaries, the lock is released
-    with on_ctrl_c(first=raise_interrupt), DumpLock(args.lake, args.dump):   # one writer per dump and lake
-        Lake(args.lake).clean_stale_tmp(args.dump)
-        return _extract_all(args, config, inputs)
+    try:
+        with on_ctrl_c(first=raise_interrupt), DumpLock(args.lake, args.dump) as lock:   # one writer per dump and lake
+            Lake(args.lake).clean_stale_tmp(args.dump)
+            return _extract_all(args, config, inputs, lock)
+    except DumpLockLost as exc:   # not bad input: the run stopped part-way (1, as a failed archive)
+        print(f"warclake: error: {exc}", file=sys.stderr)
+        return 1
 
 
-def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
+def _extract_all(args, config: ExtractConfig, inputs: list[str], lock: DumpLock) -> int:
     done = 0
     if not args.force:  # incremental, as `run`: an archive whose summary says done is skipped
         plan = plan_dump(inputs, args.dump, args.lake, config)
@@ -99,6 +103,7 @@ def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
     t0 = time.time()
     with TerminalProgress(len(inputs), sum(filter(None, sizes)) or None, quiet=args.quiet, planned=True) as bar:
         for path, size in zip(inputs, sizes):
+            lock.check()   # DumpLockLost: another run took the dump over; stop before the next archive
             bar.start_archive(archive_name(path), size)
             try:
                 s = extract_archive(path, args.dump, args.lake, config, progress=bar.bytes_read)

@@ -107,7 +107,7 @@ def run(args) -> int:
     config_from_args(args)  # checked here, before Prefect starts: one clear line
     check_run_options(args)
     Lake(args.lake).check_writable()
-    DumpLock(args.lake, args.dump).check()  # another run of this dump: one line, before Prefect starts
+    DumpLock(args.lake, args.dump).check_free()  # another run of this dump: one line, before Prefect starts
     state = run_flow(args, args.inputs)
     return 0 if state.is_completed() else INTERRUPTED if state.is_cancelled() else 1
 

@@ -1,7 +1,7 @@
-"""One corpus run per lake: ``<lake>/corpus/lock.json``, a lease on a local folder and on S3.
+"""A lease lock on a lake, local or remote: one writer at a time for what it guards.
 
-A run writes the tables of every dump up to the one it judges (and the manifests, the
-catalogue, the report), so the lock is the lake's, not a dump's. It is created only if
+The extraction of a dump (``dump_lock.py``) and the corpus stage of a lake
+(``corpus/run_lock.py``) each hold one. The lock is a small file or object created only if
 absent: on S3 by a conditional PUT (``If-None-Match: *``), locally by ``O_EXCL``; two runs
 that start together cannot both get it. It names its holder (host, pid, start time) and is
 a lease: the holder rewrites it every ``ttl / 3`` seconds, each rewrite conditional on the
@@ -23,29 +23,17 @@ import errno
 import json
 import logging
 import os
-import posixpath
 import secrets
 import threading
 import time
 from datetime import datetime, timezone
 
-from warclake.tasks.lake import Lake
-from warclake.tasks.owners import host, pid_alive, process_start, tmp_name
-
-from .layout import ROOT
+from .lake import Lake
+from .owners import host, pid_alive, process_start, tmp_name
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TTL = float(os.environ.get("WARCLAKE_CORPUS_LOCK_TTL", 120))
 STAMP_GRACE = 2.0   # an object store's modification times are to the second
-
-
-class CorpusLocked(OSError):
-    """Another run holds the lake's corpus lock (an OSError: one line, exit status 2)."""
-
-
-class CorpusLockLost(OSError):
-    """This run's lease was taken over (it was not renewed in time): it must stop writing."""
 
 
 def _now() -> str:
@@ -210,48 +198,69 @@ def _store(lake: Lake, path: str):
 
 # -- the lock ---------------------------------------------------------------------------
 
-_held: dict[str, "CorpusLock"] = {}      # by path: a run's nested steps share its lock
+_held: dict[str, "LeaseLock"] = {}      # by URL: a run's nested steps share a re-entrant lock
 _held_guard = threading.Lock()
 
 
-class CorpusLock:
-    """``with CorpusLock(lake): ...`` -- CorpusLocked when another live run holds it.
-    Re-entrant within a process (the library's ``finish`` and ``run_stage`` both take it)."""
+class LeaseLock:
+    """``with SomeLock(...): ...`` -- ``locked_error`` when another live run holds the lock.
 
-    def __init__(self, lake: str | Lake, ttl: float = DEFAULT_TTL):
+    A subclass names the lock (its path under the lake, its errors, its messages). A
+    ``reentrant`` lock is shared by every ``acquire`` of its process (nested steps of one
+    run); otherwise a second ``acquire`` in the same process is refused like another run's.
+    """
+
+    locked_error: type[OSError] = OSError
+    lost_error: type[OSError] = OSError
+    reentrant = False
+
+    def __init__(self, lake: str | Lake, path: str, ttl: float):
         self.lake = lake if isinstance(lake, Lake) else Lake(lake)
-        root = posixpath.join(self.lake._root, ROOT)
-        self.path = posixpath.join(root, "lock.json")
+        self.path = path
         self.url = self.path if self.lake.is_local else self.lake.fs.unstrip_protocol(self.path)
         self.ttl = float(ttl)
         self.store = _store(self.lake, self.path)
         self.version = None
         self.lost: str | None = None
         self._depth = 0
-        self._shared: CorpusLock | None = None
+        self._shared: LeaseLock | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.meta = {"owner": secrets.token_hex(8), "host": host(), "pid": str(os.getpid()),
                      "pid_start": str(process_start(os.getpid()) or ""), "started": _now(),
                      "ttl": str(int(self.ttl))}
 
+    # what a subclass says
+    def describe_locked(self, holder: dict, modified: float) -> str:
+        return f"{self.url} is held by another run ({who(holder, modified)})"
+
+    def describe_lost(self) -> str:
+        return f"{self.url} was taken over by another run (not renewed in time)"
+
+    def took_over(self, holder: dict, modified: float) -> None:
+        log.warning("%s: taken over from a run that is gone (%s)", self.url, who(holder, modified))
+
+    @property
+    def held(self) -> bool:
+        return self._shared is not None or self.version is not None
+
     # taking and keeping it
-    def acquire(self, wait: float = 0) -> "CorpusLock":
+    def acquire(self, wait: float = 0) -> "LeaseLock":
         """Take the lock; while another live run holds it, look again every few seconds
-        for up to ``wait`` seconds, then raise CorpusLocked."""
+        for up to ``wait`` seconds, then raise ``locked_error``."""
         deadline = time.monotonic() + wait
         while True:
             try:
                 return self._acquire()
-            except CorpusLocked:
+            except self.locked_error:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise
                 time.sleep(min(5.0, left))
 
-    def _acquire(self) -> "CorpusLock":
+    def _acquire(self) -> "LeaseLock":
         with _held_guard:
-            other = _held.get(self.url)
+            other = _held.get(self.url) if self.reentrant else None
             if other is not None and other is not self:
                 other._depth += 1
                 self._shared = other
@@ -274,22 +283,22 @@ class CorpusLock:
                 continue          # released meanwhile: create again
             version, modified, holder = h
             if not self._gone(holder, modified):
-                raise CorpusLocked(self._describe(holder, modified))
+                raise self.locked_error(self.describe_locked(holder, modified))
             self.version = self.store.replace(version, self._fresh())
             if self.version is not None:
-                log.warning("corpus lock of %s: taken over from a run that is gone (%s)", self.lake.url,
-                            _who(holder, modified))
+                self.took_over(holder, modified)
                 return
-        raise CorpusLocked(f"the corpus lock of the lake at {self.lake.url} keeps changing hands; try again")
+        raise self.locked_error(f"the lock {self.url} keeps changing hands; try again")
 
     def check_free(self) -> None:
-        """CorpusLocked if a live run holds the lock now (a look before starting Prefect;
-        the flow takes the lock itself)."""
-        if self.url in _held:
+        """``locked_error`` if a live run holds the lock now (a look before starting
+        Prefect, or before reading what the lock guards); a re-entrant lock this process
+        holds counts as free."""
+        if self.reentrant and self.url in _held:
             return
         h = self.store.head()
         if h is not None and not self._gone(h[2], h[1]):
-            raise CorpusLocked(self._describe(h[2], h[1]))
+            raise self.locked_error(self.describe_locked(h[2], h[1]))
 
     def _fresh(self) -> dict:
         return {**self.meta, "renewed": _now()}
@@ -298,17 +307,17 @@ class CorpusLock:
         if holder.get("host") == host() and holder.get("pid"):
             try:
                 return not pid_alive(int(holder["pid"]), holder.get("pid_start") or None)
-            except ValueError:
+            except (TypeError, ValueError):
                 pass
         try:
             ttl = float(holder.get("ttl") or self.ttl)
-        except ValueError:
+        except (TypeError, ValueError):
             ttl = self.ttl
         return time.time() - modified > ttl + STAMP_GRACE
 
     def _start_renewing(self) -> None:
         self._stop.clear()
-        self._thread = threading.Thread(target=self._renew_loop, name="corpus-lock-lease", daemon=True)
+        self._thread = threading.Thread(target=self._renew_loop, name=f"lease {self.url}", daemon=True)
         self._thread.start()
 
     def _renew_loop(self) -> None:
@@ -316,23 +325,22 @@ class CorpusLock:
             try:
                 self.renew()
             except Exception as exc:  # a storage error: try again at the next beat
-                log.warning("corpus lock of %s: renewal failed (%s)", self.lake.url, exc)
+                log.warning("%s: renewal failed (%s)", self.url, exc)
             if self.lost:
                 return
 
     def renew(self) -> None:
         version = self.store.replace(self.version, self._fresh())
         if version is None:
-            self.lost = (f"the corpus lock of the lake at {self.lake.url} was taken over by another run "
-                         "(not renewed in time); this run stopped before its next step")
+            self.lost = self.describe_lost()
         else:
             self.version = version
 
     def check(self) -> None:
-        """CorpusLockLost when this run no longer holds the lock (call between steps)."""
+        """``lost_error`` when this run no longer holds the lock (call between steps)."""
         owner = self._shared or self
         if owner.lost:
-            raise CorpusLockLost(owner.lost)
+            raise self.lost_error(owner.lost)
 
     def release(self) -> None:
         with _held_guard:
@@ -340,6 +348,8 @@ class CorpusLock:
                 self._shared._depth -= 1
                 self._shared = None
                 return
+            if self._depth == 0:
+                return    # never taken (or released already)
             self._depth -= 1
             if self._depth > 0:
                 return
@@ -357,12 +367,9 @@ class CorpusLock:
     def __exit__(self, *exc):
         self.release()
 
-    def _describe(self, holder: dict, modified: float) -> str:
-        return (f"the corpus stage of the lake at {self.lake.url} is being run by another run "
-                f"({_who(holder, modified)}); wait for it to finish, or delete {self.url} if that run is gone")
 
-
-def _who(holder: dict, modified: float) -> str:
+def who(holder: dict, modified: float) -> str:
+    """The holder as a message names it: pid, host, start, last renewal."""
     if not holder.get("pid"):
         return "holder unknown: the lock is empty or unreadable"
     renewed = datetime.fromtimestamp(modified, timezone.utc).isoformat(timespec="seconds")

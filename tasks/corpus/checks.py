@@ -44,7 +44,7 @@ def check_request(lake: str, dump: str | None, decide: DecisionConfig, lock: boo
     dumps = dumps_to_process(lake, dump)
     lk = Lake(lake)
     for d in dumps:
-        DumpLock(lk, d).check()   # DumpLocked names the run still extracting it
+        DumpLock(lk, d).check_free()   # DumpLocked names the run still extracting it
     if lock:
         CorpusLock(lk).check_free()   # CorpusLocked names the corpus run holding the lake
     return dumps
