@@ -13,8 +13,7 @@ import time
 
 import pytest
 
-import procs
-from s3_proxy import S3Proxy
+from s3_lake import s3_behind_proxy
 from warclake.tasks.tooling.sample_dump import make_dump
 
 BUCKET = "warclake-dump-lock"
@@ -23,17 +22,8 @@ DUMP = "CC-MAIN-2099-01"
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    s3fs = pytest.importorskip("s3fs")
-    with procs.s3_server(tmp_path_factory.mktemp("s3")) as env, S3Proxy(env["AWS_ENDPOINT_URL"]) as proxy, \
-            pytest.MonkeyPatch.context() as mp:
-        client_env = dict(env, AWS_ENDPOINT_URL=proxy.url)
-        for k, v in client_env.items():
-            mp.setenv(k, v)
-        s3fs.S3FileSystem.clear_instance_cache()
-        fs = s3fs.S3FileSystem(client_kwargs={"endpoint_url": env["AWS_ENDPOINT_URL"]}, skip_instance_cache=True)
-        fs.mkdir(BUCKET)
-        yield {"env": client_env, "fs": fs, "proxy": proxy}
-        s3fs.S3FileSystem.clear_instance_cache()
+    with s3_behind_proxy(tmp_path_factory.mktemp("s3"), BUCKET) as s3:
+        yield s3
 
 
 @pytest.fixture(scope="module")
