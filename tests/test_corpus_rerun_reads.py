@@ -67,29 +67,39 @@ def test_a_rerun_of_a_judged_dump_reads_the_same_objects_for_2_and_6_archives(s3
 
 
 def test_a_changed_or_failed_summary_is_still_noticed(s3, pristine, tmp_path):
-    from warclake.tasks.corpus.layout import CorpusLayout
-    from warclake.tasks.corpus.manifest import read_manifest
+    from warclake.tasks.corpus.checks import prepare
+    from warclake.tasks.corpus.settings import DecisionConfig
 
     local = str(tmp_path / "lake")
     split_lake(pristine, local, 3)
     s3["fs"].put(local, f"{BUCKET}/changed", recursive=True)
     url = f"s3://{BUCKET}/changed"
-    assert judge(url)["signed"] == 3
+
+    def finished() -> tuple[dict, dict]:
+        (_, archives), counts = requests_of(s3, lambda: prepare(url, None, DecisionConfig()))
+        return dict(archives[DUMP]), counts
+
+    archives, counts = finished()
+    assert sorted(archives) == [f"arch-0000{i}.warc.gz" for i in range(3)] and counts["summary_reads"] == 3
+    assert finished()[1]["summary_reads"] == 0
     files = f"{BUCKET}/changed/files/dump={DUMP}"
-    # archive 1 extracted again (a new summary, same documents): its step is redone, and
-    # only its summary is read
+    # archive 1 extracted again (a new summary): only its summary is read, and what the
+    # stage keys its step on (the summary's "finished") is the new one
     s = json.loads(s3["fs"].cat_file(f"{files}/arch-00001.warc.gz.json"))
     s3["fs"].pipe(f"{files}/arch-00001.warc.gz.json", json.dumps({**s, "finished": "2024-06-01T00:00:00+00:00"}).encode())
-    res, counts = requests_of(s3, lambda: judge(url))
-    assert res["signed"] == 1 and counts["summary_reads"] == 1, counts
-    entries = read_manifest(CorpusLayout(url), DUMP)
-    assert entries["arch-00001.warc.gz"]["finished"] == "2024-06-01T00:00:00+00:00"
-    # archive 2's extraction failed on its redo: it leaves the dump's inputs
+    archives, counts = finished()
+    assert counts["summary_reads"] == 1, counts
+    assert archives["arch-00001.warc.gz"]["finished"] == "2024-06-01T00:00:00+00:00"
+    # archive 2's extraction failed on its redo: it leaves the dump's finished archives
     s = json.loads(s3["fs"].cat_file(f"{files}/arch-00002.warc.gz.json"))
     s3["fs"].pipe(f"{files}/arch-00002.warc.gz.json", json.dumps({**s, "status": "failed"}).encode())
-    res, counts = requests_of(s3, lambda: judge(url))
-    assert counts["summary_reads"] == 1, counts
-    assert sorted(read_manifest(CorpusLayout(url), DUMP)) == ["arch-00000.warc.gz", "arch-00001.warc.gz"]
+    archives, counts = finished()
+    assert counts["summary_reads"] == 1 and sorted(archives) == ["arch-00000.warc.gz", "arch-00001.warc.gz"]
+    # a summary removed leaves too; a record of the summaries lost is rebuilt by reading each
+    s3["fs"].rm(f"{files}/arch-00001.warc.gz.json")
+    s3["fs"].rm(f"{BUCKET}/changed/corpus/manifest/dump={DUMP}/summaries.json")
+    archives, counts = finished()
+    assert sorted(archives) == ["arch-00000.warc.gz"] and counts["summary_reads"] == 2
 
 
 def test_a_local_lake_notices_a_summary_rewritten_in_place(pristine, tmp_path):
