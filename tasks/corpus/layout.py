@@ -47,6 +47,16 @@ class CorpusLayout:
             # folder: fsspec's listings cache must not hide that.
             self.fs.invalidate_cache()
         self.root = posixpath.join(self.lake.url, ROOT)
+        self._cached_steps: frozenset[str] = frozenset()
+        self._states: dict[str, bytes | None] = {}   # state path -> its bytes (None: not there)
+
+    def cache_states(self, steps) -> "CorpusLayout":
+        """Keep the state files of ``steps`` in memory once read or written through this
+        layout, so a run reads each at most once: for a run holding the lake's corpus lock,
+        whose own writes are the only ones (a state file written by another process, such
+        as a per-archive step, must not be of a step cached here)."""
+        self._cached_steps = self._cached_steps | frozenset(steps)
+        return self
 
     def dir(self, table: str, dump: str | None = None) -> str:
         d = posixpath.join(self.root, *table.split("/"))
@@ -119,9 +129,22 @@ class CorpusLayout:
         return self.file(f"state/{step}", dump, name, ".json")
 
     def read_state(self, step: str, dump: str, name: str) -> dict | None:
+        path = self.state_path(step, dump, name)
+        cached = step in self._cached_steps
+        if cached and path in self._states:
+            data = self._states[path]
+        else:
+            try:
+                data = read_bytes(path)
+            except FileNotFoundError:
+                data = None
+            except OSError:
+                return None   # not remembered: a failed read is tried again
+            if cached:
+                self._states[path] = data
         try:
-            return json.loads(read_bytes(self.state_path(step, dump, name)))
-        except (OSError, ValueError):
+            return json.loads(data) if data is not None else None
+        except ValueError:
             return None
 
     def is_done(self, step: str, dump: str, name: str, key: dict) -> bool:
@@ -130,11 +153,19 @@ class CorpusLayout:
         return st is not None and st.get("key") == json.loads(json.dumps(key, sort_keys=True, default=str))
 
     def mark_done(self, step: str, dump: str, name: str, key: dict, **info) -> None:
+        path = self.state_path(step, dump, name)
         data = json.dumps({"key": key, **info}, indent=1, sort_keys=True, default=str).encode()
-        write_bytes(self.state_path(step, dump, name), data)
+        self._states.pop(path, None)   # unknown until written: a failed write is read again
+        write_bytes(path, data)
+        if step in self._cached_steps:
+            self._states[path] = data
 
     def clear_state(self, step: str, dump: str, name: str) -> None:
-        remove_file(self.state_path(step, dump, name))
+        path = self.state_path(step, dump, name)
+        self._states.pop(path, None)
+        remove_file(path)
+        if step in self._cached_steps:
+            self._states[path] = None
 
     def clean_stale_tmp(self) -> int:
         """Remove temporaries of killed runs (never those of a process still running); a

@@ -74,7 +74,11 @@ def earlier(dumps: list[str], dump: str) -> list[str]:
 @dataclass
 class DumpContext:
     """What the global steps of one dump read: its per-archive outputs and those of every
-    earlier dump, found once (one folder scan and state read per dump) and passed on."""
+    earlier dump, found once (one manifest read per dump) and passed on. Its layout keeps
+    the global steps' state files once read or written (``CorpusLayout.cache_states``), so
+    the keys that name a step's inputs never read a state file twice; a run passes one
+    layout and one ``known`` to the contexts of all its dumps, so an earlier dump's state
+    and inputs are read once per run, not once per later dump."""
     layout: CorpusLayout
     dump: str
     opts: StageOptions
@@ -82,10 +86,15 @@ class DumpContext:
     prev: list[DumpInputs]
 
     @classmethod
-    def build(cls, lake: str | CorpusLayout, dumps: list[str], dump: str, opts: StageOptions) -> "DumpContext":
-        layout = lake if isinstance(lake, CorpusLayout) else CorpusLayout(lake)
-        return cls(layout, dump, opts, dump_inputs(layout, dump),
-                   [dump_inputs(layout, d) for d in earlier(dumps, dump)])
+    def build(cls, lake: str | CorpusLayout, dumps: list[str], dump: str, opts: StageOptions,
+              known: dict[str, DumpInputs] | None = None) -> "DumpContext":
+        """``known``: inputs of earlier dumps found by this run (their manifests are final
+        once their steps ran), filled with this dump's."""
+        layout = (lake if isinstance(lake, CorpusLayout) else CorpusLayout(lake)).cache_states(GLOBAL_STATE_STEPS)
+        known = {} if known is None else known
+        known[dump] = dump_inputs(layout, dump)
+        prev = [known[d] if d in known else known.setdefault(d, dump_inputs(layout, d)) for d in earlier(dumps, dump)]
+        return cls(layout, dump, opts, known[dump], prev)
 
     @property
     def dumps(self) -> list[str]:
@@ -249,18 +258,19 @@ GLOBAL_STATE_STEPS = (STATS_STEP, GROUPS_STEP, PAIRS_STEP, PARA_PAIRS_STEP, PARA
 
 
 def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, dict]]],
-              opts: StageOptions | None = None, progress=None) -> dict:
+              opts: StageOptions | None = None, progress=None, layout: CorpusLayout | None = None) -> dict:
     """Every step of every dump in ``dumps`` (in order), skipping what is done. The
-    per-archive step runs only for archives the dump's manifest does not hold as current."""
+    per-archive step runs only for archives the dump's manifest does not hold as current.
+    ``layout``: the lake's, to share the state files it holds with the caller (``finish``)."""
     opts = opts or StageOptions()
     check_quality_overrides(opts.decide)
     with CorpusLock(lake) as lock:
-        return _run_stage(lake, dumps, archives, opts, progress, lock)
+        return _run_stage(lake, dumps, archives, opts, progress, lock, layout or CorpusLayout(lake))
 
 
-def _run_stage(lake, dumps, archives, opts, progress, lock) -> dict:
-    layout = CorpusLayout(lake)
+def _run_stage(lake, dumps, archives, opts, progress, lock, layout) -> dict:
     layout.clean_stale_tmp()
+    known: dict[str, DumpInputs] = {}   # each dump's inputs, found once per run
     counts = {"signed": 0, "partitions": 0}
     t0 = time.monotonic()
     for dump in dumps:
@@ -275,7 +285,7 @@ def _run_stage(lake, dumps, archives, opts, progress, lock) -> dict:
                     progress(f"{dump} {warc}: {res['done']}")
         finally:
             writer.close()
-        ctx = DumpContext.build(layout, dumps, dump, opts)
+        ctx = DumpContext.build(layout, dumps, dump, opts, known)
         for name, step in GLOBAL_STEPS:
             lock.check()
             counts["partitions"] += retrying(f"{dump}: {name.replace('_', ' ')}", lambda: step(ctx), progress)
@@ -285,9 +295,9 @@ def _run_stage(lake, dumps, archives, opts, progress, lock) -> dict:
     return counts
 
 
-def dump_summary(lake: str, dump: str, parts: int) -> dict:
+def dump_summary(lake: str | CorpusLayout, dump: str, parts: int) -> dict:
     """What the decisions of a dump say: documents, kept, paragraphs dropped, run id."""
-    layout = CorpusLayout(lake)
+    layout = lake if isinstance(lake, CorpusLayout) else CorpusLayout(lake)
     doc = layout.read_state(DOC_STEP, dump, "decisions") or {}
     dropped = sum((layout.read_state(PARA_STEP, dump, layout.part_name(p)) or {}).get("dropped", 0)
                   for p in range(parts))
@@ -302,8 +312,9 @@ def finish(lake: str, dumps: list[str], archives: dict, opts: StageOptions, repo
     from warclake.tasks.catalog import build_catalog, is_remote
 
     with CorpusLock(lake) as lock:   # one run per lake, through the catalogue and the report
-        counts = run_stage(lake, dumps, archives, opts, progress)
-        counts["dumps"] = {d: dump_summary(lake, d, opts.sig.partitions) for d in dumps}
+        layout = CorpusLayout(lake)   # the run's: its state files, read once, summarised below
+        counts = run_stage(lake, dumps, archives, opts, progress, layout)
+        counts["dumps"] = {d: dump_summary(layout, d, opts.sig.partitions) for d in dumps}
         lock.check()
         if not is_remote(lake):   # a remote lake has no catalogue file: its readers build the views in memory
             build_catalog(lake)
