@@ -20,6 +20,11 @@ class DumpInputs:
 
 
 def dump_inputs(layout: CorpusLayout, dump: str) -> DumpInputs:
-    entries = load_entries(layout, dump)
+    return inputs_of(dump, load_entries(layout, dump))
+
+
+def inputs_of(dump: str, entries: dict[str, dict]) -> DumpInputs:
+    """The inputs named by a manifest's entries (as ``load_entries`` or the run's
+    ``ManifestWriter`` hold them)."""
     keys = [(w, entries[w]) for w in sorted(entries)]
     return DumpInputs(dump, [w for w, _ in keys], fingerprint_of(keys))

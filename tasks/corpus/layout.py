@@ -203,7 +203,14 @@ def read_bytes(path: str) -> bytes:
         with open(path, "rb") as fh:
             return fh.read()
     fs, p = fsspec.core.url_to_fs(path)
-    return fs.cat_file(p)   # one GET: no cached listing or size involved
+    try:
+        # one GET, no cached listing involved: a read of a range from 0 (s3fs asks an
+        # object's size with a HEAD before reading it whole)
+        return fs.cat_file(p, start=0)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return fs.cat_file(p)   # an empty object has no range to read (S3: 416)
 
 
 def remove_file(path: str) -> None:

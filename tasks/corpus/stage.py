@@ -22,7 +22,7 @@ from warclake.tasks.transient import is_transient
 from .archive_step import sign_archive
 from .decide import (DOC_STEP, PARA_STEP, check_quality_overrides, document_decisions,
                      paragraph_decisions, run_id_of)
-from .dump_inputs import DumpInputs, dump_inputs
+from .dump_inputs import DumpInputs, dump_inputs, inputs_of
 from .engine import DEFAULT_MEMORY_LIMIT, check_engine_options, connect, parquet_list
 from .layout import CorpusLayout, write_table
 from .manifest import ManifestWriter
@@ -88,13 +88,14 @@ class DumpContext:
     @classmethod
     def build(cls, lake: str | CorpusLayout, dumps: list[str], dump: str, opts: StageOptions,
               known: dict[str, DumpInputs] | None = None) -> "DumpContext":
-        """``known``: inputs of earlier dumps found by this run (their manifests are final
-        once their steps ran), filled with this dump's."""
+        """``known``: the inputs of dumps this run has found (a dump's manifest is final once
+        its per-archive step ran), filled with those read here."""
         layout = (lake if isinstance(lake, CorpusLayout) else CorpusLayout(lake)).cache_states(GLOBAL_STATE_STEPS)
         known = {} if known is None else known
-        known[dump] = dump_inputs(layout, dump)
-        prev = [known[d] if d in known else known.setdefault(d, dump_inputs(layout, d)) for d in earlier(dumps, dump)]
-        return cls(layout, dump, opts, known[dump], prev)
+        for d in earlier(dumps, dump) + [dump]:
+            if d not in known:
+                known[d] = dump_inputs(layout, d)
+        return cls(layout, dump, opts, known[dump], [known[d] for d in earlier(dumps, dump)])
 
     @property
     def dumps(self) -> list[str]:
@@ -285,6 +286,7 @@ def _run_stage(lake, dumps, archives, opts, progress, lock, layout) -> dict:
                     progress(f"{dump} {warc}: {res['done']}")
         finally:
             writer.close()
+        known[dump] = inputs_of(dump, writer.entries)   # what its manifest now holds
         ctx = DumpContext.build(layout, dumps, dump, opts, known)
         for name, step in GLOBAL_STEPS:
             lock.check()
