@@ -1,17 +1,21 @@
 """A corpus run over a dump already judged reads a fixed number of objects, however many
 archives the dump has: each archive's extraction summary is read once, when it first appears
-or changes (its listing's ETag or size and time), not on every run. Counted through the proxy
-in front of moto's S3 server; a changed or failed summary is still noticed."""
+or changes (its listing's ETag or size and time), not on every run; and a run reads each of
+the global steps' state files and manifests at most once, however many steps and later dumps
+name it in their keys. Counted through the proxy in front of moto's S3 server; a changed or
+failed summary is still noticed."""
 from __future__ import annotations
 
 import json
 import os
+import urllib.parse
+from collections import Counter
 
 import pytest
 
 from corpus_lake import known_lake
 from s3_lake import s3_behind_proxy
-from test_corpus import DUMP
+from test_corpus import DUMP, second_dump
 from test_corpus_ops import split_lake
 
 BUCKET = "warclake-rerun"
@@ -40,14 +44,37 @@ def judge(url: str) -> dict:
     return run_stage(url, dumps, archives, opts)
 
 
+def state_reads(reqs) -> Counter:
+    """Reads (GET or HEAD) of each state file and manifest of the corpus stage, by path."""
+    return Counter(urllib.parse.unquote(r.path) for r in reqs if r.method in ("GET", "HEAD") and not r.is_list
+                   and (r.under("/corpus/state/") or r.under("/corpus/manifest/")))
+
+
 def requests_of(s3, fn) -> tuple[object, dict]:
     s3["proxy"].reset_counts()
     out = fn()
     reqs = s3["proxy"].taken()
+    reads = state_reads(reqs)
     return out, {"get": sum(r.method == "GET" and not r.is_list for r in reqs),
                  "head": sum(r.method == "HEAD" for r in reqs),
                  "list": sum(r.is_list for r in reqs),
-                 "summary_reads": sum(r.method in ("GET", "HEAD") and r.under("/files/") for r in reqs)}
+                 "summary_reads": sum(r.method in ("GET", "HEAD") and r.under("/files/") for r in reqs),
+                 "state_reads": sum(reads.values()), "state_objects_read": sorted(reads),
+                 "most_reads_of_a_state_object": max(reads.values(), default=0)}
+
+
+def global_state_objects(s3, prefix: str) -> list[str]:
+    """Paths of the global steps' state files and the manifests, as the proxy sees them:
+    what a run over judged dumps must read (once each) to find its steps done."""
+    from warclake.tasks.corpus.stage import GLOBAL_STATE_STEPS
+
+    found = s3["fs"].find(f"{prefix}/corpus/state") + s3["fs"].find(f"{prefix}/corpus/manifest")
+    return sorted("/" + f for f in found
+                  if "/corpus/manifest/" in f or f.split("/corpus/state/")[1].split("/")[0] in GLOBAL_STATE_STEPS)
+
+
+def brief(counts: dict) -> dict:
+    return {k: v for k, v in counts.items() if k != "state_objects_read"}
 
 
 def test_a_rerun_of_a_judged_dump_reads_the_same_objects_for_2_and_6_archives(s3, pristine, tmp_path):
@@ -61,9 +88,34 @@ def test_a_rerun_of_a_judged_dump_reads_the_same_objects_for_2_and_6_archives(s3
         assert first["signed"] == n and counts[f"first {n}"]["summary_reads"] >= n
         again, counts[n] = requests_of(s3, lambda: judge(url))
         assert again["signed"] == 0 and again["partitions"] == 0   # nothing to do
-    print("\nrequests of a run (first, then again):", json.dumps(counts))
+        # each state file and manifest read once to find the steps done, none twice
+        assert counts[n]["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/rerun-{n}")
+        assert counts[f"first {n}"]["most_reads_of_a_state_object"] == counts[n]["most_reads_of_a_state_object"] == 1
+    print("\nrequests of a run (first, then again):", json.dumps({k: brief(v) for k, v in counts.items()}))
     assert counts[2]["summary_reads"] == counts[6]["summary_reads"] == 0
-    assert counts[2] == counts[6]   # O(1) in archives
+    assert brief(counts[2]) == brief(counts[6])   # O(1) in archives
+
+
+def test_a_run_over_two_dumps_reads_each_state_file_once(s3, pristine, tmp_path):
+    """The later dump's keys name the earlier dump's statistics, groups and pairs: read once
+    per run, not once per step or dump that names them."""
+    import shutil
+
+    from corpus_lake import known_lake as make_known
+
+    local = str(tmp_path / "two")
+    exp = make_known(local, DUMP)
+    second_dump(local, exp)
+    shutil.rmtree(os.path.join(local, "corpus"), ignore_errors=True)
+    s3["fs"].put(local, f"{BUCKET}/two-dumps", recursive=True)
+    url = f"s3://{BUCKET}/two-dumps"
+    first, counts_first = requests_of(s3, lambda: judge(url))
+    assert first["signed"] == 3
+    again, counts = requests_of(s3, lambda: judge(url))
+    assert again["signed"] == 0 and again["partitions"] == 0
+    print("\nrequests of a run over two dumps (first, then again):", json.dumps([brief(counts_first), brief(counts)]))
+    assert counts_first["most_reads_of_a_state_object"] == counts["most_reads_of_a_state_object"] == 1
+    assert counts["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/two-dumps")
 
 
 def test_a_changed_or_failed_summary_is_still_noticed(s3, pristine, tmp_path):
