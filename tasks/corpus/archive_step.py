@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pyarrow as pa
 
+from .archive_pass import sign_table
 from .hosts import registered_domain, url_host
 from .layout import CorpusLayout, file_size, read_schema, read_table, write_table
 from .normalise import hash64
@@ -53,11 +54,16 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
     """(paragraph rows, document rows) of a table of lake documents. A document is compared
     by its clean paragraphs less those under a page-chrome path (``compared_paragraphs``):
     the same page under another site template then keeps its similarity."""
+    fused = sign_table(docs, sig.para_ngram, sig.doc_ngram, sig.num_perm, with_metrics)
     cols = {c: docs.column(c).to_pylist() if c in docs.column_names else [None] * docs.num_rows
-            for c in READ_COLUMNS}
+            for c in READ_COLUMNS if c != "text" or fused is None}
     n = docs.num_rows
-    texts, labels = cols["text"], cols["paragraph_labels"]
-    signed = sign_documents(texts, labels, is_chrome_path, sig.para_ngram, sig.doc_ngram, sig.num_perm)
+    labels = cols["paragraph_labels"]
+    if fused is None:
+        texts = cols["text"]
+        signed = sign_documents(texts, labels, is_chrome_path, sig.para_ngram, sig.doc_ngram, sig.num_perm)
+    else:
+        signed = fused.signed
     counts = signed.doc_paragraphs
     hosts = [url_host(u) for u in cols["url"]]
     domains = [registered_domain(h) for h in hosts]
@@ -80,8 +86,11 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
         "url_hash": url_hashes.take(doc_of), "lang": each_paragraph(cols["lang"], pa.string()),
         "dump": each_paragraph(cols["dump"], pa.string()), "date": dates.take(doc_of),
     }, schema=PARAGRAPHS)
-    metrics = [sorted(document_metrics(t or "", labs, lang).items()) if with_metrics else []
-               for t, labs, lang in zip(texts, labels, cols["lang"])]
+    if fused is not None:
+        metrics = [sorted(m.items()) for m in fused.metrics]
+    else:
+        metrics = [sorted(document_metrics(t or "", labs, lang).items()) if with_metrics else []
+                   for t, labs, lang in zip(texts, labels, cols["lang"])]
     mh = signed.minhash
     bk = band_keys(mh, sig.bands, sig.rows)
     docsig = pa.table({

@@ -31,10 +31,15 @@ def plain(body: str) -> str:
     return body.translate(_MARKERS)
 
 
+def nfkc_lower(body: str) -> str:
+    """NFKC, then lower case (markers and whitespace kept)."""
+    return unicodedata.normalize("NFKC", body).lower()
+
+
 def normalise(body: str) -> str:
     """The form a paragraph is compared in: NFKC, lower case, markers removed, whitespace
     collapsed."""
-    return " ".join(plain(unicodedata.normalize("NFKC", body).lower()).split())
+    return " ".join(plain(nfkc_lower(body)).split())
 
 
 def normalised_document(text: str) -> str:
