@@ -28,6 +28,7 @@ class Pass:
     string array) and each document's metrics (empty dicts when not asked for)."""
     signed: Signed
     metrics: list
+    para_labels: pa.Array | None = None    # each paragraph's label (null past its document's list)
 
 
 STATUS, REASON = "python", "not loaded"
@@ -138,7 +139,19 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
                 metrics.append(_metrics_from_counts(c, bool(lab_valid[i]), lg))
     else:
         metrics = [{} for _ in range(n)]
-    return Pass(out, metrics)
+    return Pass(out, metrics, _paragraph_labels(out.doc_paragraphs, lab_off, lab_valid, label_values))
+
+
+def _paragraph_labels(per_doc: np.ndarray, lab_off: np.ndarray, lab_valid: np.ndarray, values: pa.Array) -> pa.Array:
+    """Paragraph j of a document gets label j of its list, null past the list's end."""
+    counts = per_doc.astype(np.int64)
+    doc_of = np.repeat(np.arange(counts.size), counts)
+    j = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    have = (lab_valid[doc_of] != 0) & (j < (lab_off[1:] - lab_off[:-1])[doc_of])
+    idx = np.where(have, lab_off[:-1][doc_of] + j, 0)
+    if not len(values):
+        return pa.nulls(idx.size, pa.string())
+    return values.take(pa.array(idx, mask=~have)).cast(pa.string())
 
 
 def _buffers(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
