@@ -124,8 +124,11 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
         lo = hi
     if pi != n_para:
         raise ValueError(f"the pass cut {pi} paragraphs, the separators say {n_para}")
-    out.para_paths = pa.LargeStringArray.from_buffers(n_para, pa.py_buffer(path_off), pa.py_buffer(path_data[:pos])
-                                                      ).cast(pa.string())
+    if pos < 1 << 31:
+        out.para_paths = pa.StringArray.from_buffers(n_para, pa.py_buffer(path_off.astype(np.int32)),
+                                                     pa.py_buffer(path_data[:pos]))
+    else:
+        out.para_paths = pa.LargeStringArray.from_buffers(n_para, pa.py_buffer(path_off), pa.py_buffer(path_data[:pos]))
     metrics = []
     if with_metrics:
         texts = docs.column("text")

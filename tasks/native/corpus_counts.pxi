@@ -29,6 +29,7 @@ STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")   # qualit
 cdef uint32_t PHRASE[15][16]
 cdef int PHRASE_LEN[15]
 cdef uint32_t PHRASE_HEADS[128]      # per ASCII character, the phrases 0-13 it starts
+cdef uint8_t PHRASE_PAIRS[65536]     # 1 where a phrase 0-13 starts with these low bytes of two characters
 cdef uint32_t STOP[8][4]
 cdef int STOP_LEN[8]
 cdef uint8_t CLASS[65536]
@@ -45,12 +46,18 @@ def configure(bytes classes, list lower):
         raise ValueError("tables must cover the Basic Multilingual Plane")
     for i in range(128):
         PHRASE_HEADS[i] = 0
+    for i in range(65536):
+        PHRASE_PAIRS[i] = 0
     for i, p in enumerate(PHRASES):
         if i < 14 and ord(p[0]) < 128:
             PHRASE_HEADS[ord(p[0])] |= (<uint32_t> 1) << i
         elif i < 14 and ord(p[0]) < 0x30AF:
             raise ValueError("a phrase's first character is below U+30AF and not ASCII")
         PHRASE_LEN[i] = len(p)
+        if i < 14:
+            if len(p) < 2:
+                raise ValueError("a phrase is shorter than two characters")
+            PHRASE_PAIRS[((ord(p[0]) & 0xFF) << 8) | (ord(p[1]) & 0xFF)] = 1
         for j in range(len(p)):
             PHRASE[i][j] = ord(p[j])
     for i, p in enumerate(STOP_WORDS):
@@ -240,7 +247,9 @@ cdef int64_t sentence_ends(const uint32_t *cp, Py_ssize_t n) noexcept:
     cdef Py_ssize_t i = 0, j
     cdef int64_t found = 0
     while i < n:
-        if is_cjk_stop(cp[i]):
+        if cp[i] < 0x80 and cp[i] != 0x2E and cp[i] != 0x21 and cp[i] != 0x3F:
+            i += 1      # most characters: ASCII and no stop
+        elif is_cjk_stop(cp[i]):
             found += 1
             i += 1
         elif is_stop_mark(cp[i]):
@@ -273,13 +282,15 @@ cdef inline uint32_t phrases_from(uint32_t c) noexcept nogil:
 
 cdef void line_phrases(const uint32_t *cp, Py_ssize_t n, int64_t *js, int64_t *policy) noexcept nogil:
     """Count the line once in ``js`` when it holds phrase 0, once in ``policy`` when it
-    holds any of phrases 1-13. One scan: a phrase is only compared where its first
-    character is."""
+    holds any of phrases 1-13. One scan: a phrase is only compared where its first two
+    characters are (by their low bytes, :data:`PHRASE_PAIRS`)."""
     cdef Py_ssize_t i
     cdef int k
     cdef bint found_js = False, found_policy = False
     cdef uint32_t heads
-    for i in range(n):
+    for i in range(n - 1):     # (every phrase has two characters or more)
+        if not PHRASE_PAIRS[((cp[i] & 0xFF) << 8) | (cp[i + 1] & 0xFF)]:
+            continue
         heads = phrases_from(cp[i])
         if not heads:
             continue

@@ -342,7 +342,17 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                     plain_cp[plain_len] = ch
                     plain_len += 1
                     if table_ok:
-                        if ch < 0x10000 and NFKC_AT[ch] != 0xFFFFFFFFU:
+                        if ch < 0x80:     # ASCII: its NFKC is itself; lower case; whitespace (str.isspace)
+                            if ch == 32 or 9 <= ch <= 13 or 28 <= ch <= 31:
+                                pending = para.len > para_start
+                            else:
+                                if pending:
+                                    para.cp[para.len] = 32
+                                    para.len += 1
+                                    pending = False
+                                para.cp[para.len] = ch + 32 if 65 <= ch <= 90 else ch
+                                para.len += 1
+                        elif ch < 0x10000 and NFKC_AT[ch] != 0xFFFFFFFFU:
                             at = NFKC_AT[ch]
                             for k in range(NFKC_LEN[ch]):
                                 put_normal(&para, para_start, NFKC_POOL[at + k], &pending)
