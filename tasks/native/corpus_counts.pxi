@@ -84,11 +84,15 @@ cdef struct Buf:
     Py_ssize_t len
 
 
+cdef struct Slot:
+    uint64_t key
+    int32_t n         # occurrences; the slot is used when n > 0
+    int32_t first     # where the key first occurred
+
+
 cdef struct Table:
-    # open addressing over 64-bit keys; slot used when n[slot] > 0
-    uint64_t *key
-    int32_t *n
-    int32_t *first
+    # open addressing over 64-bit keys, a slot's fields together (one cache line per probe)
+    Slot *slot
     Py_ssize_t mask
 
 
@@ -116,22 +120,20 @@ cdef int table_init(Table *t, Py_ssize_t items) except -1:
     cdef Py_ssize_t size = 16
     while size < 2 * items:
         size *= 2
-    t.key = <uint64_t *> scratch(13, size * sizeof(uint64_t))
-    t.n = <int32_t *> scratch(14, size * sizeof(int32_t))
-    t.first = <int32_t *> scratch(15, size * sizeof(int32_t))
+    t.slot = <Slot *> scratch(13, size * sizeof(Slot))
     t.mask = size - 1
-    memset(t.n, 0, size * sizeof(int32_t))
+    memset(t.slot, 0, size * sizeof(Slot))
     return 0
 
 
 cdef void table_clear(Table *t) noexcept nogil:
-    memset(t.n, 0, (t.mask + 1) * sizeof(int32_t))
+    memset(t.slot, 0, (t.mask + 1) * sizeof(Slot))
 
 
 cdef inline Py_ssize_t table_slot(Table *t, uint64_t k) noexcept nogil:
     """The slot holding ``k``, or the empty one where it goes."""
     cdef Py_ssize_t s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
-    while t.n[s] and t.key[s] != k:
+    while t.slot[s].n and t.slot[s].key != k:
         s = (s + 1) & t.mask
     return s
 
@@ -139,16 +141,16 @@ cdef inline Py_ssize_t table_slot(Table *t, uint64_t k) noexcept nogil:
 cdef inline Py_ssize_t table_put(Table *t, uint64_t k, Py_ssize_t pos) noexcept nogil:
     """Count one occurrence of ``k`` at ``pos``; returns its slot."""
     cdef Py_ssize_t s = table_slot(t, k)
-    if not t.n[s]:
-        t.key[s] = k
-        t.first[s] = <int32_t> pos
-    t.n[s] += 1
+    if not t.slot[s].n:
+        t.slot[s].key = k
+        t.slot[s].first = <int32_t> pos
+    t.slot[s].n += 1
     return s
 
 
 cdef inline int64_t table_add(Table *t, uint64_t k, Py_ssize_t pos) noexcept nogil:
     """Count one occurrence of ``k`` at ``pos``; returns the count before it."""
-    return t.n[table_put(t, k, pos)] - 1
+    return t.slot[table_put(t, k, pos)].n - 1
 
 
 
@@ -178,18 +180,18 @@ cdef int64_t duplicates(const uint32_t *cp, const Py_ssize_t *start, const Py_ss
         chars[0] += length[i]
         k = poly_hash(cp + start[i], length[i])
         s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
-        while t.n[s]:
-            if t.key[s] == k and length[t.first[s]] == length[i] and memcmp(
-                    cp + start[t.first[s]], cp + start[i], length[i] * sizeof(uint32_t)) == 0:
+        while t.slot[s].n:
+            if t.slot[s].key == k and length[t.slot[s].first] == length[i] and memcmp(
+                    cp + start[t.slot[s].first], cp + start[i], length[i] * sizeof(uint32_t)) == 0:
                 break
             s = (s + 1) & t.mask
-        if t.n[s]:
+        if t.slot[s].n:
             dup += 1
             dup_chars[0] += length[i]
         else:
-            t.key[s] = k
-            t.first[s] = i
-            t.n[s] = 1
+            t.slot[s].key = k
+            t.slot[s].first = i
+            t.slot[s].n = 1
     return dup
 
 
@@ -364,8 +366,8 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
             if top > 1:
                 best = 0
                 for s in range(t.mask + 1):
-                    if t.n[s] == top:
-                        i = t.first[s]
+                    if t.slot[s].n == top:
+                        i = t.slot[s].first
                         if csum[i + span] - csum[i] > best:
                             best = csum[i + span] - csum[i]
                 top_num[kk - 2] = top * best
@@ -377,7 +379,7 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
                     slots[i] = <int32_t> table_put(t, h[i], i)
                 cnt = 0
                 for i in range(glen):
-                    rep[i] = t.n[slots[i]] > 1
+                    rep[i] = t.slot[slots[i]].n > 1
                     cnt += rep[i]
                 if cnt < 2:
                     return

@@ -9,7 +9,6 @@ cdef extern from "Python.h":
     object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
 cdef uint64_t BIN_SEED = 0xB1A5ED0DDE45EEDULL
-cdef uint64_t LANES = 0x0101010101010101ULL
 cdef uint32_t EMPTY = 0xFFFFFFFFU
 
 
@@ -41,31 +40,73 @@ cdef inline uint64_t gram_hash(const uint32_t *cp, Py_ssize_t k, const uint64_t 
     return mix(h ^ n)
 
 
+# The inverse of GOLDEN modulo 2**64: the n-gram polynomial sum_j cp[i+j] x GOLDEN**j rolls
+# from one start to the next with two products, whatever n.
+cdef uint64_t GOLDEN_INV = 0xF1DE83E19937733DULL
+
+
+cdef struct Grams:
+    const uint32_t *cp
+    Py_ssize_t g
+    uint64_t top      # GOLDEN ** (g - 1)
+    uint64_t raw      # the polynomial of the n-gram at the current start
+
+
+cdef inline void grams_start(Grams *s, const uint32_t *cp, Py_ssize_t g, const uint64_t *pw) noexcept nogil:
+    cdef Py_ssize_t j
+    s.cp, s.g, s.top, s.raw = cp, g, pw[g - 1], 0
+    for j in range(g):
+        s.raw += cp[j] * pw[j]
+
+
+cdef inline void grams_next(Grams *s, Py_ssize_t i) noexcept nogil:
+    """From the n-gram starting at i - 1 to the one starting at i."""
+    s.raw = (s.raw - s.cp[i - 1]) * GOLDEN_INV + s.cp[i + s.g - 1] * s.top
+
+
 cdef uint64_t simhash(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const uint64_t *pw) noexcept nogil:
-    """Bit j set when bit j is set in more than half of the n-gram hashes. Counted eight bits
-    at a time: byte k of lane b counts bit 8k+b, flushed before it can overflow."""
-    cdef uint64_t lane[8]
+    """Bit j set when bit j is set in more than half of the n-gram hashes. Counted four bits
+    at a time in nibbles (nibble k of ``nib[b]`` counts bit 4k+b), added every 15 n-grams to
+    byte counters (byte k of ``lo[b]``/``hi[b]`` counts bit 8k+b/8k+4+b), added every 255
+    to the totals: each before it can overflow."""
+    cdef uint64_t nib[4]
+    cdef uint64_t lo[4]
+    cdef uint64_t hi[4]
     cdef uint32_t count[64]
-    cdef Py_ssize_t grams, i, b, k, pending = 0
+    cdef Py_ssize_t grams, i, b, k, in_nib = 0, in_byte = 0
     cdef uint64_t h, out = 0
+    cdef Grams s
     if n == 0:
         return 0
-    grams = n - g + 1 if n >= g else 1
-    for b in range(8):
-        lane[b] = 0
+    if n <= g:     # one n-gram: its hash is the majority
+        return gram_hash(cp, n, pw, <uint64_t> g)
+    grams = n - g + 1
+    for b in range(4):
+        nib[b] = lo[b] = hi[b] = 0
     for b in range(64):
         count[b] = 0
+    grams_start(&s, cp, g, pw)
     for i in range(grams):
-        h = gram_hash(cp + i, g if n >= g else n, pw, <uint64_t> g)
-        for b in range(8):
-            lane[b] += (h >> b) & LANES
-        pending += 1
-        if pending == 255 or i == grams - 1:
-            for b in range(8):
-                for k in range(8):
-                    count[8 * k + b] += (lane[b] >> (8 * k)) & 0xFF
-                lane[b] = 0
-            pending = 0
+        if i:
+            grams_next(&s, i)
+        h = mix(s.raw ^ <uint64_t> g)
+        for b in range(4):
+            nib[b] += (h >> b) & 0x1111111111111111ULL
+        in_nib += 1
+        if in_nib == 15 or i == grams - 1:
+            for b in range(4):
+                lo[b] += nib[b] & 0x0F0F0F0F0F0F0F0FULL
+                hi[b] += (nib[b] >> 4) & 0x0F0F0F0F0F0F0F0FULL
+                nib[b] = 0
+            in_nib = 0
+            in_byte += 1
+            if in_byte == 17 or i == grams - 1:
+                for b in range(4):
+                    for k in range(8):
+                        count[8 * k + b] += (lo[b] >> (8 * k)) & 0xFF
+                        count[8 * k + 4 + b] += (hi[b] >> (8 * k)) & 0xFF
+                    lo[b] = hi[b] = 0
+                in_byte = 0
     for b in range(64):
         if 2 * <uint64_t> count[b] > <uint64_t> grams:
             out |= (<uint64_t> 1) << b
@@ -81,14 +122,22 @@ cdef void one_permutation(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const 
     cdef int bn, t, j
     cdef uint64_t h
     cdef uint32_t v
+    cdef Grams s
     for bn in range(bins):
         row[bn] = EMPTY
         filled[bn] = 0
     if n == 0:
         return
     grams = n - g + 1 if n >= g else 1
+    if n >= g:
+        grams_start(&s, cp, g, pw)
     for i in range(grams):
-        h = gram_hash(cp + i, g if n >= g else n, pw, <uint64_t> g)
+        if n < g:
+            h = gram_hash(cp, n, pw, <uint64_t> g)
+        else:
+            if i:
+                grams_next(&s, i)
+            h = mix(s.raw ^ <uint64_t> g)
         bn = <int> (((h >> 32) * <uint64_t> bins) >> 32)
         v = <uint32_t> h
         if not filled[bn] or v < row[bn]:
