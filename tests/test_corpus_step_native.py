@@ -140,3 +140,38 @@ def test_a_pass_that_disagrees_is_refused_with_one_line(monkeypatch, capsys):
     assert ap.STATUS == "python"
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "failed its check" in err
+
+
+@compiled_only
+def test_passes_in_two_threads_give_the_reference_values(monkeypatch):
+    """The corpus flow signs archives in two threads: a Python call inside a pass (a
+    chrome test, NFKC by unicodedata) lets the other thread start its own pass, which must
+    not share the first one's working memory."""
+    import threading
+    import time
+
+    real_chrome, real_nfkc = ap.is_chrome_path, ap.nfkc_lower
+
+    def chrome(path):
+        time.sleep(0.0002)
+        return real_chrome(path)
+
+    def nfkc(body):
+        time.sleep(0.0002)
+        return real_nfkc(body)
+    monkeypatch.setattr(ap, "is_chrome_path", chrome)
+    monkeypatch.setattr(ap, "nfkc_lower", nfkc)
+    monkeypatch.setattr(ap, "_CHROME_CACHE", {})
+    tables = [fuzz_step.case(5, i)[0] for i in range(60)]
+    want = [ap.reference(t, 3, 5, 120) for t in tables]
+    got: dict = {}
+
+    def work(k):
+        for i in range(k, len(tables), 2):
+            got[i] = ap.run(ap.compiled_module(), tables[i], 3, 5, 120)
+    threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert all(ap.pass_equal(got[i], want[i]) for i in range(len(tables)))

@@ -3,7 +3,7 @@
 # a whole lake text) and corpus_step.pyx (from the per-archive step's fused pass). Needs
 # corpus_common.pxi included before it.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
-from libc.stdlib cimport realloc
+from libc.stdlib cimport free, realloc
 from libc.string cimport memcmp, memset
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, PyUnicode_FromKindAndData, Py_UNICODE_ISSPACE
 
@@ -96,31 +96,59 @@ cdef struct Table:
     Py_ssize_t mask
 
 
-# Working memory kept from one document to the next (the pass holds the GIL throughout and
-# never re-enters itself): fresh large blocks would cost the kernel's page clearing each time.
-cdef void *SCRATCH[16]
-cdef size_t SCRATCH_CAP[16]
+# Working memory kept from one document to the next: fresh large blocks would cost the
+# kernel's page clearing each time. A pass holds the GIL, but a Python call inside it (a
+# chrome test, NFKC by unicodedata) can let another thread start a pass: that one gets
+# working memory of its own (``work_take``).
+cdef struct Work:
+    void *p[16]
+    size_t cap[16]
 
 
-cdef void *scratch(int slot, size_t size) except NULL:
+cdef Work SHARED_WORK
+cdef bint SHARED_BUSY = False
+
+
+cdef Work *work_take(Work *local) noexcept:
+    """The shared working memory, or ``local`` (emptied) while another pass holds it."""
+    global SHARED_BUSY
+    if SHARED_BUSY:
+        memset(local, 0, sizeof(Work))
+        return local
+    SHARED_BUSY = True
+    return &SHARED_WORK
+
+
+cdef void work_give(Work *w) noexcept:
+    global SHARED_BUSY
+    cdef int i
+    if w == &SHARED_WORK:
+        SHARED_BUSY = False
+        return
+    for i in range(16):
+        free(w.p[i])
+        w.p[i] = NULL
+
+
+cdef void *scratch(Work *w, int slot, size_t size) except NULL:
     """Slot ``slot`` of the working memory, at least ``size`` bytes (contents undefined)."""
     cdef void *p
     if size < 64:
         size = 64
-    if SCRATCH_CAP[slot] < size:
-        size = max(size, 2 * SCRATCH_CAP[slot])
-        p = realloc(SCRATCH[slot], size)
+    if w.cap[slot] < size:
+        size = max(size, 2 * w.cap[slot])
+        p = realloc(w.p[slot], size)
         if p == NULL:
             raise MemoryError()
-        SCRATCH[slot], SCRATCH_CAP[slot] = p, size
-    return SCRATCH[slot]
+        w.p[slot], w.cap[slot] = p, size
+    return w.p[slot]
 
 
-cdef int table_init(Table *t, Py_ssize_t items) except -1:
+cdef int table_init(Work *w, Table *t, Py_ssize_t items) except -1:
     cdef Py_ssize_t size = 16
     while size < 2 * items:
         size *= 2
-    t.slot = <Slot *> scratch(13, size * sizeof(Slot))
+    t.slot = <Slot *> scratch(w, 13, size * sizeof(Slot))
     t.mask = size - 1
     memset(t.slot, 0, size * sizeof(Slot))
     return 0
@@ -163,7 +191,7 @@ cdef inline uint64_t poly_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
     return h ^ (h >> 29)
 
 
-cdef int64_t duplicates(const uint32_t *cp, const Py_ssize_t *start, const Py_ssize_t *length,
+cdef int64_t duplicates(Work *work, const uint32_t *cp, const Py_ssize_t *start, const Py_ssize_t *length,
                         Py_ssize_t items, int64_t *dup_chars, int64_t *chars) except -1:
     """``quality._duplicates`` over spans of ``cp``: occurrences after the first of an
     identical span, their characters, all characters (spans compared in full)."""
@@ -175,7 +203,7 @@ cdef int64_t duplicates(const uint32_t *cp, const Py_ssize_t *start, const Py_ss
     chars[0] = 0
     if items == 0:
         return 0
-    table_init(&t, items)
+    table_init(work, &t, items)
     for i in range(items):
         chars[0] += length[i]
         k = poly_hash(cp + start[i], length[i])
@@ -399,7 +427,7 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
             dup_chars[kk - 5] = c
 
 
-cdef dict plain_counts(uint32_t *plain_cp, Py_ssize_t plain_len, Py_ssize_t *pstart, Py_ssize_t *plen,
+cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_ssize_t *pstart, Py_ssize_t *plen,
                        Py_ssize_t nchunks, bint lang_units, bint english, int64_t link_chars,
                        int64_t chrome_chars, int64_t depth, int64_t total, bint labels_fit,
                        int64_t bad_chars):
@@ -484,8 +512,8 @@ cdef dict plain_counts(uint32_t *plain_cp, Py_ssize_t plain_len, Py_ssize_t *pst
     k = 1
     for i in range(plain.len):
         k += plain.cp[i] == NL
-    lstart = <Py_ssize_t *> scratch(5, k * sizeof(Py_ssize_t))
-    llen = <Py_ssize_t *> scratch(6, k * sizeof(Py_ssize_t))
+    lstart = <Py_ssize_t *> scratch(work, 5, k * sizeof(Py_ssize_t))
+    llen = <Py_ssize_t *> scratch(work, 6, k * sizeof(Py_ssize_t))
     short_at = 15 if char_mode else 30
     a = 0
     while True:
@@ -516,30 +544,30 @@ cdef dict plain_counts(uint32_t *plain_cp, Py_ssize_t plain_len, Py_ssize_t *pst
         if b >= plain.len:
             break
         a = b + 1
-    dl = duplicates(plain.cp, lstart, llen, nlines, &dl_chars, &l_chars)
+    dl = duplicates(work, plain.cp, lstart, llen, nlines, &dl_chars, &l_chars)
     # the non-empty paragraphs, packed to the front of the arrays
     ne = 0
     for i in range(nchunks):
         if plen[i]:
             pstart[ne], plen[ne] = pstart[i], plen[i]
             ne += 1
-    dp = duplicates(plain.cp, pstart, plen, ne, &dp_chars, &p_chars)
+    dp = duplicates(work, plain.cp, pstart, plen, ne, &dp_chars, &p_chars)
     # lower case: by the table, or str.lower where a character needs more
     if special:
         low_str = PyUnicode_FromKindAndData(4, plain.cp, plain.len).lower()
-        low.cp = <uint32_t *> scratch(2, (len(low_str) + 1) * sizeof(uint32_t))
+        low.cp = <uint32_t *> scratch(work, 2, (len(low_str) + 1) * sizeof(uint32_t))
         low.len = len(low_str)
         for i in range(low.len):
             low.cp[i] = PyUnicode_READ(PyUnicode_KIND(low_str), PyUnicode_DATA(low_str), i)
     else:
-        low.cp = <uint32_t *> scratch(2, (plain.len + 1) * sizeof(uint32_t))
+        low.cp = <uint32_t *> scratch(work, 2, (plain.len + 1) * sizeof(uint32_t))
         low.len = plain.len
         for i in range(plain.len):
             low.cp[i] = LOWER[plain.cp[i]]
     # units of the lower-case text: runs of non-space characters, and in units each
     # character of a unit script on its own
-    ustart = <Py_ssize_t *> scratch(7, (low.len + 1) * sizeof(Py_ssize_t))
-    ulen = <Py_ssize_t *> scratch(8, (low.len + 1) * sizeof(Py_ssize_t))
+    ustart = <Py_ssize_t *> scratch(work, 7, (low.len + 1) * sizeof(Py_ssize_t))
+    ulen = <Py_ssize_t *> scratch(work, 8, (low.len + 1) * sizeof(Py_ssize_t))
     i = 0
     while i < low.len:
         cl = cls(low.cp[i])
@@ -581,18 +609,18 @@ cdef dict plain_counts(uint32_t *plain_cp, Py_ssize_t plain_len, Py_ssize_t *pst
         a = b + 1
     lorem = count_nonoverlapping(low.cp, low.len, PHRASE[14], PHRASE_LEN[14])
     # the n-gram measures over the units' hashes and lengths
-    ids = <uint64_t *> scratch(9, (w + 1) * sizeof(uint64_t))
-    hbuf = <uint64_t *> scratch(10, (w + 1) * sizeof(uint64_t))
-    csum = <int64_t *> scratch(11, (w + 1) * sizeof(int64_t))
-    rep = <char *> scratch(12, w + 1)
-    slots = <int32_t *> scratch(3, (w + 1) * sizeof(int32_t))     # the paragraphs' slot is free by now
+    ids = <uint64_t *> scratch(work, 9, (w + 1) * sizeof(uint64_t))
+    hbuf = <uint64_t *> scratch(work, 10, (w + 1) * sizeof(uint64_t))
+    csum = <int64_t *> scratch(work, 11, (w + 1) * sizeof(int64_t))
+    rep = <char *> scratch(work, 12, w + 1)
+    slots = <int32_t *> scratch(work, 3, (w + 1) * sizeof(int32_t))     # the paragraphs' slot is free by now
     csum[0] = 0
     for i in range(w):
         ids[i] = text_hash(low.cp + ustart[i], ulen[i])
         csum[i + 1] = csum[i] + ulen[i]
     total_units = csum[w]
     if w >= 2 and total_units:
-        table_init(&t, w)
+        table_init(work, &t, w)
         ngram_shares(ids, csum, w, 2 if char_mode else 1, hbuf, &t, top_num, dup_chars, rep, slots)
     else:
         for k in range(3):

@@ -25,23 +25,35 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
     """The whole numbers every metric of one lake document is made of (a dict; see
     ``quality._metrics_from_counts``). ``lang_units``: the language is one measured in
     units; ``english``: count Gopher's stop words."""
-    cdef Py_ssize_t n = len(text), i, j, k, a, b, r, prev_path = 0, prev_path_len = -1, prev_chrome = 0, nchunks = 0
+    cdef Py_ssize_t n = len(text)
     cdef int kind = PyUnicode_KIND(text)
     cdef void *data = PyUnicode_DATA(text)
+    cdef list lab_list = None if labels is None else list(labels)
+    cdef Work local
+    cdef Work *work
+    if not CONFIGURED:
+        raise RuntimeError("corpus_quality is not configured")
+    work = work_take(&local)
+    try:
+        return _counts(work, text, n, kind, data, lab_list, lang_units, english, is_chrome, chrome_cache)
+    finally:
+        work_give(work)
+
+
+cdef dict _counts(Work *work, str text, Py_ssize_t n, int kind, void *data, list lab_list, object lang_units,
+                  bint english, object is_chrome, dict chrome_cache):
+    cdef Py_ssize_t i, j, k, a, b, r, prev_path = 0, prev_path_len = -1, prev_chrome = 0, nchunks = 0
     cdef uint32_t ch
     cdef bint in_link = False
     cdef int64_t link_chars = 0, chrome_chars = 0, depth = 0, total = 0, bad_chars = 0
     cdef Buf clean, plain
     cdef Py_ssize_t *pstart = NULL
     cdef Py_ssize_t *plen = NULL
-    cdef list lab_list = None if labels is None else list(labels)
     cdef object path, chrome
     cdef bint labels_fit
-    if not CONFIGURED:
-        raise RuntimeError("corpus_quality is not configured")
     clean.len = plain.len = 0
     # the text without link markers; the link text's characters but spaces and line feeds
-    clean.cp = <uint32_t *> scratch(0, (n + 1) * sizeof(uint32_t))
+    clean.cp = <uint32_t *> scratch(work, 0, (n + 1) * sizeof(uint32_t))
     for i in range(n):
         ch = PyUnicode_READ(kind, data, i)
         if in_link:
@@ -65,9 +77,9 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
             i += 2
         else:
             i += 1
-    pstart = <Py_ssize_t *> scratch(3, k * sizeof(Py_ssize_t))
-    plen = <Py_ssize_t *> scratch(4, k * sizeof(Py_ssize_t))
-    plain.cp = <uint32_t *> scratch(1, (clean.len + 1) * sizeof(uint32_t))
+    pstart = <Py_ssize_t *> scratch(work, 3, k * sizeof(Py_ssize_t))
+    plen = <Py_ssize_t *> scratch(work, 4, k * sizeof(Py_ssize_t))
+    plain.cp = <uint32_t *> scratch(work, 1, (clean.len + 1) * sizeof(uint32_t))
     a = 0
     while clean.len:
         b = a
@@ -111,7 +123,7 @@ def document_counts(str text, object labels, object lang_units, bint english, ob
         for i in range(nchunks):
             if lab_list[i] == "bad":
                 bad_chars += plen[i]
-    return plain_counts(plain.cp, plain.len, pstart, plen, nchunks, lang_units, english,
+    return plain_counts(work, plain.cp, plain.len, pstart, plen, nchunks, lang_units, english,
                         link_chars, chrome_chars, depth, total, labels_fit, bad_chars)
 
 

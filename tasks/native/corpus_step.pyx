@@ -243,6 +243,8 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
     cdef object body, low, path, chrome
     cdef int low_kind
     cdef void *low_data
+    cdef Work local
+    cdef Work *work = NULL
     if not CONFIGURED or not NFKC_READY:
         raise RuntimeError("corpus_step is not configured")
     if d_minhash.shape[1] != bins or d_minhash.shape[0] < nd or offsets.shape[0] < nd + 1:
@@ -260,6 +262,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
     pw[0] = 1
     for k in range(1, g_max):
         pw[k] = pw[k - 1] * GOLDEN
+    work = work_take(&local)
     try:
         for di in range(nd):
             n = offsets[di + 1] - offsets[di] if valid[di] else 0
@@ -271,9 +274,9 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
             in_link = False
             metrics_ok = n < (<Py_ssize_t> 1 << 31)
             pmax = n // 2 + 2
-            plain_cp = <uint32_t *> scratch(1, (n + 1) * sizeof(uint32_t))
-            pstart = <Py_ssize_t *> scratch(3, pmax * sizeof(Py_ssize_t))
-            plen = <Py_ssize_t *> scratch(4, pmax * sizeof(Py_ssize_t))
+            plain_cp = <uint32_t *> scratch(work, 1, (n + 1) * sizeof(uint32_t))
+            pstart = <Py_ssize_t *> scratch(work, 3, pmax * sizeof(Py_ssize_t))
+            plen = <Py_ssize_t *> scratch(work, 4, pmax * sizeof(Py_ssize_t))
             spans_reserve(&spans, pmax)
             plain_len = 0
             a = 0
@@ -426,11 +429,12 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                 for x in range(j):
                     if lab_code[lab_off[di] + x] == 2:
                         bad_chars += plen[x]
-            counts.append(plain_counts(plain_cp, plain_len, pstart, plen, j, lang_flags[di] & 1,
+            counts.append(plain_counts(work, plain_cp, plain_len, pstart, plen, j, lang_flags[di] & 1,
                                        lang_flags[di] & 2, link_chars, chrome_chars, depth_sum,
                                        total, labels_fit, bad_chars))
         return pi, path_pos
     finally:
+        work_give(work)
         free(para.cp)
         free(clean.cp)
         free(spans.start)
