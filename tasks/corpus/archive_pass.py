@@ -90,11 +90,16 @@ def _column(docs: pa.Table, name: str) -> list:
 def sign_table(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int,
                with_metrics: bool = True) -> Pass | None:
     """The pass over ``docs`` (columns ``text``, ``paragraph_labels``, ``lang``; absent ones
-    count as null), or None when the compiled module is not in use or the text column is
-    not a plain string column (the caller then takes the Python way)."""
+    count as null), or None when the compiled module is not in use or the columns are not
+    a string column and a list of strings (the caller then takes the Python way)."""
     native = compiled_module()
     if native is None or "text" not in docs.column_names or docs.column("text").type not in (pa.string(), pa.large_string()):
         return None
+    if "paragraph_labels" in docs.column_names:
+        kind = docs.column("paragraph_labels").type
+        if not (pa.types.is_null(kind) or ((pa.types.is_list(kind) or pa.types.is_large_list(kind))
+                                           and pa.types.is_string(kind.value_type))):
+            return None
     return run(native, docs, para_ngram, doc_ngram, num_perm, with_metrics)
 
 
@@ -175,6 +180,8 @@ def _labels(docs: pa.Table):
     if "paragraph_labels" not in docs.column_names:
         return np.zeros(n + 1, np.int64), np.zeros(n, np.uint8), np.zeros(1, np.int8), pa.array([], pa.string())
     col = docs.column("paragraph_labels")
+    if pa.types.is_null(col.type):
+        return np.zeros(n + 1, np.int64), np.zeros(n, np.uint8), np.zeros(1, np.int8), pa.array([], pa.string())
     arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
