@@ -12,6 +12,7 @@ import time
 import numpy as np
 import pyarrow as pa
 
+from .archive_pass import sign_table
 from .hosts import registered_domain, url_host
 from .layout import CorpusLayout, file_size, read_schema, read_table, write_table
 from .normalise import hash64
@@ -53,19 +54,27 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
     """(paragraph rows, document rows) of a table of lake documents. A document is compared
     by its clean paragraphs less those under a page-chrome path (``compared_paragraphs``):
     the same page under another site template then keeps its similarity."""
+    fused = sign_table(docs, sig.para_ngram, sig.doc_ngram, sig.num_perm, with_metrics)
     cols = {c: docs.column(c).to_pylist() if c in docs.column_names else [None] * docs.num_rows
-            for c in READ_COLUMNS}
+            for c in READ_COLUMNS if c != "text" or fused is None}
     n = docs.num_rows
-    texts, labels = cols["text"], cols["paragraph_labels"]
-    signed = sign_documents(texts, labels, is_chrome_path, sig.para_ngram, sig.doc_ngram, sig.num_perm)
+    labels = cols["paragraph_labels"]
+    if fused is None:
+        texts = cols["text"]
+        signed = sign_documents(texts, labels, is_chrome_path, sig.para_ngram, sig.doc_ngram, sig.num_perm)
+    else:
+        signed = fused.signed
     counts = signed.doc_paragraphs
     hosts = [url_host(u) for u in cols["url"]]
     domains = [registered_domain(h) for h in hosts]
     url_hashes = pa.array([hash64(u or "") for u in cols["url"]], pa.int64())
     dates = pa.array(cols["date"], pa.timestamp("us", tz="UTC"))
-    p_label = []
-    for labs, k in zip(labels, counts.tolist()):
-        p_label += [None] * k if labs is None else labs[:k] + [None] * (k - len(labs))
+    if fused is not None:
+        p_label = fused.para_labels
+    else:
+        p_label = []
+        for labs, k in zip(labels, counts.tolist()):
+            p_label += [None] * k if labs is None else labs[:k] + [None] * (k - len(labs))
     doc_of = pa.array(np.repeat(np.arange(n, dtype=np.int64), counts))
     idx = np.arange(1, counts.sum() + 1, dtype=np.int32) - np.repeat(np.cumsum(counts) - counts, counts).astype(np.int32)
 
@@ -80,8 +89,11 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
         "url_hash": url_hashes.take(doc_of), "lang": each_paragraph(cols["lang"], pa.string()),
         "dump": each_paragraph(cols["dump"], pa.string()), "date": dates.take(doc_of),
     }, schema=PARAGRAPHS)
-    metrics = [sorted(document_metrics(t or "", labs, lang).items()) if with_metrics else []
-               for t, labs, lang in zip(texts, labels, cols["lang"])]
+    if fused is not None:
+        metrics = metrics_column(fused.metrics)
+    else:
+        metrics = metrics_column([document_metrics(t or "", labs, lang) if with_metrics else {}
+                                  for t, labs, lang in zip(texts, labels, cols["lang"])])
     mh = signed.minhash
     bk = band_keys(mh, sig.bands, sig.rows)
     docsig = pa.table({
@@ -94,9 +106,21 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
         if n else pa.array([], pa.list_(pa.uint32())),
         "bands": pa.FixedSizeListArray.from_arrays(pa.array(bk.ravel()), sig.bands).cast(pa.list_(pa.int64()))
         if n else pa.array([], pa.list_(pa.int64())),
-        "metrics": pa.array(metrics, pa.map_(pa.string(), pa.float64())),
+        "metrics": metrics,
     }, schema=DOCSIGS)
     return para, docsig
+
+
+def metrics_column(metrics: list[dict]) -> pa.Array:
+    """The documents' metrics as a map column, keys in sorted order. Built from one key
+    list and a matrix of values when every document has the same keys (the usual case)."""
+    keys = sorted(metrics[0]) if metrics else []
+    if not keys or any(m.keys() != metrics[0].keys() for m in metrics):
+        return pa.array([sorted(m.items()) for m in metrics], pa.map_(pa.string(), pa.float64()))
+    values = np.array([[m[k] for k in keys] for m in metrics], np.float64).ravel()
+    offsets = pa.array(np.arange(0, len(metrics) + 1, dtype=np.int32) * len(keys))
+    key_col = pa.array(keys * len(metrics), pa.string())
+    return pa.MapArray.from_arrays(offsets, key_col, pa.array(values, pa.float64()))
 
 
 def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,

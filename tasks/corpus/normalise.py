@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
+from functools import lru_cache
 
 from warclake.tasks.paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
 
@@ -31,10 +32,15 @@ def plain(body: str) -> str:
     return body.translate(_MARKERS)
 
 
+def nfkc_lower(body: str) -> str:
+    """NFKC, then lower case (markers and whitespace kept)."""
+    return unicodedata.normalize("NFKC", body).lower()
+
+
 def normalise(body: str) -> str:
     """The form a paragraph is compared in: NFKC, lower case, markers removed, whitespace
     collapsed."""
-    return " ".join(plain(unicodedata.normalize("NFKC", body).lower()).split())
+    return " ".join(plain(nfkc_lower(body)).split())
 
 
 def normalised_document(text: str) -> str:
@@ -43,6 +49,7 @@ def normalised_document(text: str) -> str:
     return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
 
 
+@lru_cache(maxsize=1)     # built once per process (each compiled module is configured with it)
 def simple_nfkc_lower_table() -> list:
     """Per BMP code point, ``normalize("NFKC", c).lower()`` (at most 8 characters) when
     every text made only of such characters normalises character by character, else None.

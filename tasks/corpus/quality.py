@@ -435,6 +435,7 @@ def _metrics_from_counts(c: dict, has_labels: bool, lang: str | None) -> dict[st
     return m
 
 
+@lru_cache(maxsize=1)
 def _lower_table() -> list[int]:
     """Per BMP code point its lower case when that is one character that needs no context
     (everything ``str.lower`` does but capital sigma's final form), else -1."""

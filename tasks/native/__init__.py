@@ -135,7 +135,7 @@ def describe() -> str:
 # How --version names the modules load_checked knows (else by the ``what`` of their loader).
 _LABELS = {"lexbor_walk": "paragraph walk", "sieve_features": "sieve features",
            "sieve_structure": "sieve structure", "corpus_signatures": "corpus signatures",
-           "corpus_quality": "corpus quality metrics"}
+           "corpus_quality": "corpus quality metrics", "corpus_step": "corpus per-archive pass"}
 
 
 def describe_all() -> str:
@@ -144,10 +144,11 @@ def describe_all() -> str:
     the lazy ones asked, then whatever :func:`load_checked` noted is listed."""
     import warclake.tasks.boilerplate.features  # noqa: F401 - the sieve's choice is made on import
     import warclake.tasks.html_paragraphs  # noqa: F401 - the walk's choice is made on import
-    from warclake.tasks.corpus import quality, signatures
+    from warclake.tasks.corpus import archive_pass, quality, signatures
 
     signatures.compiled_module()
     quality.compiled_module()
+    archive_pass.compiled_module()
     parts = []
     order = list(_LABELS) + [n for n in LOADED if n not in _LABELS]
     for name in (n for n in order if n in LOADED):

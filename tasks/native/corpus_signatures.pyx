@@ -14,138 +14,9 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memcpy
 from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, PyUnicode_WRITE, Py_UNICODE_ISSPACE, PyUnicode_Substring
 
-cdef extern from "Python.h":
-    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
-
+include "corpus_common.pxi"
 include "corpus_chrome.pxi"
-
-DEF PARA_CH = 10        # "\n": two of them separate paragraphs
-DEF PATH_CH = 0x1C      # between a paragraph's CSS path and its text
-DEF LINK_START = 2
-DEF LINK_END = 3
-DEF CP_BITS = 21        # code points are below 2**21
-
-cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
-cdef uint64_t HASH_SEED = 0x5EEDC0DE7E57AA5EULL
-cdef uint64_t LEN_MUL = 0xD6E8FEB86659FD93ULL
-cdef uint64_t BIN_SEED = 0xB1A5ED0DDE45EEDULL
-cdef uint64_t LANES = 0x0101010101010101ULL
-cdef uint32_t EMPTY = 0xFFFFFFFFU
-
-
-cdef inline uint64_t mix(uint64_t x) noexcept nogil:
-    """splitmix64's finaliser (the reference's ``_mix``)."""
-    x ^= x >> 30
-    x *= 0xBF58476D1CE4E5B9ULL
-    x ^= x >> 27
-    x *= 0x94D049BB133111EBULL
-    return x ^ (x >> 31)
-
-
-cdef struct Buf:
-    uint32_t *cp
-    Py_ssize_t len
-    Py_ssize_t cap
-
-
-cdef int buf_reserve(Buf *b, Py_ssize_t extra) except -1:
-    cdef Py_ssize_t want = b.len + extra
-    cdef uint32_t *p
-    if want <= b.cap:
-        return 0
-    want = max(want, 2 * b.cap, 4096)
-    p = <uint32_t *> realloc(b.cp, want * sizeof(uint32_t))
-    if p == NULL:
-        raise MemoryError()
-    b.cp, b.cap = p, want
-    return 0
-
-
-cdef uint64_t text_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
-    """Sum of mix(position << 21 | code point), then mixed with the length."""
-    cdef uint64_t s = 0
-    cdef Py_ssize_t i
-    for i in range(n):
-        s += mix((<uint64_t> i << CP_BITS) | cp[i])
-    return mix(s + <uint64_t> n * LEN_MUL + HASH_SEED)
-
-
-cdef inline uint64_t gram_hash(const uint32_t *cp, Py_ssize_t k, const uint64_t *pw, uint64_t n) noexcept nogil:
-    cdef uint64_t h = 0
-    cdef Py_ssize_t j
-    for j in range(k):
-        h += cp[j] * pw[j]
-    return mix(h ^ n)
-
-
-cdef uint64_t simhash(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const uint64_t *pw) noexcept nogil:
-    """Bit j set when bit j is set in more than half of the n-gram hashes. Counted eight bits
-    at a time: byte k of lane b counts bit 8k+b, flushed before it can overflow."""
-    cdef uint64_t lane[8]
-    cdef uint32_t count[64]
-    cdef Py_ssize_t grams, i, b, k, pending = 0
-    cdef uint64_t h, out = 0
-    if n == 0:
-        return 0
-    grams = n - g + 1 if n >= g else 1
-    for b in range(8):
-        lane[b] = 0
-    for b in range(64):
-        count[b] = 0
-    for i in range(grams):
-        h = gram_hash(cp + i, g if n >= g else n, pw, <uint64_t> g)
-        for b in range(8):
-            lane[b] += (h >> b) & LANES
-        pending += 1
-        if pending == 255 or i == grams - 1:
-            for b in range(8):
-                for k in range(8):
-                    count[8 * k + b] += (lane[b] >> (8 * k)) & 0xFF
-                lane[b] = 0
-            pending = 0
-    for b in range(64):
-        if 2 * <uint64_t> count[b] > <uint64_t> grams:
-            out |= (<uint64_t> 1) << b
-    return out
-
-
-cdef void one_permutation(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const uint64_t *pw,
-                          int bins, uint32_t *row, char *filled) noexcept nogil:
-    """One-permutation MinHash: each n-gram hash goes to bin (high 32 bits x bins) >> 32
-    and keeps the smallest low 32 bits there; an empty bin takes the value of the bin its
-    probe sequence reaches first (``signatures.densify``)."""
-    cdef Py_ssize_t grams, i
-    cdef int bn, t, j
-    cdef uint64_t h
-    cdef uint32_t v
-    for bn in range(bins):
-        row[bn] = EMPTY
-        filled[bn] = 0
-    if n == 0:
-        return
-    grams = n - g + 1 if n >= g else 1
-    for i in range(grams):
-        h = gram_hash(cp + i, g if n >= g else n, pw, <uint64_t> g)
-        bn = <int> (((h >> 32) * <uint64_t> bins) >> 32)
-        v = <uint32_t> h
-        if not filled[bn] or v < row[bn]:
-            row[bn] = v
-            filled[bn] = 1
-    for bn in range(bins):
-        if filled[bn]:
-            continue
-        j = -1
-        for t in range(1, 8 * bins + 1):
-            j = <int> (mix(BIN_SEED ^ (<uint64_t> bn << 32) ^ <uint64_t> t) % <uint64_t> bins)
-            if filled[j]:
-                break
-            j = -1
-        if j < 0:   # not reached in 8 x bins probes: the next filled bin
-            for t in range(1, bins):
-                if filled[(bn + t) % bins]:
-                    j = (bn + t) % bins
-                    break
-        row[bn] = row[j]
+include "corpus_sign_core.pxi"
 
 
 cdef Py_ssize_t next_para(object s, int kind, void *data, Py_ssize_t i, Py_ssize_t n) noexcept:
@@ -183,8 +54,8 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
     cdef void *n_data
     cdef uint32_t ch
     cdef bint space, pending_space
-    cdef Buf para
-    cdef Buf clean
+    cdef GrowBuf para
+    cdef GrowBuf clean
     cdef uint64_t *pw = NULL
     cdef char *filled = NULL
     cdef dict chrome_of = {}
@@ -303,66 +174,3 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
         free(clean.cp)
         free(pw)
         free(filled)
-
-
-cdef uint32_t NFKC_AT[65536]      # start in NFKC_POOL, or 0xFFFFFFFF: not in the table
-cdef uint8_t NFKC_LEN[65536]
-cdef uint32_t *NFKC_POOL = NULL
-cdef bint NFKC_READY = False
-
-
-def configure_nfkc(list table):
-    """Per BMP code point, its NFKC form in lower case when that holds in any context
-    (``normalise.simple_nfkc_lower_table``: a string of at most 8 characters), else None."""
-    global NFKC_READY, NFKC_POOL
-    cdef Py_ssize_t i, j, at = 0
-    cdef uint32_t *pool
-    if len(table) != 65536:
-        raise ValueError("the table must cover the Basic Multilingual Plane")
-    pool = <uint32_t *> realloc(NFKC_POOL, sum(len(x) for x in table if x) * sizeof(uint32_t) + 4)
-    if pool == NULL:
-        raise MemoryError()
-    NFKC_POOL = pool
-    for i in range(65536):
-        x = table[i]
-        if x is None or not 0 < len(x) <= 8:
-            NFKC_AT[i] = 0xFFFFFFFFU
-            NFKC_LEN[i] = 0
-            continue
-        NFKC_AT[i] = <uint32_t> at
-        NFKC_LEN[i] = <uint8_t> len(x)
-        for j in range(len(x)):
-            pool[at] = ord(x[j])
-            at += 1
-    NFKC_READY = True
-
-
-def simple_nfkc_lower(str text):
-    """``unicodedata.normalize("NFKC", text).lower()`` by one look-up per character, or
-    None when a character of the text is not in the table (then the caller normalises)."""
-    cdef Py_ssize_t n = len(text), i, k = 0, j
-    cdef int kind = PyUnicode_KIND(text), out_kind
-    cdef void *data = PyUnicode_DATA(text)
-    cdef void *out_data
-    cdef uint32_t ch, at, top = 0
-    cdef object out
-    if not NFKC_READY:
-        return None
-    for i in range(n):     # the length and the largest character first: one string, no copy
-        ch = PyUnicode_READ(kind, data, i)
-        if ch > 0xFFFF or NFKC_AT[ch] == 0xFFFFFFFFU:
-            return None
-        at = NFKC_AT[ch]
-        for j in range(NFKC_LEN[ch]):
-            top = max(top, NFKC_POOL[at + j])
-        k += NFKC_LEN[ch]
-    out = PyUnicode_New(k, top)
-    out_kind, out_data = PyUnicode_KIND(out), PyUnicode_DATA(out)
-    k = 0
-    for i in range(n):
-        ch = PyUnicode_READ(kind, data, i)
-        at = NFKC_AT[ch]
-        for j in range(NFKC_LEN[ch]):
-            PyUnicode_WRITE(out_kind, out_data, k, NFKC_POOL[at + j])
-            k += 1
-    return out

@@ -17,7 +17,7 @@ flushed) locates it. Exit 1 on any difference.
 ``--module FILE`` loads the compiled module from FILE instead, e.g. a build under
 AddressSanitizer (any memory error aborts with its report)::
 
-    mkdir -p /tmp/asan && cp tasks/native/corpus_quality.pyx tasks/native/corpus_chrome.pxi /tmp/asan/
+    mkdir -p /tmp/asan && cp tasks/native/corpus_*.pyx tasks/native/corpus_*.pxi /tmp/asan/
     cython -3 /tmp/asan/corpus_quality.pyx -o /tmp/asan/corpus_quality.c
     gcc -shared -fPIC -O1 -g -fsanitize=address -fno-omit-frame-pointer \\
         -I"$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \\

@@ -1,0 +1,195 @@
+"""The per-archive step's signatures and metric counts in one compiled pass over a table of
+lake documents, read from its Arrow buffers (``warclake.tasks.native.corpus_step``).
+
+Its values are those of the references: ``signatures.sign_documents_reference`` and
+``quality.document_metrics_reference``. The compiled module is used only when it gives them
+on the check documents at import (``native.load_checked``); ``WARCLAKE_NATIVE=0`` turns it
+off. A document whose metrics the pass leaves to the whole-text counts (link markers out
+of place, paragraphs without a path) is counted by ``quality.document_metrics``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from .normalise import nfkc_lower
+from .quality import (CHAR_UNIT_LANGS, CHECK_DOCS, _CHROME_CACHE, _CLASS, _lower_table, _metrics_from_counts,
+                      document_metrics, document_metrics_reference, is_chrome_path, metrics_equal)
+from .signatures import (CHECK_TEXTS, COMPARED_MIN_CHARS, EMPTY_MINHASH, Signed, sign_documents_reference,
+                         signed_equal)
+
+
+@dataclass
+class Pass:
+    """What the pass gives for a table: the signatures (``signed.para_paths`` is an Arrow
+    string array) and each document's metrics (empty dicts when not asked for)."""
+    signed: Signed
+    metrics: list
+    para_labels: pa.Array | None = None    # each paragraph's label (null past its document's list)
+
+
+STATUS, REASON = "python", "not loaded"
+_COMPILED = None
+
+
+def compiled_module():
+    """The checked compiled pass, or None; decided once per process."""
+    global _COMPILED, STATUS, REASON
+    if STATUS == "python" and REASON == "not loaded":
+        from warclake.tasks.native import load_checked
+
+        _COMPILED, STATUS, REASON = load_checked("corpus_step", "per-archive pass",
+                                                 "signatures and metrics references", _check)
+    return _COMPILED
+
+
+def _check(native) -> None:
+    """Configure the module and compare it with the references on the check documents."""
+    from .normalise import simple_nfkc_lower_table
+
+    native.configure(_CLASS.tobytes(), _lower_table())
+    native.configure_nfkc(simple_nfkc_lower_table())
+    docs = ([(t, lb, None) for t, lb in CHECK_TEXTS] + [(t, lb, "en") for t, lb in CHECK_TEXTS[:2]]
+            + list(CHECK_DOCS))
+    table = pa.table({"text": [d[0] for d in docs], "paragraph_labels": [d[1] for d in docs],
+                      "lang": [d[2] for d in docs]})
+    for ngrams in ((3, 5, 120), (1, 2, 7)):
+        got = run(native, table, *ngrams)
+        ref = reference(table, *ngrams)
+        if not pass_equal(got, ref):
+            raise ValueError("the pass differs from the references on a check document")
+
+
+def pass_equal(a: Pass, b: Pass) -> bool:
+    """Equal signatures, paths and metrics (NaN equal to NaN)."""
+    pa_paths = a.signed.para_paths if isinstance(a.signed.para_paths, list) else a.signed.para_paths.to_pylist()
+    pb_paths = b.signed.para_paths if isinstance(b.signed.para_paths, list) else b.signed.para_paths.to_pylist()
+    sa = Signed(**{**a.signed.__dict__, "para_paths": pa_paths})
+    sb = Signed(**{**b.signed.__dict__, "para_paths": pb_paths})
+    return (signed_equal(sa, sb) and len(a.metrics) == len(b.metrics)
+            and all(metrics_equal(x, y) for x, y in zip(a.metrics, b.metrics)))
+
+
+def reference(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, with_metrics: bool = True) -> Pass:
+    """The definitions the pass must equal, from the table's Python values."""
+    texts = [t or "" for t in _column(docs, "text")]
+    labels, langs = _column(docs, "paragraph_labels"), _column(docs, "lang")
+    signed = sign_documents_reference(texts, labels, is_chrome_path, para_ngram, doc_ngram, num_perm)
+    metrics = [document_metrics_reference(t, lb, lg) if with_metrics else {}
+               for t, lb, lg in zip(texts, labels, langs)]
+    return Pass(signed, metrics)
+
+
+def _column(docs: pa.Table, name: str) -> list:
+    return docs.column(name).to_pylist() if name in docs.column_names else [None] * docs.num_rows
+
+
+def sign_table(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int,
+               with_metrics: bool = True) -> Pass | None:
+    """The pass over ``docs`` (columns ``text``, ``paragraph_labels``, ``lang``; absent ones
+    count as null), or None when the compiled module is not in use or the columns are not
+    a string column and a list of strings (the caller then takes the Python way)."""
+    native = compiled_module()
+    if native is None or "text" not in docs.column_names or docs.column("text").type not in (pa.string(), pa.large_string()):
+        return None
+    if "paragraph_labels" in docs.column_names:
+        kind = docs.column("paragraph_labels").type
+        if not (pa.types.is_null(kind) or ((pa.types.is_list(kind) or pa.types.is_large_list(kind))
+                                           and pa.types.is_string(kind.value_type))):
+            return None
+    return run(native, docs, para_ngram, doc_ngram, num_perm, with_metrics)
+
+
+def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, with_metrics: bool = True) -> Pass:
+    n = docs.num_rows
+    lab_off, lab_valid, lab_code, label_values = _labels(docs)
+    langs = _column(docs, "lang")
+    lang_flags = np.fromiter(((lg in CHAR_UNIT_LANGS) | ((lg == "en") << 1) for lg in langs), np.uint8, n)
+    chunks = [c for c in docs.column("text").chunks if len(c)]
+    parts = [_buffers(c) for c in chunks]
+    n_para = sum(native.count_paragraphs(*p) for p in parts)
+    path_bytes = sum(int(p[0][-1] - p[0][0]) for p in parts)
+    out = Signed(np.zeros(n_para, np.int64), np.zeros(n_para, np.uint64), np.zeros(n_para, np.int32),
+                 None, np.zeros(n, np.int32), np.zeros(n, np.int64), np.zeros(n, np.int32),
+                 np.full((n, num_perm), EMPTY_MINHASH, np.uint32))
+    path_off = np.zeros(n_para + 1, np.int64)
+    path_data = np.empty(max(path_bytes, 1), np.uint8)
+    counts: list = []
+    pi = pos = lo = 0
+    for chunk, (offsets, data, valid) in zip(chunks, parts):
+        hi = lo + len(chunk)
+        pi, pos = native.sign_and_count(
+            offsets, data, valid, lab_off[lo:hi + 1], lab_valid[lo:hi], lab_code, lang_flags[lo:hi],
+            is_chrome_path, _CHROME_CACHE, nfkc_lower, para_ngram, doc_ngram, num_perm, COMPARED_MIN_CHARS,
+            out.para_hash, out.para_simhash, out.para_chars, path_off, path_data, pi, pos,
+            out.clean_hash[lo:], out.clean_chars[lo:], out.minhash[lo:], out.doc_paragraphs[lo:], counts)
+        lo = hi
+    if pi != n_para:
+        raise ValueError(f"the pass cut {pi} paragraphs, the separators say {n_para}")
+    if pos < 1 << 31:
+        out.para_paths = pa.StringArray.from_buffers(n_para, pa.py_buffer(path_off.astype(np.int32)),
+                                                     pa.py_buffer(path_data[:pos]))
+    else:
+        out.para_paths = pa.LargeStringArray.from_buffers(n_para, pa.py_buffer(path_off), pa.py_buffer(path_data[:pos]))
+    metrics = []
+    if with_metrics:
+        texts = docs.column("text")
+        labels = None
+        for i, (c, lg) in enumerate(zip(counts, langs)):
+            if c is None:    # left to the whole-text counts
+                if labels is None:
+                    labels = _column(docs, "paragraph_labels")
+                metrics.append(document_metrics(texts[i].as_py() or "", labels[i], lg))
+            else:
+                metrics.append(_metrics_from_counts(c, bool(lab_valid[i]), lg))
+    else:
+        metrics = [{} for _ in range(n)]
+    return Pass(out, metrics, _paragraph_labels(out.doc_paragraphs, lab_off, lab_valid, label_values))
+
+
+def _paragraph_labels(per_doc: np.ndarray, lab_off: np.ndarray, lab_valid: np.ndarray, values: pa.Array) -> pa.Array:
+    """Paragraph j of a document gets label j of its list, null past the list's end."""
+    counts = per_doc.astype(np.int64)
+    doc_of = np.repeat(np.arange(counts.size), counts)
+    j = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
+    have = (lab_valid[doc_of] != 0) & (j < (lab_off[1:] - lab_off[:-1])[doc_of])
+    idx = np.where(have, lab_off[:-1][doc_of] + j, 0)
+    if not len(values):
+        return pa.nulls(idx.size, pa.string())
+    return values.take(pa.array(idx, mask=~have)).cast(pa.string())
+
+
+def _buffers(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(offsets as int64, data bytes, 1 where not null) of one chunk of a string column."""
+    bufs = chunk.buffers()
+    width = np.int64 if chunk.type == pa.large_string() else np.int32
+    offsets = np.frombuffer(bufs[1], width, len(chunk) + 1, chunk.offset * np.dtype(width).itemsize).astype(np.int64)
+    data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(1, np.uint8)
+    valid = (np.ones(len(chunk), np.uint8) if chunk.null_count == 0
+             else chunk.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8))
+    return offsets, data, valid
+
+
+def _labels(docs: pa.Table):
+    """Per document where its labels start in the label codes (n + 1), whether it has a
+    label list, the codes (1 good, 2 bad, 0 other or null), and the label values."""
+    n = docs.num_rows
+    if "paragraph_labels" not in docs.column_names:
+        return np.zeros(n + 1, np.int64), np.zeros(n, np.uint8), np.zeros(1, np.int8), pa.array([], pa.string())
+    col = docs.column("paragraph_labels")
+    if pa.types.is_null(col.type):
+        return np.zeros(n + 1, np.int64), np.zeros(n, np.uint8), np.zeros(1, np.int8), pa.array([], pa.string())
+    arr = col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+    if isinstance(arr, pa.ChunkedArray):
+        arr = arr.combine_chunks()
+    offsets = arr.offsets.to_numpy().astype(np.int64)
+    values = arr.values
+    good = pc.fill_null(pc.equal(values, "good"), False).to_numpy(zero_copy_only=False)
+    bad = pc.fill_null(pc.equal(values, "bad"), False).to_numpy(zero_copy_only=False)
+    codes = (good.astype(np.int8) + 2 * bad.astype(np.int8))
+    valid = (np.ones(n, np.uint8) if arr.null_count == 0
+             else arr.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8))
+    return offsets, valid, codes if codes.size else np.zeros(1, np.int8), values

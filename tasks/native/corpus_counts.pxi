@@ -1,0 +1,641 @@
+# The counts behind the quality metrics, from a document's plain text (its paragraphs'
+# text without link markers, joined by line feeds): shared by corpus_quality.pyx (from
+# a whole lake text) and corpus_step.pyx (from the per-archive step's fused pass). Needs
+# corpus_common.pxi included before it.
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdlib cimport free, realloc
+from libc.string cimport memcmp, memset
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, PyUnicode_FromKindAndData, Py_UNICODE_ISSPACE
+
+
+cdef enum:
+    NL = 10
+    # the reference's class bits (quality._CLASS)
+    C_SPACE = 1
+    C_LETTER = 2
+    C_UNIT = 4
+    C_CJK = 8
+    C_HIRA = 16
+
+cdef uint32_t SPECIAL = 0xFFFFFFFFU
+
+# quality's phrases: "javascript", then POLICY_PHRASES (13), then "lorem ipsum"
+PHRASES = ("javascript", "terms of use", "privacy policy", "cookie policy", "uses cookies",
+           "use of cookies", "use cookies", "プライバシーポリシー", "利用規約", "クッキー", "隐私政策",
+           "使用条款", "개인정보", "이용약관", "lorem ipsum")
+
+STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")   # quality.GOPHER_STOP_WORDS
+
+cdef uint32_t PHRASE[15][16]
+cdef int PHRASE_LEN[15]
+cdef uint32_t PHRASE_HEADS[128]      # per ASCII character, the phrases 0-13 it starts
+cdef uint8_t PHRASE_PAIRS[65536]     # 1 where a phrase 0-13 starts with these low bytes of two characters
+cdef uint32_t STOP[8][4]
+cdef int STOP_LEN[8]
+cdef uint8_t CLASS[65536]
+cdef uint32_t LOWER[65536]
+cdef bint CONFIGURED = False
+
+
+def configure(bytes classes, list lower):
+    """The reference's class table (one byte per BMP code point) and, per BMP code point,
+    its lower case when that is one character and needs no context (else -1)."""
+    global CONFIGURED
+    cdef Py_ssize_t i, j
+    if len(classes) != 65536 or len(lower) != 65536:
+        raise ValueError("tables must cover the Basic Multilingual Plane")
+    for i in range(128):
+        PHRASE_HEADS[i] = 0
+    for i in range(65536):
+        PHRASE_PAIRS[i] = 0
+    for i, p in enumerate(PHRASES):
+        if i < 14 and ord(p[0]) < 128:
+            PHRASE_HEADS[ord(p[0])] |= (<uint32_t> 1) << i
+        elif i < 14 and ord(p[0]) < 0x30AF:
+            raise ValueError("a phrase's first character is below U+30AF and not ASCII")
+        PHRASE_LEN[i] = len(p)
+        if i < 14:
+            if len(p) < 2:
+                raise ValueError("a phrase is shorter than two characters")
+            PHRASE_PAIRS[((ord(p[0]) & 0xFF) << 8) | (ord(p[1]) & 0xFF)] = 1
+        for j in range(len(p)):
+            PHRASE[i][j] = ord(p[j])
+    for i, p in enumerate(STOP_WORDS):
+        STOP_LEN[i] = len(p)
+        for j in range(len(p)):
+            STOP[i][j] = ord(p[j])
+    for i in range(65536):
+        CLASS[i] = classes[i]
+        LOWER[i] = SPECIAL if lower[i] < 0 else <uint32_t> lower[i]
+    CONFIGURED = True
+
+
+
+cdef inline uint8_t cls(uint32_t c) noexcept nogil:
+    if c < 65536:
+        return CLASS[c]
+    if 0x20000 <= c <= 0x2FFFF:   # the CJK extensions: letters, units, CJK
+        return C_LETTER | C_UNIT | C_CJK
+    return 0
+
+
+cdef struct Buf:
+    uint32_t *cp
+    Py_ssize_t len
+
+
+cdef struct Slot:
+    uint64_t key
+    int32_t n         # occurrences; the slot is used when n > 0
+    int32_t first     # where the key first occurred
+
+
+cdef struct Table:
+    # open addressing over 64-bit keys, a slot's fields together (one cache line per probe)
+    Slot *slot
+    Py_ssize_t mask
+
+
+# Working memory kept from one document to the next: fresh large blocks would cost the
+# kernel's page clearing each time. A pass holds the GIL, but a Python call inside it (a
+# chrome test, NFKC by unicodedata) can let another thread start a pass: that one gets
+# working memory of its own (``work_take``).
+cdef struct Work:
+    void *p[16]
+    size_t cap[16]
+
+
+cdef Work SHARED_WORK
+cdef bint SHARED_BUSY = False
+
+
+cdef Work *work_take(Work *local) noexcept:
+    """The shared working memory, or ``local`` (emptied) while another pass holds it."""
+    global SHARED_BUSY
+    if SHARED_BUSY:
+        memset(local, 0, sizeof(Work))
+        return local
+    SHARED_BUSY = True
+    return &SHARED_WORK
+
+
+cdef void work_give(Work *w) noexcept:
+    global SHARED_BUSY
+    cdef int i
+    if w == &SHARED_WORK:
+        SHARED_BUSY = False
+        return
+    for i in range(16):
+        free(w.p[i])
+        w.p[i] = NULL
+
+
+cdef void *scratch(Work *w, int slot, size_t size) except NULL:
+    """Slot ``slot`` of the working memory, at least ``size`` bytes (contents undefined)."""
+    cdef void *p
+    if size < 64:
+        size = 64
+    if w.cap[slot] < size:
+        size = max(size, 2 * w.cap[slot])
+        p = realloc(w.p[slot], size)
+        if p == NULL:
+            raise MemoryError()
+        w.p[slot], w.cap[slot] = p, size
+    return w.p[slot]
+
+
+cdef int table_init(Work *w, Table *t, Py_ssize_t items) except -1:
+    cdef Py_ssize_t size = 16
+    while size < 2 * items:
+        size *= 2
+    t.slot = <Slot *> scratch(w, 13, size * sizeof(Slot))
+    t.mask = size - 1
+    memset(t.slot, 0, size * sizeof(Slot))
+    return 0
+
+
+cdef void table_clear(Table *t) noexcept nogil:
+    memset(t.slot, 0, (t.mask + 1) * sizeof(Slot))
+
+
+cdef inline Py_ssize_t table_slot(Table *t, uint64_t k) noexcept nogil:
+    """The slot holding ``k``, or the empty one where it goes."""
+    cdef Py_ssize_t s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
+    while t.slot[s].n and t.slot[s].key != k:
+        s = (s + 1) & t.mask
+    return s
+
+
+cdef inline Py_ssize_t table_put(Table *t, uint64_t k, Py_ssize_t pos) noexcept nogil:
+    """Count one occurrence of ``k`` at ``pos``; returns its slot."""
+    cdef Py_ssize_t s = table_slot(t, k)
+    if not t.slot[s].n:
+        t.slot[s].key = k
+        t.slot[s].first = <int32_t> pos
+    t.slot[s].n += 1
+    return s
+
+
+cdef inline int64_t table_add(Table *t, uint64_t k, Py_ssize_t pos) noexcept nogil:
+    """Count one occurrence of ``k`` at ``pos``; returns the count before it."""
+    return t.slot[table_put(t, k, pos)].n - 1
+
+
+
+cdef inline uint64_t poly_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
+    """A hash to find equal spans by (candidates are compared in full)."""
+    cdef uint64_t h = <uint64_t> n
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = (h + cp[i]) * GOLDEN
+    return h ^ (h >> 29)
+
+
+cdef int64_t duplicates(Work *work, const uint32_t *cp, const Py_ssize_t *start, const Py_ssize_t *length,
+                        Py_ssize_t items, int64_t *dup_chars, int64_t *chars) except -1:
+    """``quality._duplicates`` over spans of ``cp``: occurrences after the first of an
+    identical span, their characters, all characters (spans compared in full)."""
+    cdef Table t
+    cdef Py_ssize_t i, s
+    cdef uint64_t k
+    cdef int64_t dup = 0
+    dup_chars[0] = 0
+    chars[0] = 0
+    if items == 0:
+        return 0
+    table_init(work, &t, items)
+    for i in range(items):
+        chars[0] += length[i]
+        k = poly_hash(cp + start[i], length[i])
+        s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
+        while t.slot[s].n:
+            if t.slot[s].key == k and length[t.slot[s].first] == length[i] and memcmp(
+                    cp + start[t.slot[s].first], cp + start[i], length[i] * sizeof(uint32_t)) == 0:
+                break
+            s = (s + 1) & t.mask
+        if t.slot[s].n:
+            dup += 1
+            dup_chars[0] += length[i]
+        else:
+            t.slot[s].key = k
+            t.slot[s].first = i
+            t.slot[s].n = 1
+    return dup
+
+
+cdef inline bint is_terminal(uint32_t c) noexcept nogil:
+    # quality.TERMINAL_PUNCT
+    return (c == 0x2E or c == 0x21 or c == 0x3F or c == 0x22 or c == 0x27 or c == 0x201D
+            or c == 0x2019 or c == 0xBB or c == 0x3002 or c == 0xFF01 or c == 0xFF1F
+            or c == 0xFF0E or c == 0xFF61 or c == 0x300D or c == 0x300F or c == 0x061F
+            or c == 0x0964 or c == 0x0965 or c == 0x0589 or c == 0x1362 or c == 0x104B
+            or c == 0x05C3)
+
+
+cdef inline bint is_bullet_char(uint32_t c) noexcept nogil:
+    # the one-character members of quality.BULLETS
+    return (c == 0x2022 or c == 0x2023 or c == 0x25CF or c == 0x25CB or c == 0x25E6
+            or c == 0x25AA or c == 0x25AB or c == 0x25A0 or c == 0x25A1 or c == 0x25BA
+            or c == 0x25B6 or c == 0x27A2 or c == 0x27A4 or c == 0x2713 or c == 0x2714
+            or c == 0x30FB or c == 0xB7 or c == 0x2192)
+
+
+cdef inline bint is_bullet_head(uint32_t c) noexcept nogil:
+    # the first characters of the two-character members ("- ", "* ", "– ", "— ")
+    return c == 0x2D or c == 0x2A or c == 0x2013 or c == 0x2014
+
+
+cdef inline bint ends_with_ellipsis(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
+    # quality.ELLIPSES: "...", "…", "．．．", "・・・"
+    cdef uint32_t c
+    if n == 0:
+        return False
+    c = cp[n - 1]
+    if c == 0x2026:
+        return True
+    if n >= 3 and (c == 0x2E or c == 0xFF0E or c == 0x30FB):
+        return cp[n - 2] == c and cp[n - 3] == c
+    return False
+
+
+cdef inline bint is_cjk_stop(uint32_t c) noexcept nogil:
+    return c == 0x3002 or c == 0xFF01 or c == 0xFF1F or c == 0xFF61
+
+
+cdef inline bint is_stop_mark(uint32_t c) noexcept nogil:
+    return c == 0x2E or c == 0x21 or c == 0x3F or c == 0x061F or c == 0x0964
+
+
+cdef inline bint is_closing(uint32_t c) noexcept nogil:
+    return (c == 0x22 or c == 0x27 or c == 0x201D or c == 0x2019 or c == 0xBB or c == 0x300D
+            or c == 0x300F or c == 0x29)
+
+
+cdef int64_t sentence_ends(const uint32_t *cp, Py_ssize_t n) noexcept:
+    """Matches of ``quality._SENTENCE_END`` in one line (its end is followed by a line feed
+    or the end of the text)."""
+    cdef Py_ssize_t i = 0, j
+    cdef int64_t found = 0
+    while i < n:
+        if cp[i] < 0x80 and cp[i] != 0x2E and cp[i] != 0x21 and cp[i] != 0x3F:
+            i += 1      # most characters: ASCII and no stop
+        elif is_cjk_stop(cp[i]):
+            found += 1
+            i += 1
+        elif is_stop_mark(cp[i]):
+            j = i + 1
+            while j < n and is_closing(cp[j]):
+                j += 1
+            if j == n or Py_UNICODE_ISSPACE(cp[j]):
+                found += 1
+                i = j
+            else:
+                i += 1
+        else:
+            i += 1
+    return found
+
+
+cdef inline uint32_t phrases_from(uint32_t c) noexcept nogil:
+    """Bit k set when phrase k (0-13) starts with ``c``."""
+    cdef int k
+    cdef uint32_t heads = 0
+    if c < 128:
+        return PHRASE_HEADS[c]
+    if c < 0x30AF:
+        return 0
+    for k in range(1, 14):
+        if PHRASE[k][0] == c:
+            heads |= (<uint32_t> 1) << k
+    return heads
+
+
+cdef void line_phrases(const uint32_t *cp, Py_ssize_t n, int64_t *js, int64_t *policy) noexcept nogil:
+    """Count the line once in ``js`` when it holds phrase 0, once in ``policy`` when it
+    holds any of phrases 1-13. One scan: a phrase is only compared where its first two
+    characters are (by their low bytes, :data:`PHRASE_PAIRS`)."""
+    cdef Py_ssize_t i
+    cdef int k
+    cdef bint found_js = False, found_policy = False
+    cdef uint32_t heads
+    for i in range(n - 1):     # (every phrase has two characters or more)
+        if not PHRASE_PAIRS[((cp[i] & 0xFF) << 8) | (cp[i + 1] & 0xFF)]:
+            continue
+        heads = phrases_from(cp[i])
+        if not heads:
+            continue
+        for k in range(14):
+            if not (heads >> k) & 1 or (found_js if k == 0 else found_policy) or i + PHRASE_LEN[k] > n:
+                continue
+            if memcmp(cp + i, PHRASE[k], PHRASE_LEN[k] * sizeof(uint32_t)) == 0:
+                if k == 0:
+                    found_js = True
+                else:
+                    found_policy = True
+        if found_js and found_policy:
+            break
+    js[0] += found_js
+    policy[0] += found_policy
+
+
+cdef Py_ssize_t count_nonoverlapping(const uint32_t *cp, Py_ssize_t n, const uint32_t *p, Py_ssize_t m) noexcept nogil:
+    cdef Py_ssize_t i = 0, found = 0
+    while i + m <= n:
+        if cp[i] == p[0] and memcmp(cp + i, p, m * sizeof(uint32_t)) == 0:
+            found += 1
+            i += m
+        else:
+            i += 1
+    return found
+
+
+cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, int scale,
+                       uint64_t *h, Table *t, int64_t *top_num, int64_t *dup_chars,
+                       char *rep, int32_t *slots) noexcept nogil:
+    """``quality._ngram_shares`` as whole numbers: ``top_num[n-2]`` (n = 2..4) the
+    numerator of ``top_{n}gram_char_share`` (count x characters), ``dup_chars[n-5]``
+    (n = 5..10) the characters covered by later occurrences; -1 where the reference
+    leaves the metric at 0 without measuring."""
+    cdef Py_ssize_t n, i, glen, span, kk, s, cnt, e, lo
+    cdef int64_t top, best, c
+    cdef uint64_t mul = GOLDEN
+    for kk in range(3):
+        top_num[kk] = -1
+    for kk in range(6):
+        dup_chars[kk] = -1
+    if w < 2:
+        return
+    for i in range(w):
+        h[i] = ids[i]
+    # n-gram hashes of n units, built up as the reference does (wrapping modulo 2**64);
+    # at every n that is a multiple of ``scale`` the measures of n // scale are taken
+    n = 1
+    while n < 10 * scale:
+        n += 1
+        if w < n:
+            break
+        glen = w - n + 1
+        for i in range(glen):
+            h[i] = h[i] * mul + ids[i + n - 1]
+        if n % scale:
+            continue
+        kk = n // scale
+        span = n
+        if kk < 2:
+            continue
+        if kk <= 4:
+            table_clear(t)
+            top = 0
+            for i in range(glen):
+                c = table_add(t, h[i], i) + 1
+                if c > top:
+                    top = c
+            top_num[kk - 2] = 0
+            if top > 1:
+                best = 0
+                for s in range(t.mask + 1):
+                    if t.slot[s].n == top:
+                        i = t.slot[s].first
+                        if csum[i + span] - csum[i] > best:
+                            best = csum[i + span] - csum[i]
+                top_num[kk - 2] = top * best
+        else:
+            if kk == 5:
+                # only a start whose 5-gram occurs twice can start a repeated longer one
+                table_clear(t)
+                for i in range(glen):
+                    slots[i] = <int32_t> table_put(t, h[i], i)
+                cnt = 0
+                for i in range(glen):
+                    rep[i] = t.slot[slots[i]].n > 1
+                    cnt += rep[i]
+                if cnt < 2:
+                    return
+            # candidates in order: a later one whose n-gram an earlier candidate has
+            # covers its n-gram (a candidate past the last n-gram never matches)
+            table_clear(t)
+            c = 0
+            e = 0
+            for i in range(glen):
+                if not rep[i]:
+                    continue
+                if table_add(t, h[i], i):
+                    lo = i if i > e else e
+                    if i + span > lo:
+                        c += csum[i + span] - csum[lo]
+                        e = i + span
+            dup_chars[kk - 5] = c
+
+
+cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_ssize_t *pstart, Py_ssize_t *plen,
+                       Py_ssize_t nchunks, bint lang_units, bint english, int64_t link_chars,
+                       int64_t chrome_chars, int64_t depth, int64_t total, bint labels_fit,
+                       int64_t bad_chars):
+    """The counts of ``document_counts`` from the plain text (``plain_cp``: the paragraphs'
+    bodies without link markers joined by line feeds, in working memory slot 1), its
+    paragraphs (``pstart``/``plen`` in slots 3 and 4: where each body is in it) and what
+    only the whole text gives (link characters, chrome characters, path elements, body
+    characters, labels)."""
+    cdef Py_ssize_t i, j, k, a, b, c0, ne = 0, nlines = 0, w = 0
+    cdef uint32_t ch, run_ch
+    cdef uint8_t cl
+    cdef bint char_mode, space, prev_space, prev_unit, unit, special = False
+    cdef int64_t nonspace = 0, cjk = 0, hira = 0, units_script = 0, lettered = 0
+    cdef int64_t tokens = 0, last_lettered = -1, tokens_u = 0, last_lettered_u = -1, lettered_u = 0, run = 0, symbols = 0, curly = 0, bullets = 0, ell = 0
+    cdef int64_t terminal = 0, sentences = 0, short_lines = 0, short_at, stop = 0, total_units
+    cdef int64_t dl, dl_chars, l_chars, dp, dp_chars, p_chars
+    cdef int64_t js_lines = 0, policy_lines = 0, lorem
+    cdef Buf plain, low
+    cdef Py_ssize_t *lstart = NULL
+    cdef Py_ssize_t *llen = NULL
+    cdef Py_ssize_t *ustart = NULL
+    cdef Py_ssize_t *ulen = NULL
+    cdef uint64_t *ids = NULL
+    cdef uint64_t *hbuf = NULL
+    cdef int64_t *csum = NULL
+    cdef char *rep = NULL
+    cdef int32_t *slots = NULL
+    cdef Table t
+    cdef int64_t top_num[3]
+    cdef int64_t dup_chars[6]
+    cdef object low_str
+    plain.cp, plain.len = plain_cp, plain_len
+    low.len = 0
+    # characters, and words (units) holding a letter, as quality._char_stats counts them:
+    # tokens counted both ways (words; units), as the mode depends on the whole text; runs
+    # of dots counted as str.count counts "...": each run of k gives k // 3
+    prev_space = True
+    prev_unit = False
+    run_ch = 0
+    run = 0
+    for i in range(plain.len):
+        ch = plain.cp[i]
+        cl = cls(ch)
+        space = (cl & C_SPACE) != 0
+        unit = (cl & C_UNIT) != 0
+        units_script += unit      # U+3000 included, a space of a unit script
+        if ch != run_ch:
+            if run_ch == 0x2E or run_ch == 0xFF0E or run_ch == 0x30FB:
+                symbols += run // 3
+            run_ch = ch
+            run = 0
+        run += 1
+        if not space:
+            if prev_space:
+                tokens += 1
+                tokens_u += 1
+            elif prev_unit or unit:
+                tokens_u += 1
+            if cl & C_LETTER:
+                if tokens != last_lettered:
+                    lettered += 1
+                    last_lettered = tokens
+                if tokens_u != last_lettered_u:
+                    lettered_u += 1
+                    last_lettered_u = tokens_u
+            nonspace += 1
+            cjk += (cl & C_CJK) != 0
+            hira += (cl & C_HIRA) != 0
+            if ch > 0xFFFF or LOWER[ch] == SPECIAL:
+                special = True
+            if ch == 0x23 or ch == 0x2026:
+                symbols += 1
+            elif ch == 0x7B or ch == 0x7D:
+                curly += 1
+        prev_space, prev_unit = space, unit
+    if run_ch == 0x2E or run_ch == 0xFF0E or run_ch == 0x30FB:
+        symbols += run // 3
+    char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
+    if char_mode:
+        lettered = lettered_u
+    # lines: cut at "\n", stripped, the empty ones left out
+    k = 1
+    for i in range(plain.len):
+        k += plain.cp[i] == NL
+    lstart = <Py_ssize_t *> scratch(work, 5, k * sizeof(Py_ssize_t))
+    llen = <Py_ssize_t *> scratch(work, 6, k * sizeof(Py_ssize_t))
+    short_at = 15 if char_mode else 30
+    a = 0
+    while True:
+        b = a
+        while b < plain.len and plain.cp[b] != NL:
+            b += 1
+        i, j = a, b
+        while i < j and Py_UNICODE_ISSPACE(plain.cp[i]):
+            i += 1
+        while j > i and Py_UNICODE_ISSPACE(plain.cp[j - 1]):
+            j -= 1
+        if j > i:
+            lstart[nlines], llen[nlines] = i, j - i
+            nlines += 1
+            ch = plain.cp[i]
+            if is_bullet_char(ch) or (is_bullet_head(ch) and j - i >= 2 and plain.cp[i + 1] == 32):
+                bullets += 1
+            ell += ends_with_ellipsis(plain.cp + i, j - i)
+            short_lines += j - i <= short_at
+            if is_terminal(plain.cp[j - 1]):
+                terminal += 1
+                c0 = 0
+                if not char_mode:
+                    for k in range(i, j):
+                        c0 += plain.cp[k] == 32
+                if (j - i >= 5) if char_mode else c0 >= 2:
+                    sentences += sentence_ends(plain.cp + i, j - i)
+        if b >= plain.len:
+            break
+        a = b + 1
+    dl = duplicates(work, plain.cp, lstart, llen, nlines, &dl_chars, &l_chars)
+    # the non-empty paragraphs, packed to the front of the arrays
+    ne = 0
+    for i in range(nchunks):
+        if plen[i]:
+            pstart[ne], plen[ne] = pstart[i], plen[i]
+            ne += 1
+    dp = duplicates(work, plain.cp, pstart, plen, ne, &dp_chars, &p_chars)
+    # lower case: by the table, or str.lower where a character needs more
+    if special:
+        low_str = PyUnicode_FromKindAndData(4, plain.cp, plain.len).lower()
+        low.cp = <uint32_t *> scratch(work, 2, (len(low_str) + 1) * sizeof(uint32_t))
+        low.len = len(low_str)
+        for i in range(low.len):
+            low.cp[i] = PyUnicode_READ(PyUnicode_KIND(low_str), PyUnicode_DATA(low_str), i)
+    else:
+        low.cp = <uint32_t *> scratch(work, 2, (plain.len + 1) * sizeof(uint32_t))
+        low.len = plain.len
+        for i in range(plain.len):
+            low.cp[i] = LOWER[plain.cp[i]]
+    # units of the lower-case text: runs of non-space characters, and in units each
+    # character of a unit script on its own
+    ustart = <Py_ssize_t *> scratch(work, 7, (low.len + 1) * sizeof(Py_ssize_t))
+    ulen = <Py_ssize_t *> scratch(work, 8, (low.len + 1) * sizeof(Py_ssize_t))
+    i = 0
+    while i < low.len:
+        cl = cls(low.cp[i])
+        if cl & C_SPACE and not (char_mode and cl & C_UNIT):   # U+3000 is both: a unit
+            i += 1
+            continue
+        j = i + 1
+        if not (char_mode and cl & C_UNIT):
+            while j < low.len:
+                cl = cls(low.cp[j])
+                if cl & C_SPACE or (char_mode and cl & C_UNIT):
+                    break
+                j += 1
+        ustart[w], ulen[w] = i, j - i
+        w += 1
+        i = j
+    if english:
+        for i in range(w):
+            if ulen[i] > 4:
+                continue
+            for k in range(8):
+                if STOP_LEN[k] == ulen[i]:
+                    a = 0
+                    while a < ulen[i] and low.cp[ustart[i] + a] == STOP[k][a]:
+                        a += 1
+                    if a == ulen[i]:
+                        stop += 1
+                        break
+    # lines naming javascript or a policy (lines of the lower-case text match those
+    # of the text: lower case neither makes nor removes a line feed)
+    a = 0
+    while True:
+        b = a
+        while b < low.len and low.cp[b] != NL:
+            b += 1
+        line_phrases(low.cp + a, b - a, &js_lines, &policy_lines)
+        if b >= low.len:
+            break
+        a = b + 1
+    lorem = count_nonoverlapping(low.cp, low.len, PHRASE[14], PHRASE_LEN[14])
+    # the n-gram measures over the units' hashes and lengths
+    ids = <uint64_t *> scratch(work, 9, (w + 1) * sizeof(uint64_t))
+    hbuf = <uint64_t *> scratch(work, 10, (w + 1) * sizeof(uint64_t))
+    csum = <int64_t *> scratch(work, 11, (w + 1) * sizeof(int64_t))
+    rep = <char *> scratch(work, 12, w + 1)
+    slots = <int32_t *> scratch(work, 3, (w + 1) * sizeof(int32_t))     # the paragraphs' slot is free by now
+    csum[0] = 0
+    for i in range(w):
+        ids[i] = text_hash(low.cp + ustart[i], ulen[i])
+        csum[i + 1] = csum[i] + ulen[i]
+    total_units = csum[w]
+    if w >= 2 and total_units:
+        table_init(work, &t, w)
+        ngram_shares(ids, csum, w, 2 if char_mode else 1, hbuf, &t, top_num, dup_chars, rep, slots)
+    else:
+        for k in range(3):
+            top_num[k] = -1
+        for k in range(6):
+            dup_chars[k] = -1
+    return {"char_mode": char_mode, "paragraphs": nchunks, "nonspace": nonspace, "units": w,
+            "symbols": symbols, "lines": nlines, "bullet_lines": bullets, "ellipsis_lines": ell,
+            "lettered": lettered, "stop_words": stop, "dup_lines": dl, "dup_line_chars": dl_chars,
+            "line_chars": l_chars, "nonempty_paragraphs": ne, "dup_paragraphs": dp,
+            "dup_paragraph_chars": dp_chars, "paragraph_chars": p_chars,
+            "unit_chars": total_units, "top": [top_num[k] for k in range(3)],
+            "dup": [dup_chars[k] for k in range(6)], "terminal_lines": terminal,
+            "sentences": sentences, "short_lines": short_lines, "javascript_lines": js_lines,
+            "policy_lines": policy_lines, "lorem_ipsum": lorem, "curly_brackets": curly,
+            "cjk": cjk, "hiragana": hira, "link_chars": link_chars, "body_chars": total,
+            "labels_fit": labels_fit, "bad_chars": bad_chars, "chrome_chars": chrome_chars,
+            "path_elements": depth}

@@ -1,0 +1,177 @@
+"""The per-archive step's compiled pass (``archive_pass``, ``native/corpus_step.pyx``): the
+references' values on real and generated documents, the step's outputs equal either way,
+bad bytes refused, and the fallbacks."""
+import math
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from conftest import REPO, shared_data
+from warclake.tasks import native
+from warclake.tasks.corpus import archive_pass as ap
+from warclake.tasks.corpus import archive_step
+from warclake.tasks.corpus.settings import SignatureConfig
+from warclake.tasks.paragraph import join_paragraphs
+from warclake.tasks.tooling import fuzz_step
+
+compiled_only = pytest.mark.skipif(
+    os.environ.get(native.ENV) == "0", reason="WARCLAKE_NATIVE=0: the compiled pass is off")
+
+
+def table(docs) -> pa.Table:
+    return pa.table({"text": pa.array([d[0] for d in docs], pa.string()),
+                     "paragraph_labels": pa.array([d[1] for d in docs], pa.list_(pa.string())),
+                     "lang": pa.array([d[2] for d in docs], pa.string())})
+
+
+@compiled_only
+def test_the_installed_package_runs_the_compiled_pass():
+    assert ap.compiled_module() is not None, ap.REASON
+    assert ap.STATUS == "compiled"
+
+
+@compiled_only
+@pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
+def test_real_pages_give_the_reference_values_and_count_their_own_metrics(monkeypatch):
+    from warclake.tasks.boilerplate import classify
+    from warclake.tasks.html_paragraphs import extract_paragraphs
+    from warclake.tasks.tooling.evaluation.gold import decode_page, read_cleaneval
+
+    docs = []
+    for page in read_cleaneval(Path(shared_data("gold", "cleaneval", "cleaneval-dev")))[:60]:
+        paras = extract_paragraphs(decode_page(page))
+        docs.append((join_paragraphs(paras), classify("sieve", paras, "en") if len(docs) % 2 else None,
+                     ("en", None, "de")[len(docs) % 3]))
+    t = table(docs)
+    left = []
+    monkeypatch.setattr(ap, "document_metrics", lambda *a: left.append(a) or ap.document_metrics_reference(*a))
+    got = ap.run(ap.compiled_module(), t, 3, 5, 120)
+    assert ap.pass_equal(got, ap.reference(t, 3, 5, 120))
+    assert len(got.signed.para_paths) > 3000 and len(set(got.signed.clean_hash.tolist())) == len(docs)
+    assert len(left) <= 3          # extracted pages: their metrics are counted by the pass itself
+
+
+@compiled_only
+def test_generated_tables_give_the_reference_values():
+    """fuzz_step's cases: hostile text, markers and separators out of place, null texts and
+    labels, string and large_string columns, several chunks, slices."""
+    for i in range(150):
+        t, pn, dn, perm = fuzz_step.case(4, i)
+        got = ap.run(ap.compiled_module(), t, pn, dn, perm)
+        assert ap.pass_equal(got, ap.reference(t, pn, dn, perm)), (i, t.column("text").to_pylist())
+        assert got.para_labels.to_pylist() == fuzz_step._paragraph_labels(t, got.signed.doc_paragraphs)
+
+
+def _same_rows(a: pa.Table, b: pa.Table) -> bool:
+    def norm(v):
+        return "nan" if isinstance(v, float) and math.isnan(v) else v
+    return a.schema == b.schema and all(
+        [[norm(x) for x in (r if isinstance(r, list) else [r])] for r in a.column(c).to_pylist()]
+        == [[norm(x) for x in (r if isinstance(r, list) else [r])] for r in b.column(c).to_pylist()]
+        for c in a.column_names if c != "metrics") and ("metrics" not in a.column_names or [
+            [(k, norm(v)) for k, v in r] for r in a.column("metrics").to_pylist()] == [
+            [(k, norm(v)) for k, v in r] for r in b.column("metrics").to_pylist()])
+
+
+def test_the_step_gives_the_same_rows_with_and_without_the_pass(monkeypatch):
+    docs = []
+    for i in range(40):
+        docs += [(r["text"], r["paragraph_labels"], r["lang"]) for r in fuzz_step.case(7, i)[0].to_pylist()]
+    n = len(docs)
+    t = table(docs).append_column("docId", pa.array([f"d{i}" for i in range(n)]))
+    t = t.append_column("url", pa.array([f"https://s{i % 5}.example.org/p/{i}" for i in range(n)]))
+    for name in ("dump", "warc_file"):
+        t = t.append_column(name, pa.array(["CC-MAIN-2099-01"] * n))
+    t = t.append_column("date", pa.array([None] * n, pa.timestamp("us", tz="UTC")))
+    sig = SignatureConfig()
+    with_pass = archive_step.signatures_of(t, sig)
+    monkeypatch.setattr(archive_step, "sign_table", lambda *a, **k: None)
+    without = archive_step.signatures_of(t, sig)
+    assert _same_rows(with_pass[0], without[0]) and _same_rows(with_pass[1], without[1])
+    assert with_pass[0].num_rows > 100
+
+
+@compiled_only
+def test_a_text_that_is_not_utf8_is_refused_with_one_error():
+    good = "body>p\x1cfine"
+    data = (good + "body>p\x1cbad ").encode() + b"\xff\xfe"
+    offsets = np.array([0, len(good.encode()), len(data)], np.int32)
+    col = pa.StringArray.from_buffers(2, pa.py_buffer(offsets), pa.py_buffer(data))
+    t = pa.table({"text": col})
+    with pytest.raises(ValueError, match="UTF-8"):
+        ap.run(ap.compiled_module(), t, 3, 5, 120)
+
+
+def test_without_the_compiled_module_the_step_takes_the_references():
+    code = ("from warclake.tasks.corpus import archive_pass as p;import pyarrow as pa;"
+            "print(p.compiled_module(), p.STATUS, p.sign_table(pa.table({'text': ['a']}), 3, 5, 120))")
+    off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
+                         env={**os.environ, native.ENV: "0"})
+    assert off.stdout.split() == ["None", "python", "None"] and off.stderr == ""
+
+
+def test_a_pass_that_disagrees_is_refused_with_one_line(monkeypatch, capsys):
+    """A compiled pass whose values differ from the references (a stale build) is not used."""
+    real = ap.compiled_module()
+    monkeypatch.setattr(ap, "STATUS", ap.STATUS)     # restored after the test
+    monkeypatch.setattr(ap, "REASON", ap.REASON)
+    monkeypatch.setattr(ap, "_COMPILED", ap._COMPILED)
+    fake = types.ModuleType("warclake.tasks.native.corpus_step")
+    for name in ("configure", "configure_nfkc", "count_paragraphs"):
+        setattr(fake, name, getattr(real, name) if real else (lambda *a: 0))
+
+    def wrong(*args):
+        got = real.sign_and_count(*args) if real else (0, 0)
+        args[21][:] = 0     # the clean texts' hashes
+        return got
+    fake.sign_and_count = wrong
+    monkeypatch.setitem(sys.modules, "warclake.tasks.native.corpus_step", fake)
+    monkeypatch.setattr(native, "corpus_step", fake, raising=False)
+    monkeypatch.delenv(native.ENV, raising=False)
+    monkeypatch.setattr(ap, "STATUS", "python")
+    monkeypatch.setattr(ap, "REASON", "not loaded")
+    assert ap.compiled_module() is None
+    assert ap.STATUS == "python"
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "failed its check" in err
+
+
+@compiled_only
+def test_passes_in_two_threads_give_the_reference_values(monkeypatch):
+    """The corpus flow signs archives in two threads: a Python call inside a pass (a
+    chrome test, NFKC by unicodedata) lets the other thread start its own pass, which must
+    not share the first one's working memory."""
+    import threading
+    import time
+
+    real_chrome, real_nfkc = ap.is_chrome_path, ap.nfkc_lower
+
+    def chrome(path):
+        time.sleep(0.0002)
+        return real_chrome(path)
+
+    def nfkc(body):
+        time.sleep(0.0002)
+        return real_nfkc(body)
+    monkeypatch.setattr(ap, "is_chrome_path", chrome)
+    monkeypatch.setattr(ap, "nfkc_lower", nfkc)
+    monkeypatch.setattr(ap, "_CHROME_CACHE", {})
+    tables = [fuzz_step.case(5, i)[0] for i in range(60)]
+    want = [ap.reference(t, 3, 5, 120) for t in tables]
+    got: dict = {}
+
+    def work(k):
+        for i in range(k, len(tables), 2):
+            got[i] = ap.run(ap.compiled_module(), tables[i], 3, 5, 120)
+    threads = [threading.Thread(target=work, args=(k,)) for k in (0, 1)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert all(ap.pass_equal(got[i], want[i]) for i in range(len(tables)))
