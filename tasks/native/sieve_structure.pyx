@@ -29,18 +29,20 @@ FOLDS_TO_ASCII = (0x130, 0x131, 0x17F, 0x212A)
 
 
 # the keyword sets in C: set s's words starting with byte b are KW_AT[s][b][:KW_N[s][b]]
-DEF KW_SETS = 4
-DEF KW_MAX = 32
-DEF KW_MAX_LEN = 32
+cdef enum:
+    KW_SETS = 4
+    KW_MAX = 32
+    KW_MAX_LEN = 32
 cdef unsigned char KW_TEXT[KW_SETS][KW_MAX][KW_MAX_LEN]
 cdef int KW_LEN[KW_SETS][KW_MAX]
 cdef unsigned char KW_AT[KW_SETS][256][KW_MAX]
 cdef int KW_N[KW_SETS][256]
 cdef bint KW_ON[KW_SETS]
-DEF SET_DATE = 0
-DEF SET_RECORD = 1
-DEF SET_COMMENT = 2
-DEF SET_RELATED = 3
+cdef enum:
+    SET_DATE = 0
+    SET_RECORD = 1
+    SET_COMMENT = 2
+    SET_RELATED = 3
 
 
 # Words that every match of a short-line pattern contains (ASCII lines only: there the
@@ -76,8 +78,9 @@ cdef int SHORT_CHARS, HEAD_CHARS
 cdef object DIGIT, DATE_LINE, RECORD_LINE, COMMENT_HEAD, RELATED_HEAD
 cdef dict _ELEMENT_CACHE = {}
 # the stems by first letter, each letter's in STEMS order
-DEF MAX_STEMS = 256
-DEF MAX_STEM_LEN = 32
+cdef enum:
+    MAX_STEMS = 256
+    MAX_STEM_LEN = 32
 cdef unsigned char STEM_TEXT[MAX_STEMS][MAX_STEM_LEN]
 cdef int STEM_LEN[MAX_STEMS]
 cdef int STEM_BIT[MAX_STEMS]
