@@ -94,13 +94,41 @@ _LINES = ["March 3, 2012", "at 4:05 pm", "2 hours ago", "12/03/2011", "says:", "
           "top 10 stories", "Wrote :", "like", "flag", "quote"]
 _NAMES = ["comment", "Comment", "COMMENTbody", "postmeta", "relatedPosts", "x-share", "nav",
           "\u017fhare", "\u212aey", "navbar", "readmore", "caption", "widgetfooter", "replies",
-          "Breadcrumb", "moreStoriesList", "\u65e5\u672c", "a-b_c", "posted-by", ""]
+          "Breadcrumb", "moreStoriesList", "\u65e5\u672c", "a-b_c", "posted-by", "upsellProduct",
+          "swiper-slide", ""]
+
+
+def test_position_after_the_first_h1_and_in_the_main_container():
+    paras = extract_paragraphs(blog_page())
+    X, col = _columns(paras)
+    by_text = {p.plain: i for i, p in enumerate(paras)}
+    title = by_text["Bridge to be repaired"]
+    assert X[title, col["after_h1"]] == 1 and X[title, col["h1_offset"]] == 0
+    later = by_text[COMMENTS[0][1]]
+    assert X[later, col["h1_offset"]] > X[by_text[BODY], col["h1_offset"]] > 0
+    # the three article paragraphs share one path: the main container's text, in thirds
+    body_rows = [i for i, p in enumerate(paras) if p.plain == BODY]
+    assert [X[i, col["main_before"]] for i in body_rows] == sorted(X[i, col["main_before"]]
+                                                                    for i in body_rows)
+    no_h1 = extract_paragraphs("<html><body><div><p>" + BODY + "</p></div></body></html>")
+    assert (features.matrix(no_h1, "en")[:, col["after_h1"]] == -1).all()
+
+
+def test_product_carousel_stems():
+    page = ("<html><body><h1>Ridge wallet</h1><p>" + BODY + "</p>"
+            "<div class='upsell-product'><div class='productCard'><h3>Passport wallet</h3></div>"
+            "</div></body></html>")
+    paras = extract_paragraphs(page)
+    X, col = _columns(paras)
+    other = [i for i, p in enumerate(paras) if p.plain == "Passport wallet"][0]
+    assert X[other, col["stem_any_slider"]] == 1 and X[other, col["stem_near_slider"]] == 1
+    assert X[1, col["stem_any_slider"]] == 0
 
 
 def _random_path(rng) -> str:
     parts = []
     for _ in range(rng.choice((0, 1, 2, 3, 5, 8, 12))):
-        el = rng.choice(["div", "p", "li", "ul", "section", "h2", "body"])
+        el = rng.choice(["div", "p", "li", "ul", "section", "h2", "body", "h1", "H1", "h12"])
         for _ in range(rng.choice((0, 0, 1, 2))):
             el += rng.choice((".", "#")) + rng.choice(_NAMES)
         parts.append(el)

@@ -107,6 +107,20 @@ def test_a_close_density_threshold_takes_the_exact_deviation():
 
 
 @compiled_only
+def test_start_tag_counts_beyond_64_bits_are_read_as_the_clamp():
+    # both paths read n_tags as 0 .. text.N_TAGS_MAX, whatever the int holds
+    from warclake.tasks.boilerplate.text import N_TAGS_MAX
+
+    for n_tags in (N_TAGS_MAX - 1, N_TAGS_MAX + 1, 2 ** 63, 2 ** 64 + 5, 10 ** 30, -1, -(2 ** 70)):
+        paras = [Paragraph("body>p", "w " * 40, 1), Paragraph("body>div>p", "v " * 50, n_tags),
+                 Paragraph("body>p", "u " * 45, 2)]
+        assert_same(paras, "en")
+    huge = features.matrix([Paragraph("body>p", "w " * 40, 2 ** 64)], "en")
+    at_max = features.matrix([Paragraph("body>p", "w " * 40, N_TAGS_MAX)], "en")
+    assert huge.tobytes() == at_max.tobytes()
+
+
+@compiled_only
 def test_the_lower_case_table_is_str_lower():
     from warclake.tasks.native import sieve_features
 

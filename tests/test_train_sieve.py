@@ -10,6 +10,7 @@ from conftest import REPO
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(3600)   # about 3.5 CPU minutes, several times that on a loaded machine
 @pytest.mark.shared_data("gold", "dragnet")
 @pytest.mark.shared_data("gold", "wceb_modern_1000")
 @pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from warclake.tasks.paragraph import Paragraph
 
-from .text import word_units
+from .text import tag_count, word_units
 
 
 def best_span(paragraphs: list[Paragraph], units: list[int] | None = None) -> tuple[int, int] | None:
@@ -28,7 +28,7 @@ def best_span(paragraphs: list[Paragraph], units: list[int] | None = None) -> tu
     if units is None:
         units = [word_units(p.plain) for p in paragraphs]
     for k, (p, w) in enumerate(zip(paragraphs, units)):
-        cur -= p.n_tags
+        cur -= tag_count(p.n_tags)
         if cur <= 0:          # a span that starts here beats one carrying a deficit
             cur, start = 0, k
         if w == 0:

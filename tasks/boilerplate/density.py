@@ -21,6 +21,8 @@ import statistics
 
 from warclake.tasks.paragraph import Paragraph
 
+from .text import tag_count
+
 MIN_CHARS_IN_TEXT = 60
 MARKUP_CHARS_PER_TAG = 30
 BASE_THRESHOLD = 0.5
@@ -28,7 +30,7 @@ BASE_THRESHOLD = 0.5
 
 def density(p: Paragraph, plain: str | None = None) -> float:
     n_text = len((p.plain if plain is None else plain).strip())
-    n_markup = p.n_tags * MARKUP_CHARS_PER_TAG
+    n_markup = tag_count(p.n_tags) * MARKUP_CHARS_PER_TAG
     return (n_text + 1) / (n_text + n_markup + 1)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from warclake.tasks.paragraph import Paragraph
 
 from . import bte, density, justext, structure
-from .text import link_chars, stopword_density
+from .text import link_chars, stopword_density, tag_count
 from .text_columns import text_columns
 
 # Semantic groups of class/id sub-words, from common web-template vocabulary.
@@ -245,7 +245,7 @@ def python_matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     X[:, [col[c] for c in PATH_COLS]] = _path_block(list(distinct))[inverse]
     X[:, col["link_density"]] = links
     X[:, col["stop_density"]] = stops
-    ntags = np.array([p.n_tags for p in paragraphs], dtype=np.float64)
+    ntags = np.array([tag_count(p.n_tags) for p in paragraphs], dtype=np.float64)
     X[:, col["log_ntags"]] = np.log1p(ntags)
     X[:, col["markup_density"]] = (lens + 1) / (lens + ntags * density.MARKUP_CHARS_PER_TAG + 1)
     X[:, col["density_good"]] = [lab == "good" for lab in density.classify(paragraphs, lang, plains)]

@@ -9,7 +9,12 @@ that follows or surrounds it (user comments, related-story lists, bylines, capti
   list, forum thread or teaser list repeats them once per record, an article has one;
 * headings that open a comment or related section ("12 Comments", "Leave a Reply",
   "Related posts") and the paragraphs after them inside the heading's container;
-* position after the end of the main container (``features`` finds it).
+* position after the end of the main container (``features`` finds it), and how much of
+  the main container's text comes before the paragraph;
+* position relative to the page's first ``h1`` (the title of the page's own content: what
+  comes before it is chrome more often than not);
+* class/id stems of product carousels and sliders (``upsell``, ``productcard``, ``swiper``):
+  other products beside the one a product page is about.
 
 ``columns(paths, plains, in_main)`` returns the (n, len(NAMES)) block that ``features.matrix``
 appends to its own columns.
@@ -38,6 +43,8 @@ STEMS: dict[str, tuple[str, ...]] = {
               "subscribe", "newsletter", "follow"),
     "chrome": ("navbar", "navigation", "menu", "breadcrumb", "footer", "sidebar", "widget",
                "masthead", "header", "topbar", "skiplink"),
+    "slider": ("upsell", "crosssell", "carousel", "swiper", "slick", "splide", "slider",
+               "productcard", "productgrid", "productlist", "productitem"),
 }
 STEM_GROUPS = tuple(STEMS)
 _STEM_GROUP = {w: g for g, ws in STEMS.items() for w in ws}
@@ -75,7 +82,7 @@ NAMES = tuple([f"stem_any_{g}" for g in STEM_GROUPS] + [f"stem_near_{g}" for g i
               + ["date_line", "record_line", "parent_records", "grandparent_records",
                  "grandparent_record_share",
                  "after_comment_head", "under_comment_head", "under_related_head",
-                 "after_main", "chars_after_main"])
+                 "after_main", "chars_after_main", "main_before", "after_h1", "h1_offset"])
 _IDX = {n: i for i, n in enumerate(NAMES)}
 
 
@@ -159,7 +166,36 @@ def columns(paths: list[str], plains: list[str], in_main: np.ndarray) -> np.ndar
         lens = np.array([len(t) for t in plains], dtype=np.float64)
         after = np.cumsum(lens) - np.cumsum(lens)[last]
         C[:, col["chars_after_main"]] = np.log1p(np.maximum(after - lens, 0.0))
+        # share of the main container's characters before the paragraph (whole numbers:
+        # exact sums in any order)
+        main_lens = np.where(in_main > 0, lens, 0.0)
+        main_total = main_lens.sum()
+        C[:, col["main_before"]] = ((np.cumsum(main_lens) - main_lens) / main_total
+                                    if main_total > 0 else 0.0)
+    else:
+        C[:, col["main_before"]] = -1.0
+    _h1_position(C, uniq, inverse)
     return C
+
+
+def _is_h1(path: str) -> bool:
+    el = path.rpartition(">")[2]
+    return _TAG.match(el).group(0).lower() == "h1"
+
+
+def _h1_position(C: np.ndarray, uniq: list[str], inverse: np.ndarray) -> None:
+    """1 from the first paragraph that is an ``h1`` on, 0 before it (-1 on pages without
+    one), and the signed log distance to it in paragraphs."""
+    col = _IDX
+    h1 = [_is_h1(q) for q in uniq]
+    first = next((i for i, u in enumerate(inverse.tolist()) if h1[u]), None)
+    if first is None:
+        C[:, col["after_h1"]] = -1.0
+        return
+    n = len(inverse)
+    C[first:, col["after_h1"]] = 1.0
+    C[:, col["h1_offset"]] = [math.copysign(math.log1p(abs(i - first)), i - first)
+                              for i in range(n)]
 
 
 @lru_cache(maxsize=8192)

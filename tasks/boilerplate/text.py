@@ -27,6 +27,15 @@ _ALNUM_TOKEN = re.compile(r"\S*?[^\W_]\S*")
 _LINK_RE = re.compile("\x02([^\x03]*)\x03?")
 
 
+# A paragraph's start-tag count as the features read it: at most 2**32 (no page has more
+# tags; the compiled features hold the count in 64 bits), never below 0.
+N_TAGS_MAX = 2 ** 32
+
+
+def tag_count(n_tags: int) -> int:
+    return 0 if n_tags < 0 else min(n_tags, N_TAGS_MAX)
+
+
 def cjk_count(text: str) -> int:
     return len(_CJK_RE.findall(text))
 

@@ -78,6 +78,8 @@ cdef int TAG_OWN[64]
 cdef uint64_t HEADING_BITS = 0, SELECT_BIT = 0
 cdef double MARKUP_PER_TAG = 30.0
 cdef int64_t MARKUP_PER_TAG_INT = 30
+# a paragraph's start tags are read as at most text.N_TAGS_MAX (2**32), at least 0
+cdef int64_t N_TAGS_MAX = 4294967296
 cdef Py_ssize_t DENSITY_MIN = 60
 cdef double DENSITY_BASE = 0.5
 cdef int N_CTX = 0
@@ -94,8 +96,9 @@ cdef object NP_LOG = None
 cdef object NP_LOG1P = None
 
 # Group words: a small open-addressing table of lower-case ASCII words -> group mask.
-DEF WORD_SLOTS = 1024
-DEF WORD_MAX = 31
+cdef enum:
+    WORD_SLOTS = 1024
+    WORD_MAX = 31
 cdef char WORD_KEY[WORD_SLOTS][WORD_MAX + 1]
 cdef unsigned char WORD_LEN[WORD_SLOTS]
 cdef uint64_t WORD_MASK[WORD_SLOTS]
@@ -690,7 +693,11 @@ def matrix(list paragraphs, str lang):
         total_chars = pos
         off[i + 1] = pos
         links[i] = nl
-        ntags[i] = p.n_tags
+        try:
+            nl = p.n_tags
+        except OverflowError:       # beyond 64 bits: the clamp below decides by the sign
+            nl = N_TAGS_MAX if p.n_tags > 0 else 0
+        ntags[i] = 0 if nl < 0 else (N_TAGS_MAX if nl > N_TAGS_MAX else nl)
     codes = <uint32_t *> pg.codes.p
     links = <int64_t *> pg.links.p
     ntags = <int64_t *> pg.ntags.p

@@ -9,7 +9,7 @@ regular expressions (``configure`` passes them in), run only on the lines that h
 their keywords. ``compiled.choose_matrix`` checks the whole matrix against the Python
 reference on import.
 """
-from libc.math cimport log1p
+from libc.math cimport copysign, log1p
 from libc.string cimport memcmp
 
 import zlib
@@ -29,18 +29,20 @@ FOLDS_TO_ASCII = (0x130, 0x131, 0x17F, 0x212A)
 
 
 # the keyword sets in C: set s's words starting with byte b are KW_AT[s][b][:KW_N[s][b]]
-DEF KW_SETS = 4
-DEF KW_MAX = 32
-DEF KW_MAX_LEN = 32
+cdef enum:
+    KW_SETS = 4
+    KW_MAX = 32
+    KW_MAX_LEN = 32
 cdef unsigned char KW_TEXT[KW_SETS][KW_MAX][KW_MAX_LEN]
 cdef int KW_LEN[KW_SETS][KW_MAX]
 cdef unsigned char KW_AT[KW_SETS][256][KW_MAX]
 cdef int KW_N[KW_SETS][256]
 cdef bint KW_ON[KW_SETS]
-DEF SET_DATE = 0
-DEF SET_RECORD = 1
-DEF SET_COMMENT = 2
-DEF SET_RELATED = 3
+cdef enum:
+    SET_DATE = 0
+    SET_RECORD = 1
+    SET_COMMENT = 2
+    SET_RELATED = 3
 
 
 # Words that every match of a short-line pattern contains (ASCII lines only: there the
@@ -71,13 +73,15 @@ cdef list STEM_BITS = []         # their group bits
 cdef object PY_ELEMENT_STEMS = None   # the reference for names that are not ASCII
 cdef dict GROUP_BIT = {}
 cdef int C_DATE, C_RECORD, C_PARENT, C_GRAND, C_SHARE, C_AFTER_COMMENT, C_UNDER_COMMENT
-cdef int C_UNDER_RELATED, C_AFTER_MAIN, C_CHARS_AFTER, NCOLS
+cdef int C_UNDER_RELATED, C_AFTER_MAIN, C_CHARS_AFTER, C_MAIN_BEFORE, C_AFTER_H1, C_H1_OFFSET
+cdef int NCOLS
 cdef int SHORT_CHARS, HEAD_CHARS
 cdef object DIGIT, DATE_LINE, RECORD_LINE, COMMENT_HEAD, RELATED_HEAD
 cdef dict _ELEMENT_CACHE = {}
 # the stems by first letter, each letter's in STEMS order
-DEF MAX_STEMS = 256
-DEF MAX_STEM_LEN = 32
+cdef enum:
+    MAX_STEMS = 256
+    MAX_STEM_LEN = 32
 cdef unsigned char STEM_TEXT[MAX_STEMS][MAX_STEM_LEN]
 cdef int STEM_LEN[MAX_STEMS]
 cdef int STEM_BIT[MAX_STEMS]
@@ -90,7 +94,8 @@ def configure(structure, int first) -> None:
     """Tables from the ``structure`` module; ``first`` is its first column in the matrix."""
     global NGROUPS, FIRST, STEMS, STEM_BITS, PY_ELEMENT_STEMS, GROUP_BIT, NCOLS
     global C_DATE, C_RECORD, C_PARENT, C_GRAND, C_SHARE, C_AFTER_COMMENT, C_UNDER_COMMENT
-    global C_UNDER_RELATED, C_AFTER_MAIN, C_CHARS_AFTER, SHORT_CHARS, HEAD_CHARS
+    global C_UNDER_RELATED, C_AFTER_MAIN, C_CHARS_AFTER, C_MAIN_BEFORE, C_AFTER_H1, C_H1_OFFSET
+    global SHORT_CHARS, HEAD_CHARS
     global DIGIT, DATE_LINE, RECORD_LINE, COMMENT_HEAD, RELATED_HEAD
     groups = list(structure.STEM_GROUPS)
     NGROUPS = len(groups)
@@ -127,6 +132,7 @@ def configure(structure, int first) -> None:
     C_AFTER_COMMENT, C_UNDER_COMMENT = idx["after_comment_head"], idx["under_comment_head"]
     C_UNDER_RELATED, C_AFTER_MAIN = idx["under_related_head"], idx["after_main"]
     C_CHARS_AFTER = idx["chars_after_main"]
+    C_MAIN_BEFORE, C_AFTER_H1, C_H1_OFFSET = idx["main_before"], idx["after_h1"], idx["h1_offset"]
     SHORT_CHARS, HEAD_CHARS = structure.SHORT_CHARS, structure.HEAD_CHARS
     DIGIT, DATE_LINE, RECORD_LINE = structure._DIGIT, structure._DATE_LINE, structure._RECORD_LINE
     COMMENT_HEAD, RELATED_HEAD = structure._COMMENT_HEAD, structure._RELATED_HEAD
@@ -467,6 +473,66 @@ def fill(double[:, ::1] X, list paths, list plains, int in_main_col) -> None:
             if i > last:
                 X[i, FIRST + C_AFTER_MAIN] = 1.0
         _put(X, FIRST + C_CHARS_AFTER, logs, n)
+        _main_before(X, plains, n, in_main_col)
+    else:
+        for i in range(n):
+            X[i, FIRST + C_MAIN_BEFORE] = -1.0
+    _h1_position(X, uniq, inverse)
+
+
+cdef void _main_before(double[:, ::1] X, list plains, Py_ssize_t n, int in_main_col):
+    """Share of the main container's characters before each paragraph (whole numbers:
+    the sums are exact, as numpy's cumulative sums in the reference)."""
+    cdef double total = 0.0, cum = 0.0, ln
+    cdef Py_ssize_t i
+    for i in range(n):
+        if X[i, in_main_col] > 0:
+            total += len(<str>plains[i])
+    for i in range(n):
+        if total > 0:
+            X[i, FIRST + C_MAIN_BEFORE] = cum / total
+        if X[i, in_main_col] > 0:
+            cum += len(<str>plains[i])
+
+
+cdef bint _is_h1(str path):
+    """The path's last element is an h1 (its tag, before any "." or "#", lower-cased is
+    "h1": only "h1" and "H1" are, as lower-casing never shortens a string)."""
+    cdef Py_ssize_t start = path.rfind(">") + 1, n = len(path)
+    cdef int kind = PyUnicode_KIND(path)
+    cdef void* data = PyUnicode_DATA(path)
+    cdef Py_UCS4 c
+    if n - start < 2:
+        return False
+    c = PyUnicode_READ(kind, data, start)
+    if (c != 104 and c != 72) or PyUnicode_READ(kind, data, start + 1) != 49:
+        return False
+    if n - start == 2:
+        return True
+    c = PyUnicode_READ(kind, data, start + 2)
+    return c == 46 or c == 35
+
+
+cdef void _h1_position(double[:, ::1] X, list uniq, Py_ssize_t[::1] inverse):
+    """1 from the first h1 paragraph on, 0 before it (-1 on pages without one), and the
+    signed log distance to it in paragraphs."""
+    cdef Py_ssize_t n = inverse.shape[0], i, first = -1, u, nu = len(uniq)
+    cdef unsigned char[::1] h1 = np.zeros(nu, dtype=np.uint8)
+    for u in range(nu):
+        h1[u] = _is_h1(<str>uniq[u])
+    for i in range(n):
+        if h1[inverse[i]]:
+            first = i
+            break
+    if first < 0:
+        for i in range(n):
+            X[i, FIRST + C_AFTER_H1] = -1.0
+        return
+    for i in range(n):
+        if i >= first:
+            X[i, FIRST + C_AFTER_H1] = 1.0
+        X[i, FIRST + C_H1_OFFSET] = copysign(log1p(<double>(i - first if i >= first else first - i)),
+                                             <double>(i - first))
 
 
 cdef void cdef_after(double[::1] after, list plains, double cum_last, Py_ssize_t n):
