@@ -3,8 +3,10 @@
 
 ``fill(X, paths, plains, in_main_col)`` writes exactly ``structure.columns``'s block into
 the last columns of the feature matrix ``X``: stems found in the class/id names of each
-path element, record lines under the parent and grandparent, the columns after comment
-and related headings and after the main container. The short-line patterns stay Python
+path element (product carousels and sliders among them), record lines under the parent
+and grandparent, the columns after comment and related headings, after the main container
+and after the page's first ``h1``, and the share of the main container's text before the
+paragraph. The short-line patterns stay Python
 regular expressions (``configure`` passes them in), run only on the lines that hold one of
 their keywords. ``compiled.choose_matrix`` checks the whole matrix against the Python
 reference on import.
