@@ -1,14 +1,21 @@
+import atexit
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 
 import pytest
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# A Prefect home of this test process (each xdist worker has its own): the temporary servers
+# that `warclake run` starts keep their database there, never in the user's ~/.prefect, and
+# two workers never share one sqlite database.
+os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="warclake-tests-prefect-")
+atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], ignore_errors=True)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -34,10 +41,32 @@ def pytest_configure(config):
 _SLOW_FIXTURES = {"prefect_harness", "prefect_server", "wheel_env"}
 
 
+# ``./dev test`` runs on two pytest-xdist workers (pyproject.toml: ``-n 2 --dist loadgroup``);
+# each file is one unit of work, so its module fixtures (S3 servers, lakes) are made once.
+# Files sharing a costly session fixture form one unit, so the fixture is made on one worker
+# only (the wheel is built once, one ``prefect server`` started).
+_ONE_WORKER_FIXTURES = {"wheel_env", "prefect_server"}
+# Units start in this order, the longest first (measured with --durations), so that no
+# long file starts last and ends the run alone; the rest follow in file order.
+_LONG_FIRST = ["test_corpus_ops.py", "test_train_sieve.py", "servers", "test_worker_guard.py",
+               "test_corpus_remote.py", "test_flow.py", "test_native_features.py", "test_fast_paths.py",
+               "test_html_limits.py", "test_corpus_dask.py", "test_native_walk.py", "test_corpus.py"]
+
+
+@pytest.hookimpl(tryfirst=True)   # before xdist reads the groups
 def pytest_collection_modifyitems(config, items):
+    files = {}
     for item in items:
         if _SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+        files.setdefault(item.path, set()).update(getattr(item, "fixturenames", ()))
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return   # one process (``-n 0``): file order
+    unit = {path: "servers" if _ONE_WORKER_FIXTURES & names else path.name for path, names in files.items()}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(unit[item.path]))
+    rank = {name: i for i, name in enumerate(_LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(unit[item.path], len(rank)))   # stable: file order otherwise
 
 
 def pytest_runtest_setup(item):
