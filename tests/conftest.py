@@ -41,11 +41,11 @@ def pytest_configure(config):
 _SLOW_FIXTURES = {"prefect_harness", "prefect_server", "wheel_env"}
 
 
-# ``./dev test`` runs on two pytest-xdist workers (pyproject.toml: ``-n 2 --dist loadgroup``);
+# ``./dev test`` runs on two pytest-xdist workers (pyproject.toml: ``-n 2 --dist loadfile``):
 # each file is one unit of work, so its module fixtures (S3 servers, lakes) are made once.
-# Files sharing a costly session fixture form one unit, so the fixture is made on one worker
-# only (the wheel is built once, one ``prefect server`` started).
-_ONE_WORKER_FIXTURES = {"wheel_env", "prefect_server"}
+# The files that use a costly session fixture (``wheel_env``, ``prefect_server``) form one
+# unit, so the wheel is built and ``prefect server`` started on one worker only.
+_SERVER_FILES = {"test_cluster.py", "test_deployments.py", "test_interrupt.py", "test_wheel.py"}
 # Units start in this order, the longest first (measured with --durations), so that no
 # long file starts last and ends the run alone; the rest follow in file order.
 _LONG_FIRST = ["test_corpus_ops.py", "test_train_sieve.py", "servers", "test_worker_guard.py",
@@ -53,20 +53,32 @@ _LONG_FIRST = ["test_corpus_ops.py", "test_train_sieve.py", "servers", "test_wor
                "test_html_limits.py", "test_corpus_dask.py", "test_native_walk.py", "test_corpus.py"]
 
 
-@pytest.hookimpl(tryfirst=True)   # before xdist reads the groups
+def _unit(nodeid: str) -> str:
+    name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    return "servers" if name in _SERVER_FILES else name
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the units above (xdist's ``loadgroup`` marks do not reach
+    pytest 9's node ids)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    return FileUnits(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    files = {}
     for item in items:
         if _SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
-        files.setdefault(item.path, set()).update(getattr(item, "fixturenames", ()))
-    if not os.environ.get("PYTEST_XDIST_WORKER"):
-        return   # one process (``-n 0``): file order
-    unit = {path: "servers" if _ONE_WORKER_FIXTURES & names else path.name for path, names in files.items()}
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group(unit[item.path]))
-    rank = {name: i for i, name in enumerate(_LONG_FIRST)}
-    items.sort(key=lambda item: rank.get(unit[item.path], len(rank)))   # stable: file order otherwise
+    if os.environ.get("PYTEST_XDIST_WORKER"):   # the order the workers are given the units in
+        rank = {name: i for i, name in enumerate(_LONG_FIRST)}
+        items.sort(key=lambda item: rank.get(_unit(item.nodeid), len(rank)))   # stable: file order otherwise
 
 
 def pytest_runtest_setup(item):
