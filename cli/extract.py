@@ -8,8 +8,9 @@ import time
 
 from warclake.tasks.boilerplate import MODES
 from warclake.tasks.config import ExtractConfig
-from warclake.tasks.dump_lock import DumpLock
-from warclake.tasks.extract_archive import extract_archive, record_failure
+from warclake.tasks.dump_lock import DumpLock, DumpLockLost
+from warclake.flows import workers
+from warclake.tasks.extract_archive import record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, archive_name, check_dump_name
 from warclake.tasks.plan import check_unique_names, plan_dump
@@ -44,6 +45,15 @@ def add_extract_options(p) -> None:
                    help="archives, folders, globs, http(s)/s3 URLs or a warc.paths[.gz] listing")
 
 
+def add_guard_options(p) -> None:
+    """The watch on each record of an extraction worker (``extract`` and ``run``)."""
+    p.add_argument("--record-seconds", type=float, default=120.0, metavar="SECONDS",
+                   help="a record whose work takes longer stops its worker and is ledgered timed_out (default: 120)")
+    p.add_argument("--worker-memory-mb", type=int, default=8192, metavar="MIB",
+                   help="a record during which its worker grows past this memory is stopped and ledgered "
+                        "out_of_memory (default: 8192)")
+
+
 def dump_name(value: str) -> str:
     """argparse type: a dump name is a folder of the lake, so it is checked like a path part."""
     try:
@@ -64,6 +74,7 @@ def config_from_args(args) -> ExtractConfig:
 def prepare(args) -> tuple[ExtractConfig, list[str]]:
     """Everything that can be checked before any work: config, the lake, the inputs."""
     config = config_from_args(args)
+    check_workers(getattr(args, "workers", 0))
     Lake(args.lake).check_writable()
     inputs = resolve_inputs(args.inputs, args.base_url)
     check_unique_names(inputs)
@@ -73,18 +84,61 @@ def prepare(args) -> tuple[ExtractConfig, list[str]]:
 def add_parser(sub) -> None:
     p = sub.add_parser("extract", help="extract archives into the lake (sequential, no orchestration)")
     add_extract_options(p)
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="1 (default): each archive is read by a worker process that is watched, so a record "
+                        "that hangs, swells or crashes it costs that record; 0: in this process, unwatched")
+    add_guard_options(p)
     p.set_defaults(handler=run)
+
+
+def check_workers(workers) -> None:
+    """``extract`` reads one archive at a time, in one watched worker or in its own process."""
+    if workers not in (0, 1) or isinstance(workers, bool):
+        raise ValueError(f"--workers {workers}: extract reads one archive at a time, in a watched worker process "
+                         "(1, the default) or in its own process, unwatched (0); `warclake run --workers N` "
+                         "extracts N at once")
 
 
 def run(args) -> int:
     config, inputs = prepare(args)
-    # Ctrl-C unwinds: the archive being written removes its temporaries, the lock is released
-    with on_ctrl_c(first=raise_interrupt), DumpLock(args.lake, args.dump):   # one writer per dump and lake
-        Lake(args.lake).clean_stale_tmp(args.dump)
-        return _extract_all(args, config, inputs)
+    # Ctrl-C unwinds: the worker is stopped, the archive being written removes its
+    # temporaries (the worker's are removed here), the lock is released
+    workers.reset_interrupt()
+    try:
+        with on_ctrl_c(first=_stop, force=workers.kill_workers), \
+                DumpLock(args.lake, args.dump) as lock:   # one writer per dump and lake
+            Lake(args.lake).clean_stale_tmp(args.dump)
+            try:
+                return _extract_all(args, config, inputs, lock)
+            finally:
+                workers.shutdown()
+                if workers.interrupted():
+                    Lake(args.lake).clean_stale_tmp(args.dump)   # what the stopped worker was writing
+    except DumpLockLost as exc:   # not bad input: the run stopped part-way (1, as a failed archive)
+        print(f"warclake: error: {exc}", file=sys.stderr)
+        return 1
 
 
-def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
+def _stop() -> None:
+    workers.interrupt()   # the worker is killed at once: its archive is left undone
+    raise_interrupt()
+
+
+def _extract_one(path: str, args, config: ExtractConfig, progress) -> dict:
+    """One archive, in a watched worker (or inline with ``--workers 0``). A worker that died
+    on a record is given the archive again: a second death there ledgers that record
+    ``worker_crashed`` and reading goes on after it."""
+    attempts = 3
+    while True:
+        attempts -= 1
+        try:
+            return workers.run_extraction(path, args.dump, args.lake, config, args.workers, progress=progress)
+        except workers.WorkerDied:
+            if not attempts:
+                raise
+
+
+def _extract_all(args, config: ExtractConfig, inputs: list[str], lock: DumpLock) -> int:
     done = 0
     if not args.force:  # incremental, as `run`: an archive whose summary says done is skipped
         plan = plan_dump(inputs, args.dump, args.lake, config)
@@ -99,9 +153,10 @@ def _extract_all(args, config: ExtractConfig, inputs: list[str]) -> int:
     t0 = time.time()
     with TerminalProgress(len(inputs), sum(filter(None, sizes)) or None, quiet=args.quiet, planned=True) as bar:
         for path, size in zip(inputs, sizes):
+            lock.check()   # DumpLockLost: another run took the dump over; stop before the next archive
             bar.start_archive(archive_name(path), size)
             try:
-                s = extract_archive(path, args.dump, args.lake, config, progress=bar.bytes_read)
+                s = _extract_one(path, args, config, bar.bytes_read)
             except OSError as exc:  # the input or the lake, not the archive's bytes
                 failed += 1
                 bar.print(f"{archive_name(path)}: failed: {exc}", err=True)

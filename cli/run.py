@@ -11,7 +11,7 @@ from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
 from warclake.tasks.run_checks import check_counts, check_dask_address
 
-from .extract import add_extract_options, config_from_args
+from .extract import add_extract_options, add_guard_options, config_from_args
 from .interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
 from .progress import TerminalProgress, archive_line
 
@@ -39,11 +39,7 @@ def add_run_options(p) -> None:
     p.add_argument("--max-in-flight", type=int, default=None, help="archives submitted at once")
     p.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run tasks on an existing Dask cluster (scheduler address, e.g. tcp://10.0.0.5:8786)")
-    p.add_argument("--record-seconds", type=float, default=120.0, metavar="SECONDS",
-                   help="a record whose work takes longer stops its worker and is ledgered timed_out (default: 120)")
-    p.add_argument("--worker-memory-mb", type=int, default=8192, metavar="MIB",
-                   help="a record during which its worker grows past this memory is stopped and ledgered "
-                        "out_of_memory (default: 8192)")
+    add_guard_options(p)
     p.add_argument("--report-dir", default=None, help="where the dump's report goes (default: <lake>/reports/<dump>)")
     p.add_argument("--no-report", action="store_true", help="skip the report at the end")
     p.add_argument("--corpus", action="store_true",
@@ -107,7 +103,7 @@ def run(args) -> int:
     config_from_args(args)  # checked here, before Prefect starts: one clear line
     check_run_options(args)
     Lake(args.lake).check_writable()
-    DumpLock(args.lake, args.dump).check()  # another run of this dump: one line, before Prefect starts
+    DumpLock(args.lake, args.dump).check_free()  # another run of this dump: one line, before Prefect starts
     state = run_flow(args, args.inputs)
     return 0 if state.is_completed() else INTERRUPTED if state.is_cancelled() else 1
 

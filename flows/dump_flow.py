@@ -113,7 +113,7 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
         return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
     try:
         state = _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report,
-                                report_dir, retry_delays)
+                                report_dir, retry_delays, lock)
     finally:
         lock.release()
     if corpus and state.is_completed():   # after the lock is released: the corpus stage refuses a locked dump
@@ -124,7 +124,7 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
 
 
 def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report, report_dir,
-                    retry_delays):
+                    retry_delays, lock):
     """The flow's work, once the dump's lock is held."""
     log = get_run_logger()
     workers = default_workers() if workers is None else workers
@@ -178,7 +178,7 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         for item in todo:
             if len(pending) >= max_in_flight:
                 collect(_next_done(finished))
-            if interrupted():
+            if interrupted() or lock.lost:   # Ctrl-C, or another run took the dump over
                 break
             fut = extract.submit(item.input, item.name, dump, lake_obj.url, config, workers)
             pending[fut] = item
@@ -195,6 +195,9 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         message = (f"{dump}: interrupted; {len(results)} archives extracted in this run, "
                    f"{len(todo) - len(results) - len(failures)} left undone (the next run does them)")
         return Cancelled(message=message)
+    if lock.lost:
+        log.error("%s", lock.lost)
+        return Failed(message=f"{dump}: {lock.lost}", data=DumpFailed(lock.lost, {"dump": dump}))
 
     statuses = Counter(r["status"] for r in results)
     docs = sum(r["documents"] for r in results)

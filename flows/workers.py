@@ -175,10 +175,16 @@ def kill_workers() -> None:
         pool, _pool = _pool, None
     if pool is None:
         return
-    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for proc in procs:
         try:
             proc.kill()
         except (OSError, AttributeError):
+            pass
+    for proc in procs:   # gone before the caller removes what they were writing
+        try:
+            proc.join(timeout=2)
+        except (OSError, AssertionError, AttributeError):
             pass
     pool.shutdown(wait=False, cancel_futures=True)
 

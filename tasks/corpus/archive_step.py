@@ -120,21 +120,3 @@ def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
     return {"archive": warc_name, "done": "signed", "key": key, "documents": docsig.num_rows,
             "paragraphs": para.num_rows, "seconds": secs}
 
-
-def finished_archives(lake: str, dump: str) -> list[tuple[str, dict]]:
-    """(archive name, summary) of the dump's archives whose extraction finished and gave a
-    documents file."""
-    layout = CorpusLayout(lake)
-    lk = layout.lake
-    documents = set(layout.names(lk.dir("documents", dump)))
-    out = []
-    for name in layout.names(lk.dir("files", dump)):
-        if not name.endswith(".json"):
-            continue
-        warc = name[: -len(".json")]
-        summary = lk.read_summary(dump, warc)
-        if summary is None or summary.get("status") == "failed":
-            continue
-        if warc + ".parquet" in documents:
-            out.append((warc, summary))
-    return out

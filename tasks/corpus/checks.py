@@ -4,8 +4,8 @@
 (``warclake corpus --flow``, a deployment) alike: thresholds and quality overrides, the lake
 (reachable, present), each dump (not being extracted, of this lake schema) and at least one
 finished document. ``warclake corpus --flow`` makes the cheap ones (``check_request``: no
-summary read) before Prefect starts, so a mistyped option costs no flow run; reading every
-summary happens once, in the flow.
+summary read) before Prefect starts, so a mistyped option costs no flow run; the summaries
+are looked at once, in the flow.
 """
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from warclake.tasks.config import SCHEMA_VERSION
 from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
 
-from .archive_step import finished_archives
 from .layout import CorpusLayout, read_schema
 from .run_lock import CorpusLock
 from .settings import DecisionConfig
+from .summaries import finished_archives
 
 REQUIRED_COLUMNS = {"text", "docId", "url", "lang", "date", "dump", "warc_file", "paragraph_labels"}
 
@@ -44,7 +44,7 @@ def check_request(lake: str, dump: str | None, decide: DecisionConfig, lock: boo
     dumps = dumps_to_process(lake, dump)
     lk = Lake(lake)
     for d in dumps:
-        DumpLock(lk, d).check()   # DumpLocked names the run still extracting it
+        DumpLock(lk, d).check_free()   # DumpLocked names the run still extracting it
     if lock:
         CorpusLock(lk).check_free()   # CorpusLocked names the corpus run holding the lake
     return dumps
@@ -76,8 +76,9 @@ def dumps_to_process(lake: str, dump: str | None) -> list[str]:
 
 
 def check_inputs(lake: str, dumps: list[str]) -> dict[str, list[tuple[str, dict]]]:
-    """The finished archives of each dump (every summary is read); raises when a dump was
-    written by an older schema, or when there is no document at all."""
+    """The finished archives of each dump (each summary read once, then only when it
+    changes: summaries.py); raises when a dump was written by an older schema, or when
+    there is no document at all."""
     layout = CorpusLayout(lake)
     found = {}
     for d in dumps:

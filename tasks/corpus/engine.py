@@ -22,6 +22,21 @@ def connect(layout: CorpusLayout, memory_limit: str = DEFAULT_MEMORY_LIMIT,
     return con
 
 
+def check_engine_options(memory_limit: str, threads: int | None) -> None:
+    """ValueError (one line) for a memory limit DuckDB does not read as a size, or a thread
+    count below 1; asked of DuckDB itself, so every form it accepts (2GB, 512MiB, 80%) is."""
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"threads {threads!r} is not a positive number (leave it out for all cores)")
+    if not isinstance(memory_limit, str) or not memory_limit.strip():
+        raise ValueError(f"memory limit {memory_limit!r} is not a size such as 2GB or 512MiB")
+    with duckdb.connect() as con:
+        try:
+            con.execute(f"SET memory_limit = {sql_literal(memory_limit)}")
+        except duckdb.Error as exc:
+            detail = " ".join(str(exc).split())
+            raise ValueError(f"memory limit {memory_limit!r} is not a size such as 2GB or 512MiB ({detail})") from None
+
+
 def parquet_list(paths: list[str]) -> str:
     """A read_parquet() call over exactly these files (never a glob: a step reads the files
     its key names, not whatever a concurrent writer has added since)."""

@@ -64,6 +64,21 @@ class CorpusLayout:
     def names(self, folder: str) -> list[str]:
         return list_names(folder if self.is_local else self.fs.unstrip_protocol(folder))
 
+    def listing(self, folder: str, ext: str) -> dict[str, dict]:
+        """{name less ``ext``: the store's entry (size, ETag or modification time)} of the
+        files of a folder of the lake (a path as ``Lake.dir`` gives it): one listing."""
+        try:
+            self.fs.invalidate_cache(folder)
+            entries = self.fs.ls(folder, detail=True)
+        except (FileNotFoundError, NotADirectoryError):
+            return {}
+        out = {}
+        for e in entries:
+            name = posixpath.basename(e["name"].rstrip("/"))
+            if name.endswith(ext) and not name.startswith(".") and e.get("type", "file") == "file":
+                out[name[: -len(ext)]] = e
+        return out
+
     def attach(self, con) -> None:
         """Prepare a DuckDB connection for this lake: its spill folder (local: under the
         lake's corpus folder; remote: a local temporary folder) and, for a remote lake, the

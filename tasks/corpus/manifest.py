@@ -22,7 +22,6 @@ and at the end). A manifest that is missing or unreadable is rebuilt from the st
 from __future__ import annotations
 
 import json
-import posixpath
 import time
 
 from .archive_step import STEP as SIGN_STEP
@@ -78,18 +77,7 @@ def load_entries(layout: CorpusLayout, dump: str) -> dict[str, dict]:
 
 def documents_sizes(layout: CorpusLayout, dump: str) -> dict[str, int]:
     """Size of each documents file of the dump, by archive name: one listing."""
-    folder = layout.lake.dir("documents", dump)
-    try:
-        layout.fs.invalidate_cache(folder)
-        entries = layout.fs.ls(folder, detail=True)
-    except FileNotFoundError:
-        return {}
-    out = {}
-    for e in entries:
-        name = posixpath.basename(e["name"].rstrip("/"))
-        if name.endswith(".parquet") and not name.startswith("."):
-            out[name[: -len(".parquet")]] = int(e["size"])
-    return out
+    return {w: int(e["size"]) for w, e in layout.listing(layout.lake.dir("documents", dump), ".parquet").items()}
 
 
 def _as_stored(key: dict) -> dict:

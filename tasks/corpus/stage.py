@@ -23,7 +23,7 @@ from .archive_step import sign_archive
 from .decide import (DOC_STEP, PARA_STEP, check_quality_overrides, document_decisions,
                      paragraph_decisions, run_id_of)
 from .dump_inputs import DumpInputs, dump_inputs
-from .engine import DEFAULT_MEMORY_LIMIT, connect, parquet_list
+from .engine import DEFAULT_MEMORY_LIMIT, check_engine_options, connect, parquet_list
 from .layout import CorpusLayout, write_table
 from .manifest import ManifestWriter
 from .pairs import STEP as PAIRS_STEP, pairs_partition
@@ -41,7 +41,12 @@ class StageOptions:
     sig: SignatureConfig = field(default_factory=SignatureConfig)
     decide: DecisionConfig = field(default_factory=DecisionConfig)
     memory_limit: str = DEFAULT_MEMORY_LIMIT
-    threads: int | None = None
+    threads: int | None = None    # DuckDB's threads per step (None: all cores)
+
+    def __post_init__(self):
+        """The engine's settings checked before any work (ValueError, one line), as DuckDB
+        would otherwise refuse them only in the first global step."""
+        check_engine_options(self.memory_limit, self.threads)
 
 
 # A step that meets a network or storage error is run again after these delays (every

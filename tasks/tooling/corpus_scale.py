@@ -497,7 +497,7 @@ def _sign(args):
 
 
 def sign_all(lake: str, workers: int) -> dict:
-    from warclake.tasks.corpus.archive_step import finished_archives
+    from warclake.tasks.corpus.summaries import finished_archives
 
     items = [(lake, dump_name(0), w, s) for w, s in finished_archives(lake, dump_name(0))]
     t0 = time.monotonic()
