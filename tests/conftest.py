@@ -49,8 +49,9 @@ _SERVER_FILES = {"test_cluster.py", "test_deployments.py", "test_interrupt.py", 
 # Units start in this order, the longest first (measured with --durations), so that no
 # long file starts last and ends the run alone; the rest follow in file order.
 _LONG_FIRST = ["test_corpus_ops.py", "test_train_sieve.py", "servers", "test_worker_guard.py",
-               "test_corpus_remote.py", "test_flow.py", "test_native_features.py", "test_fast_paths.py",
-               "test_html_limits.py", "test_corpus_dask.py", "test_native_walk.py", "test_corpus.py"]
+               "test_corpus_remote.py", "test_dump_lock_remote.py", "test_flow.py", "test_native_features.py",
+               "test_fast_paths.py", "test_html_limits.py", "test_corpus_dask.py", "test_native_walk.py",
+               "test_corpus.py"]
 
 
 def _unit(nodeid: str) -> str:
