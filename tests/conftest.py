@@ -59,6 +59,7 @@ def _unit(nodeid: str) -> str:
     return "servers" if name in _SERVER_FILES else name
 
 
+@pytest.hookimpl(optionalhook=True)   # a hook of xdist: none without it (-p no:xdist)
 def pytest_xdist_make_scheduler(config, log):
     """``--dist loadfile`` with the units above (xdist's ``loadgroup`` marks do not reach
     pytest 9's node ids)."""
