@@ -3,6 +3,8 @@
 The extension is optional: without Cython or a C compiler the build warns and installs the
 pure-Python package, which then runs the Python reference walk (warclake.tasks.native).
 """
+import os
+
 from setuptools import setup
 from setuptools.extension import Extension
 
@@ -15,6 +17,9 @@ NATIVE = [("warclake.tasks.native.lexbor_walk", "tasks/native/lexbor_walk.pyx"),
           ("warclake.tasks.native.corpus_step", "tasks/native/corpus_step.pyx")]
 
 
+JOBS = os.cpu_count() or 1   # the extensions are generated and compiled side by side
+
+
 def native_extensions() -> list:
     try:
         from Cython.Build import cythonize
@@ -24,7 +29,7 @@ def native_extensions() -> list:
     extensions = [Extension(name, [source], optional=True, extra_compile_args=["-O2"])
                   for name, source in NATIVE]
     try:
-        built = cythonize(extensions, language_level=3, quiet=True)
+        built = cythonize(extensions, language_level=3, quiet=True, nthreads=JOBS)
     except Exception as exc:  # noqa: BLE001 - any failure leaves the Python path
         print(f"warning: the compiled core was not generated ({exc}); installing without it")
         return []
@@ -33,4 +38,4 @@ def native_extensions() -> list:
     return built
 
 
-setup(ext_modules=native_extensions())
+setup(ext_modules=native_extensions(), options={"build_ext": {"parallel": JOBS}})

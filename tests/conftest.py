@@ -1,14 +1,21 @@
+import atexit
 import os
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 
 import pytest
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+# A Prefect home of this test process (each xdist worker has its own): the temporary servers
+# that `warclake run` starts keep their database there, never in the user's ~/.prefect, and
+# two workers never share one sqlite database.
+os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="warclake-tests-prefect-")
+atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], ignore_errors=True)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -34,10 +41,46 @@ def pytest_configure(config):
 _SLOW_FIXTURES = {"prefect_harness", "prefect_server", "wheel_env"}
 
 
+# ``./dev test`` runs on two pytest-xdist workers (pyproject.toml: ``-n 2 --dist loadfile``):
+# each file is one unit of work, so its module fixtures (S3 servers, lakes) are made once.
+# The files that use a costly session fixture (``wheel_env``, ``prefect_server``) form one
+# unit, so the wheel is built and ``prefect server`` started on one worker only.
+_SERVER_FILES = {"test_cluster.py", "test_deployments.py", "test_interrupt.py", "test_wheel.py"}
+# Units start in this order, the longest first (measured with --durations), so that no
+# long file starts last and ends the run alone; the rest follow in file order.
+_LONG_FIRST = ["test_corpus_ops.py", "test_train_sieve.py", "servers", "test_worker_guard.py",
+               "test_corpus_remote.py", "test_dump_lock_remote.py", "test_flow.py", "test_native_features.py",
+               "test_fast_paths.py", "test_html_limits.py", "test_corpus_dask.py", "test_native_walk.py",
+               "test_corpus.py"]
+
+
+def _unit(nodeid: str) -> str:
+    name = nodeid.split("::", 1)[0].rsplit("/", 1)[-1]
+    return "servers" if name in _SERVER_FILES else name
+
+
+@pytest.hookimpl(optionalhook=True)   # a hook of xdist: none without it (-p no:xdist)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` with the units above (xdist's ``loadgroup`` marks do not reach
+    pytest 9's node ids)."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class FileUnits(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return _unit(nodeid)
+
+    return FileUnits(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if _SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    if os.environ.get("PYTEST_XDIST_WORKER"):   # the order the workers are given the units in
+        rank = {name: i for i, name in enumerate(_LONG_FIRST)}
+        items.sort(key=lambda item: rank.get(_unit(item.nodeid), len(rank)))   # stable: file order otherwise
 
 
 def pytest_runtest_setup(item):
