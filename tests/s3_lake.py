@@ -1,8 +1,13 @@
 """moto's S3 server behind the counting proxy (s3_proxy.py), its settings in this process's
 environment, and a filesystem that talks to the server itself, past the proxy: what the
-remote-lake tests of the dump lock and of the corpus stage's reads share."""
+remote-lake tests of the corpus stage and of the dump lock share, and the race of two
+processes that take a lock at the same instant."""
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from contextlib import contextmanager
 
 import pytest
@@ -29,3 +34,33 @@ def s3_behind_proxy(workdir, bucket: str):
             yield {"env": client_env, "fs": fs, "proxy": proxy}
         finally:
             s3fs.S3FileSystem.clear_instance_cache()
+
+
+RACE = """
+import sys, time
+from {module} import {lock}, {locked}
+lock = {lock}(sys.argv[1]{args})
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))   # both try at the same instant
+try:
+    lock.acquire()
+except {locked} as exc:
+    print("refused", exc)
+else:
+    print("held")
+    time.sleep(2)
+    lock.release()
+"""
+
+
+def race_for_lock(url: str, env: dict, module: str, lock: str, locked: str, args: str = "") -> None:
+    """Three times, two processes take ``module.lock(url{args})`` at the same instant: one
+    holds it and the other is refused."""
+    code = RACE.format(module=module, lock=lock, locked=locked, args=args)
+    for _ in range(3):
+        at = time.time() + 4
+        ps = [subprocess.Popen([sys.executable, "-c", code, url, str(at)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=dict(os.environ, **env))
+              for _ in range(2)]
+        outs = [p.communicate(timeout=60) for p in ps]
+        said = sorted(o.split()[0] for o, _ in outs if o)
+        assert said == ["held", "refused"], outs

@@ -11,34 +11,22 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import pyarrow.parquet as pq
 import pytest
 
-import procs
 from corpus_lake import known_lake, write_archive
-from s3_proxy import S3Proxy
+from s3_lake import race_for_lock, s3_behind_proxy
 from test_corpus import DUMP, decision_bytes, run
 
 BUCKET = "warclake-ops"
-DIRECT = {}   # a filesystem that talks to the S3 server itself, past the proxy
 
 
 @pytest.fixture(scope="module")
 def s3(tmp_path_factory):
-    s3fs = pytest.importorskip("s3fs")
-    with procs.s3_server(tmp_path_factory.mktemp("s3")) as env, S3Proxy(env["AWS_ENDPOINT_URL"]) as proxy, \
-            pytest.MonkeyPatch.context() as mp:
-        client_env = dict(env, AWS_ENDPOINT_URL=proxy.url)
-        for k, v in client_env.items():
-            mp.setenv(k, v)
-        s3fs.S3FileSystem.clear_instance_cache()
-        fs = s3fs.S3FileSystem(client_kwargs={"endpoint_url": env["AWS_ENDPOINT_URL"]}, skip_instance_cache=True)
-        fs.mkdir(BUCKET)
-        yield {"env": client_env, "fs": fs, "proxy": proxy}
-        s3fs.S3FileSystem.clear_instance_cache()
+    with s3_behind_proxy(tmp_path_factory.mktemp("s3"), BUCKET) as s3:
+        yield s3
 
 
 @pytest.fixture(scope="module")
@@ -235,33 +223,10 @@ def test_two_runs_on_one_remote_lake_one_writes(s3, reference):
     assert remote_decisions(s3, url) == reference["decisions"]
 
 
-RACE = """
-import sys, time
-from warclake.tasks.corpus.run_lock import CorpusLock, CorpusLocked
-lock = CorpusLock(sys.argv[1])
-time.sleep(max(0.0, float(sys.argv[2]) - time.time()))   # both try at the same instant
-try:
-    lock.acquire()
-except CorpusLocked as exc:
-    print("refused", exc)
-else:
-    print("held")
-    time.sleep(2)
-    lock.release()
-"""
-
-
 @pytest.mark.parametrize("where", ["s3", "local"])
 def test_two_processes_that_start_together_one_gets_the_lock(s3, tmp_path, where):
     url = f"s3://{BUCKET}/race" if where == "s3" else str(tmp_path / "race")
-    for _ in range(3):
-        at = time.time() + 4
-        ps = [subprocess.Popen([sys.executable, "-c", RACE, url, str(at)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=dict(os.environ, **s3["env"]))
-              for _ in range(2)]
-        outs = [p.communicate(timeout=60) for p in ps]
-        said = sorted(o.split()[0] for o, _ in outs if o)
-        assert said == ["held", "refused"], outs
+    race_for_lock(url, s3["env"], "warclake.tasks.corpus.run_lock", "CorpusLock", "CorpusLocked")
 
 
 HOLD = """

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from s3_lake import s3_behind_proxy
+from s3_lake import race_for_lock, s3_behind_proxy
 from warclake.tasks.tooling.sample_dump import make_dump
 
 BUCKET = "warclake-dump-lock"
@@ -161,33 +161,10 @@ def test_a_lock_of_another_host_is_taken_over_once_its_lease_expires(s3):
     assert not lock_exists(s3, "lease")
 
 
-RACE = """
-import sys, time
-from warclake.tasks.dump_lock import DumpLock, DumpLocked
-lock = DumpLock(sys.argv[1], "D")
-time.sleep(max(0.0, float(sys.argv[2]) - time.time()))   # both try at the same instant
-try:
-    lock.acquire()
-except DumpLocked as exc:
-    print("refused", exc)
-else:
-    print("held")
-    time.sleep(2)
-    lock.release()
-"""
-
-
 @pytest.mark.parametrize("where", ["s3", "local"])
 def test_two_extractions_that_start_together_one_gets_the_dump(s3, tmp_path, where):
     url = f"s3://{BUCKET}/race" if where == "s3" else str(tmp_path / "race")
-    for _ in range(3):
-        at = time.time() + 4
-        ps = [subprocess.Popen([sys.executable, "-c", RACE, url, str(at)], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True, env=dict(os.environ, **s3["env"]))
-              for _ in range(2)]
-        outs = [p.communicate(timeout=60) for p in ps]
-        said = sorted(o.split()[0] for o, _ in outs if o)
-        assert said == ["held", "refused"], outs
+    race_for_lock(url, s3["env"], "warclake.tasks.dump_lock", "DumpLock", "DumpLocked", args=', "D"')
 
 
 def test_a_lock_file_left_on_a_local_lake_names_its_holder_as_before(tmp_path):
