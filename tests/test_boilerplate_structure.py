@@ -165,3 +165,21 @@ def test_the_characters_folding_to_ascii_letters_are_those_the_compiled_module_k
     ss = pytest.importorskip("warclake.tasks.native.sieve_structure")
     text = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c < 0xE000)
     assert sorted({ord(c) for c in re.findall("[a-z]", text, re.I)}) == list(ss.FOLDS_TO_ASCII)
+
+
+def test_fuzz_sieve_runs_the_structure_columns_from_a_given_module_file(tmp_path):
+    """``--structure-module`` (how an AddressSanitizer build is run) loads that file, and the
+    fuzz compares its columns with the reference."""
+    import shutil
+    import subprocess
+    import sys
+
+    built = pytest.importorskip("warclake.tasks.native.sieve_structure")
+    copy = tmp_path / "sieve_structure.so"
+    shutil.copy(built.__file__, copy)
+    run = subprocess.run([sys.executable, "-m", "warclake.tasks.tooling.fuzz_sieve",
+                          "--structure-module", str(copy), "--cases", "40", "--seed", "5"],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert f"structure columns: compiled {copy}" in run.stdout
+    assert "0 differences" in run.stdout

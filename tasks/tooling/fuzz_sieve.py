@@ -27,6 +27,10 @@ Cython from naming the module after this checkout::
         /tmp/asan/sieve_features.c -o /tmp/asan/sieve_features.so
     ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \\
         python -m warclake.tasks.tooling.fuzz_sieve --module /tmp/asan/sieve_features.so --cases 5000
+
+``--structure-module FILE`` does the same for the compiled structure columns
+(``sieve_structure``, built the same way from its own ``.pyx``); give both to run the whole
+compiled matrix under the sanitizer.
 """
 from __future__ import annotations
 
@@ -123,9 +127,18 @@ def _outcome(fn, *args):
 
 
 def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    structure_module = None
+    if "--structure-module" in argv:
+        k = argv.index("--structure-module")
+        structure_module = argv[k + 1]
+        del argv[k:k + 2]
     args = parse_options("fuzz_sieve", __doc__, argv, 1000)
-    if args.module:  # must be in place before features imports (and checks) it
+    # both must be in place before features imports (and checks) them
+    if args.module:
         load_module_file("warclake.tasks.native.sieve_features", args.module, register=True)
+    if structure_module:
+        load_module_file("warclake.tasks.native.sieve_structure", structure_module, register=True)
 
     from warclake.tasks.boilerplate import compiled, features, model
     from warclake.tasks.html_paragraphs import extract_paragraphs
@@ -134,7 +147,9 @@ def main(argv=None) -> int:
     if features._COMPILED is None:
         print(f"no compiled features to compare: {compiled.REASON}", file=sys.stderr)
         return 2
-    print(f"compiled features: {sys.modules['warclake.tasks.native.sieve_features'].__file__}",
+    print(f"compiled features: {sys.modules['warclake.tasks.native.sieve_features'].__file__}; "
+          f"structure columns: {compiled.STRUCTURE_STATUS} "
+          f"{getattr(sys.modules.get('warclake.tasks.native.sieve_structure'), '__file__', '')}",
           flush=True)
     forest = model.load()
 
