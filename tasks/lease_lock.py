@@ -23,6 +23,7 @@ import errno
 import json
 import logging
 import os
+import posixpath
 import secrets
 import threading
 import time
@@ -205,7 +206,8 @@ _held_guard = threading.Lock()
 class LeaseLock:
     """``with SomeLock(...): ...`` -- ``locked_error`` when another live run holds the lock.
 
-    A subclass names the lock (its path under the lake, its errors, its messages). A
+    A subclass names the lock (its place under the lake's root, its errors, its messages),
+    given the lake as a ``Lake`` or its URL or path. A
     ``reentrant`` lock is shared by every ``acquire`` of its process (nested steps of one
     run); otherwise a second ``acquire`` in the same process is refused like another run's.
     """
@@ -214,9 +216,9 @@ class LeaseLock:
     lost_error: type[OSError] = OSError
     reentrant = False
 
-    def __init__(self, lake: str | Lake, path: str, ttl: float):
+    def __init__(self, lake: str | Lake, where: str, ttl: float):
         self.lake = lake if isinstance(lake, Lake) else Lake(lake)
-        self.path = path
+        self.path = posixpath.join(self.lake._root, where)
         self.url = self.path if self.lake.is_local else self.lake.fs.unstrip_protocol(self.path)
         self.ttl = float(ttl)
         self.store = _store(self.lake, self.path)
