@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-from s3_lake import s3_behind_proxy
+from s3_lake import s3_fixture
 
 BUCKET = "warclake-read-bytes"
 
 
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    with s3_behind_proxy(tmp_path_factory.mktemp("s3"), BUCKET) as s3:
-        yield s3
+s3 = s3_fixture(BUCKET)
 
 
 @pytest.fixture
