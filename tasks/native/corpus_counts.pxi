@@ -71,6 +71,19 @@ def configure(bytes classes, list lower):
 
 
 
+cdef inline bint link_scan(uint32_t ch, bint *in_link, int64_t *link_chars) noexcept nogil:
+    """One character of the scan for link markers: counts the link text's characters but
+    spaces and line feeds into ``link_chars``; True for a marker (left out of the text)."""
+    if in_link[0]:
+        if ch == LINK_END:
+            in_link[0] = False
+        elif ch != 32 and ch != NL:
+            link_chars[0] += 1
+    elif ch == LINK_START:
+        in_link[0] = True
+    return ch == LINK_START or ch == LINK_END
+
+
 cdef inline uint8_t cls(uint32_t c) noexcept nogil:
     if c < 65536:
         return CLASS[c]
