@@ -30,7 +30,8 @@ cdef uint32_t PHRASE[15][16]
 cdef int PHRASE_LEN[15]
 cdef uint32_t PHRASE_HEADS[128]      # per ASCII character, the phrases 0-13 it starts
 cdef uint8_t PHRASE_PAIRS[65536]     # 1 where a phrase 0-13 starts with these low bytes of two characters
-cdef uint32_t STOP[8][4]
+cdef uint64_t STOP_KEY[8]       # a stop word's characters, 16 bits each
+cdef uint64_t SPECIAL_KEY = 0xFFFFFFFFFFFFFFFFULL   # no stop word's key
 cdef int STOP_LEN[8]
 cdef uint8_t CLASS[65536]
 cdef uint32_t LOWER[65536]
@@ -61,9 +62,12 @@ def configure(bytes classes, list lower):
         for j in range(len(p)):
             PHRASE[i][j] = ord(p[j])
     for i, p in enumerate(STOP_WORDS):
+        if not 0 < len(p) <= 4 or max(map(ord, p)) > 0xFFFF:
+            raise ValueError("a stop word is not one to four characters of the BMP")
         STOP_LEN[i] = len(p)
+        STOP_KEY[i] = 0
         for j in range(len(p)):
-            STOP[i][j] = ord(p[j])
+            STOP_KEY[i] |= (<uint64_t> ord(p[j])) << (16 * j)
     for i in range(65536):
         CLASS[i] = classes[i]
         LOWER[i] = SPECIAL if lower[i] < 0 else <uint32_t> lower[i]
@@ -465,6 +469,7 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     only the whole text gives (link characters, chrome characters, path elements, body
     characters, labels)."""
     cdef Py_ssize_t i, j, k, a, b, c0, ne = 0, nlines = 0, w = 0, nl = 0
+    cdef uint64_t key
     cdef uint32_t ch, run_ch
     cdef uint8_t cl
     cdef bint char_mode, space, prev_space, prev_unit, unit, special = False
@@ -615,14 +620,18 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
         for i in range(w):
             if ulen[i] > 4:
                 continue
+            # the unit's (at most four) characters side by side, as STOP_KEY holds the words
+            key = 0
+            for a in range(ulen[i]):
+                ch = low.cp[ustart[i] + a]
+                if ch > 0xFFFF:
+                    key = SPECIAL_KEY
+                    break
+                key |= (<uint64_t> ch) << (16 * a)
             for k in range(8):
-                if STOP_LEN[k] == ulen[i]:
-                    a = 0
-                    while a < ulen[i] and low.cp[ustart[i] + a] == STOP[k][a]:
-                        a += 1
-                    if a == ulen[i]:
-                        stop += 1
-                        break
+                if STOP_KEY[k] == key and STOP_LEN[k] == ulen[i]:
+                    stop += 1
+                    break
     # lines naming javascript or a policy (lines of the lower-case text match those
     # of the text: lower case neither makes nor removes a line feed)
     a = 0

@@ -152,9 +152,10 @@ cdef void one_permutation(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const 
             h = mix(s.raw ^ <uint64_t> g)
         bn = <int> (((h >> 32) * <uint64_t> bins) >> 32)
         v = <uint32_t> h
-        if not filled[bn] or v < row[bn]:
-            row[bn] = v
-            filled[bn] = 1
+        # an empty bin holds EMPTY, the largest value: the smaller of the two is right
+        # either way (no branch on random bins)
+        row[bn] = v if v < row[bn] else row[bn]
+        filled[bn] = 1
     for bn in range(bins):
         if filled[bn]:
             continue
