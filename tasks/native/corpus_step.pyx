@@ -326,6 +326,23 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                 table_ok = True
                 i = bs
                 while i < be:
+                    ch = d[i]
+                    if 0x20 < ch < 0x80:
+                        # printable ASCII but the space (most characters): no marker, line
+                        # feed or whitespace; its NFKC is itself, lower-cased by a shift
+                        link_chars += in_link
+                        nl_state = 0
+                        plain_cp[plain_len] = ch
+                        plain_len += 1
+                        if table_ok:
+                            if pending:
+                                para.cp[para.len] = 32
+                                para.len += 1
+                                pending = False
+                            para.cp[para.len] = ch + 32 if 65 <= ch <= 90 else ch
+                            para.len += 1
+                        i += 1
+                        continue
                     i = utf8_at(d, i, be, &ch)
                     if i < 0:
                         raise ValueError("a text is not valid UTF-8")
