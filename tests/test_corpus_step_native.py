@@ -175,3 +175,40 @@ def test_passes_in_two_threads_give_the_reference_values(monkeypatch):
     for th in threads:
         th.join()
     assert all(ap.pass_equal(got[i], want[i]) for i in range(len(tables)))
+
+
+@compiled_only
+def test_long_documents_after_short_ones_give_the_reference_values():
+    """The working memory kept between documents and calls: a document of thousands of
+    paragraphs (the per-paragraph arrays grow inside it), one paragraph of 200,000
+    characters, then short documents again."""
+    words = ["Privacy policy", "The cat and the dog", "ＡＢＣ　全角", "ΣΑΣ σας", "…", "日本語の文。"]
+    many = "\n\n".join(f"{'body>nav>a' if i % 7 == 0 else 'body>main>p'}\x1c{words[i % len(words)]} {i}"
+                       for i in range(3000))
+    labels = [("good", "bad", None)[i % 3] for i in range(2990)]
+    huge = "body>p\x1c" + " ".join(f"w{i % 977} \x02link {i}\x03" for i in range(20000))
+    small = [("body>h1\x1cTitle\n\nbody>p\x1cShort text here.", ["good", "bad"], "en"), ("", None, None)]
+    for docs in (small, [(many, labels, "en"), (huge, None, "ja")] + small, small, [(many, None, "de")]):
+        t = table(docs)
+        got = ap.run(ap.compiled_module(), t, 3, 5, 120)
+        assert ap.pass_equal(got, ap.reference(t, 3, 5, 120))
+    assert got.signed.doc_paragraphs.tolist() == [3000]
+
+
+def test_the_step_reads_tables_lacking_columns_or_in_chunks(monkeypatch):
+    """A documents table without dates, labels or archive names, its columns in several
+    chunks: the rows with and without the pass agree, the missing columns are nulls."""
+    texts = ["body>p\x1cOne two three.\n\nbody>nav\x1cHome", "p\x1cFour five six seven eight.", None]
+    t = pa.table({"text": pa.chunked_array([texts[:1], texts[1:]], pa.string()),
+                  "docId": pa.chunked_array([["a"], ["b", "c"]]),
+                  "url": pa.chunked_array([["https://x.example.org/1"], ["https://y.example.co.uk/2", None]])})
+    sig = SignatureConfig()
+    with_pass = archive_step.signatures_of(t, sig)
+    monkeypatch.setattr(archive_step, "sign_table", lambda *a, **k: None)
+    without = archive_step.signatures_of(t, sig)
+    assert _same_rows(with_pass[0], without[0]) and _same_rows(with_pass[1], without[1])
+    para, docs = with_pass
+    assert para.column("docId").to_pylist() == ["a", "a", "b"]
+    assert para.column("domain").to_pylist() == ["example.org", "example.org", "example.co.uk"]
+    assert docs.column("date").null_count == 3 and docs.column("warc_file").null_count == 3
+    assert para.column("label").null_count == 3
