@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import time
 
+import fsspec
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .archive_pass import sign_table
 from .hosts import registered_domain, url_host
-from .layout import CorpusLayout, file_size, read_schema, read_table, write_table
+from .layout import CorpusLayout, file_size, is_url, read_schema, write_table
 from .normalise import hash64
 from .quality import document_metrics, is_chrome_path
 from .settings import SignatureConfig
@@ -124,6 +126,16 @@ def _array(docs: pa.Table, name: str, type_: pa.DataType = pa.string()) -> pa.Ar
     return arr if arr.type == type_ else arr.cast(type_)
 
 
+def row_groups(path: str, columns: list[str]):
+    """The documents file's row groups one after the other (a group's memory is reused for
+    the next: the text of a whole archive is never held at once)."""
+    fs, p = (fsspec.core.url_to_fs(path) if is_url(path) else (None, path))
+    with (fs.open(p, "rb") if fs is not None else open(p, "rb")) as fh:
+        pf = pq.ParquetFile(fh)
+        for i in range(pf.num_row_groups):
+            yield pf.read_row_group(i, columns=columns)
+
+
 def metrics_column(metrics: list[dict]) -> pa.Array:
     """The documents' metrics as a map column, keys in sorted order. Built from one key
     list and a matrix of values when every document has the same keys (the usual case)."""
@@ -148,8 +160,9 @@ def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
     t0 = time.monotonic()
     layout.clear_state(STEP, dump, warc_name)
     have = set(read_schema(src).names)
-    docs = read_table(src, columns=[c for c in READ_COLUMNS if c in have])
-    para, docsig = signatures_of(docs, sig)
+    parts = ([signatures_of(docs, sig) for docs in row_groups(src, [c for c in READ_COLUMNS if c in have])]
+             or [signatures_of(pa.table({}), sig)])
+    para, docsig = (pa.concat_tables([part[k] for part in parts]) for k in (0, 1))
     write_table(layout.file("paragraphs", dump, warc_name), para)
     write_table(layout.file("docsigs", dump, warc_name), docsig)
     secs = round(time.monotonic() - t0, 3)
