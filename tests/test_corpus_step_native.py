@@ -212,3 +212,23 @@ def test_the_step_reads_tables_lacking_columns_or_in_chunks(monkeypatch):
     assert para.column("domain").to_pylist() == ["example.org", "example.org", "example.co.uk"]
     assert docs.column("date").null_count == 3 and docs.column("warc_file").null_count == 3
     assert para.column("label").null_count == 3
+
+
+def test_a_documents_file_read_by_row_groups_gives_the_rows_of_the_whole_table(tmp_path):
+    import pyarrow.parquet as pq
+
+    docs = []
+    for i in range(12):
+        docs += [(r["text"], r["paragraph_labels"], r["lang"]) for r in fuzz_step.case(9, i)[0].to_pylist()]
+    n = len(docs)
+    t = table(docs).append_column("docId", pa.array([f"d{i}" for i in range(n)]))
+    t = t.append_column("url", pa.array([f"https://s{i % 3}.example.org/{i}" for i in range(n)]))
+    path = tmp_path / "documents.parquet"
+    pq.write_table(t, path, row_group_size=5)
+    groups = list(archive_step.row_groups(str(path), ["text", "paragraph_labels", "lang", "docId", "url"]))
+    assert len(groups) == -(-n // 5) > 2
+    sig = SignatureConfig()
+    parts = [archive_step.signatures_of(g, sig) for g in groups]
+    whole = archive_step.signatures_of(t, sig)
+    for k in (0, 1):
+        assert _same_rows(pa.concat_tables([p[k] for p in parts]), whole[k])
