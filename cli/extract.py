@@ -14,6 +14,7 @@ from warclake.tasks.extract_archive import record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, archive_name, check_dump_name
 from warclake.tasks.plan import check_unique_names, plan_dump
+from warclake.tasks import retries
 
 from .interrupt import on_ctrl_c, raise_interrupt
 from .progress import TerminalProgress, archive_line
@@ -127,15 +128,9 @@ def _stop() -> None:
 def _extract_one(path: str, args, config: ExtractConfig, progress) -> dict:
     """One archive, in a watched worker (or inline with ``--workers 0``). A worker that died
     on a record is given the archive again: a second death there ledgers that record
-    ``worker_crashed`` and reading goes on after it."""
-    attempts = 3
-    while True:
-        attempts -= 1
-        try:
-            return workers.run_extraction(path, args.dump, args.lake, config, args.workers, progress=progress)
-        except workers.WorkerDied:
-            if not attempts:
-                raise
+    ``worker_crashed`` and reading goes on after it (tasks/retries.py: WORKER)."""
+    return retries.WORKER.run(
+        lambda: workers.run_extraction(path, args.dump, args.lake, config, args.workers, progress=progress))
 
 
 def _extract_all(args, config: ExtractConfig, inputs: list[str], lock: DumpLock) -> int:

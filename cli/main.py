@@ -11,7 +11,7 @@ import duckdb
 
 from warclake import __version__
 from warclake.cli import bench, corpus, evaluate, extract, interrupt, report, run, show
-from warclake.tasks import native
+from warclake.tasks import native, storage_errors
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
 COMMANDS = (extract, run, report, evaluate, bench, show, corpus)
@@ -61,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
         if not interrupt.said:
             print("warclake: interrupted", file=sys.stderr)
         return interrupt.INTERRUPTED
+    except Exception as exc:  # an object store's client refused or failed (not an OSError)
+        if args.verbose or not storage_errors.is_storage_client_error(exc):
+            raise
+        lake = getattr(args, "lake", None)
+        print(f"warclake: error: cannot use {f'the lake at {lake}' if lake else 'the object store'}: "
+              f"{storage_errors.describe(exc)}", file=sys.stderr)
+        return 2
     return int(rc or 0)
 
 

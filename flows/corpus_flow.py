@@ -35,6 +35,7 @@ from warclake.tasks.corpus.layout import CorpusLayout
 from warclake.tasks.corpus.manifest import ManifestWriter
 from warclake.tasks.corpus.run_lock import CorpusLock
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
+from warclake.tasks.retries import STEP as STEP_RETRY
 
 
 class CorpusFailed(Exception):
@@ -42,9 +43,9 @@ class CorpusFailed(Exception):
 
 
 # Every step is idempotent (done = its state file), so a step that met a network or
-# storage error (a remote lake) is simply run again, as extraction's archives are.
-RETRIES = dict(retries=len(stage.RETRY_DELAYS), retry_delay_seconds=list(stage.RETRY_DELAYS),
-               retry_condition_fn=retry_if_transient, persist_result=False)
+# storage error (a remote lake) is simply run again, as extraction's archives are
+# (tasks/retries.py: STEP, as the stage without Prefect).
+RETRIES = dict(**STEP_RETRY.prefect_options(), retry_condition_fn=retry_if_transient, persist_result=False)
 
 
 def frames_freed(fn):

@@ -24,6 +24,7 @@ from warclake.tasks.extract_archive import record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, check_dump_name
 from warclake.tasks.plan import plan_dump
+from warclake.tasks import retries
 from warclake.tasks.run_checks import check_counts
 from warclake.tasks.transient import PERMANENT_ERRNOS, TRANSIENT, is_transient  # noqa: F401 (used by others)
 
@@ -35,7 +36,8 @@ INTERRUPTED = "interrupted"  # an archive's task stopped by Ctrl-C: neither done
 
 
 def retry_if_transient(task_, task_run, state) -> bool:
-    """A plain function on purpose: Prefect ignores a functools.partial here."""
+    """The flows' retry condition (the policies of tasks/retries.py ask ``is_transient``): a
+    plain function on purpose, as Prefect ignores a functools.partial here."""
     try:
         state.result()
     except Exception as exc:  # the task's exception comes back out of its state
@@ -44,8 +46,7 @@ def retry_if_transient(task_, task_run, state) -> bool:
 
 
 @task(name="extract-archive", task_run_name="extract {name}",
-      retries=3, retry_delay_seconds=[2, 8, 30], retry_jitter_factor=0.3,
-      retry_condition_fn=retry_if_transient, persist_result=False)
+      **retries.ARCHIVE.prefect_options(), retry_condition_fn=retry_if_transient, persist_result=False)
 def extract_archive_task(input_path: str, name: str, dump: str, lake: str, config: ExtractConfig,
                          workers: int) -> dict:
     try:
@@ -62,7 +63,7 @@ def extract_archive_task(input_path: str, name: str, dump: str, lake: str, confi
             "damaged": len(summary["skipped"])}
 
 
-@task(name="resolve-inputs", retries=3, retry_delay_seconds=[2, 8, 30], retry_condition_fn=retry_if_transient,
+@task(name="resolve-inputs", **retries.INPUTS.prefect_options(), retry_condition_fn=retry_if_transient,
       persist_result=False)
 def resolve_task(inputs: list[str], base_url: str | None) -> list[str]:
     """Expand folders, globs and warc.paths listings (a listing may be remote: retried)."""

@@ -33,7 +33,7 @@ from warclake.tasks.lake import archive_name
 from warclake.tasks.outcomes import Outcome
 from warclake.tasks.owners import pid_alive
 from warclake.tasks.record_watch import RecordWatch
-from warclake.tasks.warc_reader import TransientInputError
+from warclake.tasks.retries import WorkerDied  # noqa: F401 (raised here, caught by callers)
 
 from . import pool_semaphores as semaphores
 
@@ -45,10 +45,6 @@ _pool_size = 0
 POLL = 0.25          # seconds between two looks at a running worker
 DEATHS_TO_NARROW = 2  # deaths on one record before it is given up
 MAX_REBUILDS = 20    # pools broken under one archive before it counts as failed
-
-
-class WorkerDied(TransientInputError):
-    """The extraction worker died while it held the archive: worth another attempt."""
 
 
 class RunInterrupted(Exception):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import logging
 import os
-import posixpath
 
 from .lake import Lake, check_dump_name
 from .lease_lock import LeaseLock, who
@@ -38,9 +37,8 @@ class DumpLock(LeaseLock):
     lost_error = DumpLockLost
 
     def __init__(self, lake: str | Lake, dump: str, ttl: float = DEFAULT_TTL):
-        lake = lake if isinstance(lake, Lake) else Lake(lake)
         self.dump = check_dump_name(dump)
-        super().__init__(lake, posixpath.join(lake._root, "locks", f"dump={self.dump}.lock"), ttl)
+        super().__init__(lake, f"locks/dump={self.dump}.lock", ttl)
 
     def describe_locked(self, holder: dict, modified: float) -> str:
         return (f"dump {self.dump} is being written to this lake by another run ({who(holder, modified)}); "

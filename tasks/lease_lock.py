@@ -23,13 +23,14 @@ import errno
 import json
 import logging
 import os
+import posixpath
 import secrets
 import threading
 import time
 from datetime import datetime, timezone
 
-from .lake import Lake
-from .owners import host, pid_alive, process_start, tmp_name
+from .lake import Lake, remove_quietly
+from .owners import host, pid_alive, process_start, remove_dead_tmp, tmp_name
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +45,9 @@ def _now() -> str:
 
 class _LocalStore:
     """The lock as a local file; its version is (inode, mtime, size); conditional changes
-    happen under a flock on a guard file beside it."""
+    happen under a flock on a guard file beside it. A renewal writes a temporary beside it
+    and renames it into place; one a kill left there (its writer gone) is removed when the
+    lock is next taken."""
 
     def __init__(self, path: str):
         self.path = path
@@ -54,7 +57,9 @@ class _LocalStore:
         return (st.st_ino, st.st_mtime_ns, st.st_size), st.st_mtime
 
     def create(self, meta: dict):
-        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        folder = os.path.dirname(self.path)
+        os.makedirs(folder, exist_ok=True)
+        remove_dead_tmp(folder, [os.path.basename(self.path)])
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
         except FileExistsError:
@@ -89,9 +94,13 @@ class _LocalStore:
     def replace(self, version, meta: dict):
         def write():
             tmp = os.path.join(os.path.dirname(self.path), tmp_name(os.path.basename(self.path)))
-            with open(tmp, "w") as fh:
-                json.dump(meta, fh)
-            os.replace(tmp, self.path)
+            try:
+                with open(tmp, "w") as fh:
+                    json.dump(meta, fh)
+                os.replace(tmp, self.path)
+            except BaseException:
+                remove_quietly(tmp)
+                raise
             return self._version()[0]
         return self._guarded(version, write)
 
@@ -205,7 +214,8 @@ _held_guard = threading.Lock()
 class LeaseLock:
     """``with SomeLock(...): ...`` -- ``locked_error`` when another live run holds the lock.
 
-    A subclass names the lock (its path under the lake, its errors, its messages). A
+    A subclass names the lock (its place under the lake's root, its errors, its messages),
+    given the lake as a ``Lake`` or its URL or path. A
     ``reentrant`` lock is shared by every ``acquire`` of its process (nested steps of one
     run); otherwise a second ``acquire`` in the same process is refused like another run's.
     """
@@ -214,9 +224,9 @@ class LeaseLock:
     lost_error: type[OSError] = OSError
     reentrant = False
 
-    def __init__(self, lake: str | Lake, path: str, ttl: float):
+    def __init__(self, lake: str | Lake, where: str, ttl: float):
         self.lake = lake if isinstance(lake, Lake) else Lake(lake)
-        self.path = path
+        self.path = posixpath.join(self.lake._root, where)
         self.url = self.path if self.lake.is_local else self.lake.fs.unstrip_protocol(self.path)
         self.ttl = float(ttl)
         self.store = _store(self.lake, self.path)

@@ -1,4 +1,5 @@
 import atexit
+import json
 import os
 import shutil
 import subprocess
@@ -30,6 +31,31 @@ def shared_data(*parts: str) -> str:
     return os.path.join(SHARED_DATA, *parts)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--record-durations", action="store_true",
+                     help="write each test file's seconds (setup, call, teardown) into tests/durations.json")
+
+
+_measured: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    unit = _unit(report.nodeid)
+    _measured[unit] = _measured.get(unit, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    config = session.config
+    if not config.getoption("record_durations") or hasattr(config, "workerinput"):
+        return   # an xdist worker: its reports reach the controller, which writes the file
+    durations = merged_durations(read_durations(), _measured, unit_names())
+    tmp = DURATIONS + ".tmp"
+    with open(tmp, "w") as fh:
+        json.dump(durations, fh, indent=1)
+        fh.write("\n")
+    os.replace(tmp, DURATIONS)
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "shared_data(*parts): needs ../shared/data/<parts>; skipped when absent, "
@@ -46,12 +72,38 @@ _SLOW_FIXTURES = {"prefect_harness", "prefect_server", "wheel_env"}
 # The files that use a costly session fixture (``wheel_env``, ``prefect_server``) form one
 # unit, so the wheel is built and ``prefect server`` started on one worker only.
 _SERVER_FILES = {"test_cluster.py", "test_deployments.py", "test_interrupt.py", "test_wheel.py"}
-# Units start in this order, the longest first (measured with --durations), so that no
-# long file starts last and ends the run alone; the rest follow in file order.
-_LONG_FIRST = ["test_corpus_ops.py", "test_train_sieve.py", "servers", "test_worker_guard.py",
-               "test_corpus_remote.py", "test_dump_lock_remote.py", "test_flow.py", "test_native_features.py",
-               "test_fast_paths.py", "test_html_limits.py", "test_corpus_dask.py", "test_native_walk.py",
-               "test_corpus.py"]
+# Units start the longest first, as tests/durations.json lists their seconds, so that no
+# long file starts last and ends the run alone; units not listed there follow in file
+# order. `./dev durations` runs the suite and writes what it measured into that file.
+DURATIONS = os.path.join(HERE, "durations.json")
+
+
+def read_durations(path: str = DURATIONS) -> dict[str, float]:
+    try:
+        with open(path) as fh:
+            return {str(unit): float(s) for unit, s in json.load(fh).items()}
+    except (OSError, ValueError, AttributeError):
+        return {}
+
+
+def longest_first(durations: dict[str, float]) -> list[str]:
+    return sorted(durations, key=lambda unit: (-durations[unit], unit))
+
+
+def merged_durations(old: dict[str, float], measured: dict[str, float], units: set[str]) -> dict[str, float]:
+    """The file's durations after a run: the units measured take their new seconds, the
+    others keep theirs, and units whose files are gone are dropped."""
+    out = {u: s for u, s in old.items() if u in units}
+    out.update({u: round(s, 1) for u, s in measured.items() if u in units})
+    return {u: out[u] for u in longest_first(out)}
+
+
+def unit_names() -> set[str]:
+    """The units of the test files there are (a file, or "servers")."""
+    return {_unit(name) for name in os.listdir(HERE) if name.startswith("test_") and name.endswith(".py")}
+
+
+_LONG_FIRST = longest_first(read_durations())
 
 
 def _unit(nodeid: str) -> str:

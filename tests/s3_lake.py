@@ -36,6 +36,16 @@ def s3_behind_proxy(workdir, bucket: str):
             s3fs.S3FileSystem.clear_instance_cache()
 
 
+def s3_fixture(bucket: str):
+    """The module fixture ``s3`` of a test file: ``s3_behind_proxy`` with the file's own
+    bucket, one server for all of the file's tests (``s3 = s3_fixture(BUCKET)``)."""
+    @pytest.fixture(scope="module", name="s3")
+    def s3(tmp_path_factory):
+        with s3_behind_proxy(tmp_path_factory.mktemp("s3"), bucket) as s3:
+            yield s3
+    return s3
+
+
 RACE = """
 import sys, time
 from {module} import {lock}, {locked}

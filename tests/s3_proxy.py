@@ -1,7 +1,7 @@
 """An HTTP proxy on 127.0.0.1 in front of the S3 server, for the tests: it records every
 request (method, path, query) and can break the connection on purpose, as a network does:
-reset it before any reply (``fail``) or hold the request until the test lets it through
-(``hold``)."""
+reset it before any reply (``fail``), hold the request until the test lets it through
+(``hold``), or answer it with an S3 error reply in the server's place (``answer``)."""
 from __future__ import annotations
 
 import http.client
@@ -18,6 +18,7 @@ class Request:
     method: str
     path: str       # without the query
     query: str
+    range: str | None = None   # the Range header: a read of part of an object
 
     @property
     def is_list(self) -> bool:
@@ -31,13 +32,15 @@ class Request:
 @dataclass
 class Rule:
     match: object            # fn(Request) -> bool
-    how: str                 # "reset" | "hold"
+    how: str                 # "reset" | "hold" | "answer"
     until: float | None = None   # reset: monotonic deadline counted from the first match (None: forever)
     seconds: float | None = None
     released: threading.Event = field(default_factory=threading.Event)
     seen: threading.Event = field(default_factory=threading.Event)
     drop: bool = False       # hold: on release, reset instead of passing the request on
     hits: int = 0
+    status: int = 0          # answer: the reply's HTTP status and S3 error code
+    code: str = ""
 
 
 class S3Proxy:
@@ -88,6 +91,12 @@ class S3Proxy:
         self.rules.append(rule)
         return rule
 
+    def answer(self, match, status: int, code: str) -> Rule:
+        """Answer every matching request with S3's error reply ``status``/``code``."""
+        rule = Rule(match, "answer", status=status, code=code)
+        self.rules.append(rule)
+        return rule
+
     def release(self, rule: Rule, drop: bool = False) -> None:
         """Let the held requests through (or reset them: ``drop``) and stop holding."""
         if rule in self.rules:
@@ -126,7 +135,7 @@ class S3Proxy:
 
     def _serve(self, h: BaseHTTPRequestHandler) -> None:
         path, _, query = h.path.partition("?")
-        req = Request(h.command, path, query)
+        req = Request(h.command, path, query, h.headers.get("Range"))
         body = self._read_body(h)
         with self._lock:
             self.requests.append(req)
@@ -139,6 +148,16 @@ class S3Proxy:
             h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
             h.close_connection = True
             h.connection.close()
+            return
+        if rule is not None and rule.how == "answer":
+            body = (f'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>{rule.code}</Code>'
+                    f'<Message>{rule.code}</Message></Error>').encode()
+            h.send_response_only(rule.status)
+            h.send_header("Content-Type", "application/xml")
+            h.send_header("Content-Length", "0" if h.command == "HEAD" else str(len(body)))
+            h.end_headers()
+            if h.command != "HEAD":
+                h.wfile.write(body)
             return
         conn = http.client.HTTPConnection(*self.upstream, timeout=60)
         try:

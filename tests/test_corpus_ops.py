@@ -17,16 +17,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_lake import known_lake, write_archive
-from s3_lake import race_for_lock, s3_behind_proxy
+from s3_lake import race_for_lock, s3_fixture
 from test_corpus import DUMP, decision_bytes, run
 
 BUCKET = "warclake-ops"
 
 
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    with s3_behind_proxy(tmp_path_factory.mktemp("s3"), BUCKET) as s3:
-        yield s3
+s3 = s3_fixture(BUCKET)
 
 
 @pytest.fixture(scope="module")

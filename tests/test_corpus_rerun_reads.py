@@ -14,17 +14,14 @@ from collections import Counter
 import pytest
 
 from corpus_lake import known_lake
-from s3_lake import s3_behind_proxy
+from s3_lake import s3_fixture
 from test_corpus import DUMP, second_dump
 from test_corpus_ops import split_lake
 
 BUCKET = "warclake-rerun"
 
 
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    with s3_behind_proxy(tmp_path_factory.mktemp("s3"), BUCKET) as s3:
-        yield s3
+s3 = s3_fixture(BUCKET)
 
 
 @pytest.fixture(scope="module")

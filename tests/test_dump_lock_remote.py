@@ -13,17 +13,14 @@ import time
 
 import pytest
 
-from s3_lake import race_for_lock, s3_behind_proxy
+from s3_lake import race_for_lock, s3_fixture
 from warclake.tasks.tooling.sample_dump import make_dump
 
 BUCKET = "warclake-dump-lock"
 DUMP = "CC-MAIN-2099-01"
 
 
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    with s3_behind_proxy(tmp_path_factory.mktemp("s3"), BUCKET) as s3:
-        yield s3
+s3 = s3_fixture(BUCKET)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from warclake.tasks.config import SCHEMA_VERSION
 from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
+from warclake.tasks.storage_errors import describe, is_storage_client_error
 
 from .layout import CorpusLayout, read_schema
 from .run_lock import CorpusLock
@@ -60,7 +61,7 @@ def reachable(lake: str) -> Lake:
     except FileNotFoundError:
         raise
     except Exception as exc:  # botocore's and aiohttp's errors are not OSErrors
-        detail = " ".join(str(exc).split()) or type(exc).__name__
+        detail = describe(exc) if is_storage_client_error(exc) else (" ".join(str(exc).split()) or type(exc).__name__)
         raise OSError(f"cannot read the lake at {lk.url}: {detail}") from exc
 
 

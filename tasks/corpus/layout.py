@@ -207,10 +207,20 @@ def read_bytes(path: str) -> bytes:
         # one GET, no cached listing involved: a read of a range from 0 (s3fs asks an
         # object's size with a HEAD before reading it whole)
         return fs.cat_file(p, start=0)
-    except FileNotFoundError:
+    except OSError as exc:
+        if is_range_past_end(exc):
+            return b""   # "bytes=0-" lies past the end only of an empty object
         raise
-    except OSError:
-        return fs.cat_file(p)   # an empty object has no range to read (S3: 416)
+
+
+def is_range_past_end(exc: BaseException) -> bool:
+    """Whether an error is S3's 416 (InvalidRange): s3fs raises it as an OSError whose cause
+    is botocore's ClientError, which holds the reply's code and status."""
+    reply = getattr(exc.__cause__, "response", None)
+    if not isinstance(reply, dict):
+        return False
+    return (reply.get("Error", {}).get("Code") == "InvalidRange"
+            or reply.get("ResponseMetadata", {}).get("HTTPStatusCode") == 416)
 
 
 def remove_file(path: str) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-import posixpath
 
 from warclake.tasks.lake import Lake
 from warclake.tasks.lease_lock import LeaseLock, who
@@ -37,8 +36,7 @@ class CorpusLock(LeaseLock):
     reentrant = True
 
     def __init__(self, lake: str | Lake, ttl: float = DEFAULT_TTL):
-        lake = lake if isinstance(lake, Lake) else Lake(lake)
-        super().__init__(lake, posixpath.join(lake._root, ROOT, "lock.json"), ttl)
+        super().__init__(lake, f"{ROOT}/lock.json", ttl)
 
     def describe_locked(self, holder: dict, modified: float) -> str:
         return (f"the corpus stage of the lake at {self.lake.url} is being run by another run "

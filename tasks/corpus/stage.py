@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from warclake.tasks.transient import is_transient
+from warclake.tasks.retries import STEP as STEP_RETRY
 
 from .archive_step import sign_archive
 from .decide import (DOC_STEP, PARA_STEP, check_quality_overrides, document_decisions,
@@ -49,22 +49,10 @@ class StageOptions:
         check_engine_options(self.memory_limit, self.threads)
 
 
-# A step that meets a network or storage error is run again after these delays (every
-# step is idempotent); the flow's tasks use the same.
-RETRY_DELAYS = (2, 8)
-
-
-def retrying(what: str, fn, progress=None, delays=RETRY_DELAYS):
-    """``fn()``, run again after each delay while it fails with a transient error."""
-    for delay in (*delays, None):
-        try:
-            return fn()
-        except Exception as exc:
-            if delay is None or not is_transient(exc):
-                raise
-            if progress:
-                progress(f"{what}: {' '.join(str(exc).split()) or type(exc).__name__}; again in {delay} s")
-            time.sleep(delay)
+def retrying(what: str, fn, progress=None):
+    """``fn()``, run again as ``retries.STEP`` says while it fails with a network or storage
+    error (every step is idempotent); the flow's tasks retry as the same policy says."""
+    return STEP_RETRY.run(fn, what, progress)
 
 
 def earlier(dumps: list[str], dump: str) -> list[str]:
