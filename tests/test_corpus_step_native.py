@@ -30,6 +30,16 @@ def table(docs) -> pa.Table:
                      "lang": pa.array([d[2] for d in docs], pa.string())})
 
 
+def documents(seed: int, cases: int, sites: int) -> pa.Table:
+    """fuzz_step's documents of ``cases`` cases, with ids and URLs on ``sites`` hosts."""
+    docs = []
+    for i in range(cases):
+        docs += [(r["text"], r["paragraph_labels"], r["lang"]) for r in fuzz_step.case(seed, i)[0].to_pylist()]
+    n = len(docs)
+    t = table(docs).append_column("docId", pa.array([f"d{i}" for i in range(n)]))
+    return t.append_column("url", pa.array([f"https://s{i % sites}.example.org/p/{i}" for i in range(n)]))
+
+
 @compiled_only
 def test_the_installed_package_runs_the_compiled_pass():
     assert ap.compiled_module() is not None, ap.REASON
@@ -80,12 +90,8 @@ def _same_rows(a: pa.Table, b: pa.Table) -> bool:
 
 
 def test_the_step_gives_the_same_rows_with_and_without_the_pass(monkeypatch):
-    docs = []
-    for i in range(40):
-        docs += [(r["text"], r["paragraph_labels"], r["lang"]) for r in fuzz_step.case(7, i)[0].to_pylist()]
-    n = len(docs)
-    t = table(docs).append_column("docId", pa.array([f"d{i}" for i in range(n)]))
-    t = t.append_column("url", pa.array([f"https://s{i % 5}.example.org/p/{i}" for i in range(n)]))
+    t = documents(7, 40, 5)
+    n = t.num_rows
     for name in ("dump", "warc_file"):
         t = t.append_column(name, pa.array(["CC-MAIN-2099-01"] * n))
     t = t.append_column("date", pa.array([None] * n, pa.timestamp("us", tz="UTC")))
@@ -217,12 +223,8 @@ def test_the_step_reads_tables_lacking_columns_or_in_chunks(monkeypatch):
 def test_a_documents_file_read_by_row_groups_gives_the_rows_of_the_whole_table(tmp_path):
     import pyarrow.parquet as pq
 
-    docs = []
-    for i in range(12):
-        docs += [(r["text"], r["paragraph_labels"], r["lang"]) for r in fuzz_step.case(9, i)[0].to_pylist()]
-    n = len(docs)
-    t = table(docs).append_column("docId", pa.array([f"d{i}" for i in range(n)]))
-    t = t.append_column("url", pa.array([f"https://s{i % 3}.example.org/{i}" for i in range(n)]))
+    t = documents(9, 12, 3)
+    n = t.num_rows
     path = tmp_path / "documents.parquet"
     pq.write_table(t, path, row_group_size=5)
     groups = list(archive_step.row_groups(str(path), ["text", "paragraph_labels", "lang", "docId", "url"]))

@@ -209,6 +209,17 @@ cdef inline void put_normal(GrowBuf *para, Py_ssize_t para_start, uint32_t ch, b
     para.len += 1
 
 
+cdef inline void put_ascii(GrowBuf *para, uint32_t ch, bint *pending) noexcept:
+    """Append an ASCII character that is not whitespace to a normalised body (its NFKC is
+    itself; lower case by a shift), after the pending space if there is one."""
+    if pending[0]:
+        para.cp[para.len] = 32
+        para.len += 1
+        pending[0] = False
+    para.cp[para.len] = ch + 32 if 65 <= ch <= 90 else ch
+    para.len += 1
+
+
 def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const uint8_t[::1] valid,
                    const int64_t[::1] lab_off, const uint8_t[::1] lab_valid, const int8_t[::1] lab_code,
                    const uint8_t[::1] lang_flags, object is_chrome, dict chrome_cache, object nfkc_lower,
@@ -335,12 +346,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                         plain_cp[plain_len] = ch
                         plain_len += 1
                         if table_ok:
-                            if pending:
-                                para.cp[para.len] = 32
-                                para.len += 1
-                                pending = False
-                            para.cp[para.len] = ch + 32 if 65 <= ch <= 90 else ch
-                            para.len += 1
+                            put_ascii(&para, ch, &pending)
                         i += 1
                         continue
                     i = utf8_at(d, i, be, &ch)
@@ -363,12 +369,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                             if ch == 32 or 9 <= ch <= 13 or 28 <= ch <= 31:
                                 pending = para.len > para_start
                             else:
-                                if pending:
-                                    para.cp[para.len] = 32
-                                    para.len += 1
-                                    pending = False
-                                para.cp[para.len] = ch + 32 if 65 <= ch <= 90 else ch
-                                para.len += 1
+                                put_ascii(&para, ch, &pending)
                         elif ch < 0x10000 and NFKC_AT[ch] != 0xFFFFFFFFU:
                             at = NFKC_AT[ch]
                             for k in range(NFKC_LEN[ch]):
