@@ -30,6 +30,16 @@ def table(docs) -> pa.Table:
                      "lang": pa.array([d[2] for d in docs], pa.string())})
 
 
+def documents(seed: int, cases: int, sites: int) -> pa.Table:
+    """fuzz_step's documents of ``cases`` cases, with ids and URLs on ``sites`` hosts."""
+    docs = []
+    for i in range(cases):
+        docs += [(r["text"], r["paragraph_labels"], r["lang"]) for r in fuzz_step.case(seed, i)[0].to_pylist()]
+    n = len(docs)
+    t = table(docs).append_column("docId", pa.array([f"d{i}" for i in range(n)]))
+    return t.append_column("url", pa.array([f"https://s{i % sites}.example.org/p/{i}" for i in range(n)]))
+
+
 @compiled_only
 def test_the_installed_package_runs_the_compiled_pass():
     assert ap.compiled_module() is not None, ap.REASON
@@ -80,12 +90,8 @@ def _same_rows(a: pa.Table, b: pa.Table) -> bool:
 
 
 def test_the_step_gives_the_same_rows_with_and_without_the_pass(monkeypatch):
-    docs = []
-    for i in range(40):
-        docs += [(r["text"], r["paragraph_labels"], r["lang"]) for r in fuzz_step.case(7, i)[0].to_pylist()]
-    n = len(docs)
-    t = table(docs).append_column("docId", pa.array([f"d{i}" for i in range(n)]))
-    t = t.append_column("url", pa.array([f"https://s{i % 5}.example.org/p/{i}" for i in range(n)]))
+    t = documents(7, 40, 5)
+    n = t.num_rows
     for name in ("dump", "warc_file"):
         t = t.append_column(name, pa.array(["CC-MAIN-2099-01"] * n))
     t = t.append_column("date", pa.array([None] * n, pa.timestamp("us", tz="UTC")))
@@ -175,3 +181,56 @@ def test_passes_in_two_threads_give_the_reference_values(monkeypatch):
     for th in threads:
         th.join()
     assert all(ap.pass_equal(got[i], want[i]) for i in range(len(tables)))
+
+
+@compiled_only
+def test_long_documents_after_short_ones_give_the_reference_values():
+    """The working memory kept between documents and calls: a document of thousands of
+    paragraphs (the per-paragraph arrays grow inside it), one paragraph of 200,000
+    characters, then short documents again."""
+    words = ["Privacy policy", "The cat and the dog", "ＡＢＣ　全角", "ΣΑΣ σας", "…", "日本語の文。"]
+    many = "\n\n".join(f"{'body>nav>a' if i % 7 == 0 else 'body>main>p'}\x1c{words[i % len(words)]} {i}"
+                       for i in range(3000))
+    labels = [("good", "bad", None)[i % 3] for i in range(2990)]
+    huge = "body>p\x1c" + " ".join(f"w{i % 977} \x02link {i}\x03" for i in range(20000))
+    small = [("body>h1\x1cTitle\n\nbody>p\x1cShort text here.", ["good", "bad"], "en"), ("", None, None)]
+    for docs in (small, [(many, labels, "en"), (huge, None, "ja")] + small, small, [(many, None, "de")]):
+        t = table(docs)
+        got = ap.run(ap.compiled_module(), t, 3, 5, 120)
+        assert ap.pass_equal(got, ap.reference(t, 3, 5, 120))
+    assert got.signed.doc_paragraphs.tolist() == [3000]
+
+
+def test_the_step_reads_tables_lacking_columns_or_in_chunks(monkeypatch):
+    """A documents table without dates, labels or archive names, its columns in several
+    chunks: the rows with and without the pass agree, the missing columns are nulls."""
+    texts = ["body>p\x1cOne two three.\n\nbody>nav\x1cHome", "p\x1cFour five six seven eight.", None]
+    t = pa.table({"text": pa.chunked_array([texts[:1], texts[1:]], pa.string()),
+                  "docId": pa.chunked_array([["a"], ["b", "c"]]),
+                  "url": pa.chunked_array([["https://x.example.org/1"], ["https://y.example.co.uk/2", None]])})
+    sig = SignatureConfig()
+    with_pass = archive_step.signatures_of(t, sig)
+    monkeypatch.setattr(archive_step, "sign_table", lambda *a, **k: None)
+    without = archive_step.signatures_of(t, sig)
+    assert _same_rows(with_pass[0], without[0]) and _same_rows(with_pass[1], without[1])
+    para, docs = with_pass
+    assert para.column("docId").to_pylist() == ["a", "a", "b"]
+    assert para.column("domain").to_pylist() == ["example.org", "example.org", "example.co.uk"]
+    assert docs.column("date").null_count == 3 and docs.column("warc_file").null_count == 3
+    assert para.column("label").null_count == 3
+
+
+def test_a_documents_file_read_by_row_groups_gives_the_rows_of_the_whole_table(tmp_path):
+    import pyarrow.parquet as pq
+
+    t = documents(9, 12, 3)
+    n = t.num_rows
+    path = tmp_path / "documents.parquet"
+    pq.write_table(t, path, row_group_size=5)
+    groups = list(archive_step.row_groups(str(path), ["text", "paragraph_labels", "lang", "docId", "url"]))
+    assert len(groups) == -(-n // 5) > 2
+    sig = SignatureConfig()
+    parts = [archive_step.signatures_of(g, sig) for g in groups]
+    whole = archive_step.signatures_of(t, sig)
+    for k in (0, 1):
+        assert _same_rows(pa.concat_tables([p[k] for p in parts]), whole[k])

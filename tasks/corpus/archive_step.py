@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import time
 
+import fsspec
 import numpy as np
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .archive_pass import sign_table
 from .hosts import registered_domain, url_host
-from .layout import CorpusLayout, file_size, read_schema, read_table, write_table
+from .layout import CorpusLayout, file_size, is_url, read_schema, write_table
 from .normalise import hash64
 from .quality import document_metrics, is_chrome_path
 from .settings import SignatureConfig
@@ -55,52 +57,51 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
     by its clean paragraphs less those under a page-chrome path (``compared_paragraphs``):
     the same page under another site template then keeps its similarity."""
     fused = sign_table(docs, sig.para_ngram, sig.doc_ngram, sig.num_perm, with_metrics)
-    cols = {c: docs.column(c).to_pylist() if c in docs.column_names else [None] * docs.num_rows
-            for c in READ_COLUMNS if c != "text" or fused is None}
     n = docs.num_rows
-    labels = cols["paragraph_labels"]
+    urls = _values(docs, "url")
     if fused is None:
-        texts = cols["text"]
+        texts, labels = _values(docs, "text"), _values(docs, "paragraph_labels")
         signed = sign_documents(texts, labels, is_chrome_path, sig.para_ngram, sig.doc_ngram, sig.num_perm)
     else:
         signed = fused.signed
     counts = signed.doc_paragraphs
-    hosts = [url_host(u) for u in cols["url"]]
+    hosts = [url_host(u) for u in urls]
     domains = [registered_domain(h) for h in hosts]
-    url_hashes = pa.array([hash64(u or "") for u in cols["url"]], pa.int64())
-    dates = pa.array(cols["date"], pa.timestamp("us", tz="UTC"))
+    url_hashes = pa.array([hash64(u or "") for u in urls], pa.int64())
     if fused is not None:
         p_label = fused.para_labels
     else:
         p_label = []
         for labs, k in zip(labels, counts.tolist()):
             p_label += [None] * k if labs is None else labs[:k] + [None] * (k - len(labs))
+        p_label = pa.array(p_label, pa.string())
     doc_of = pa.array(np.repeat(np.arange(n, dtype=np.int64), counts))
     idx = np.arange(1, counts.sum() + 1, dtype=np.int32) - np.repeat(np.cumsum(counts) - counts, counts).astype(np.int32)
-
-    def each_paragraph(values, type_=None):
-        return pa.array(values, type_).take(doc_of)
+    # the documents' own columns stay Arrow arrays (no Python object per value)
+    doc_id, lang, dump = _array(docs, "docId"), _array(docs, "lang"), _array(docs, "dump")
+    dates = _array(docs, "date", pa.timestamp("us", tz="UTC"))
+    hosts_arr, domains_arr = pa.array(hosts, pa.string()), pa.array(domains, pa.string())
 
     para = pa.table({
-        "docId": each_paragraph(cols["docId"], pa.string()), "idx": idx,
+        "docId": doc_id.take(doc_of), "idx": idx,
         "text_hash": signed.para_hash, "simhash": signed.para_simhash.view(np.int64),
-        "n_chars": signed.para_chars, "path": signed.para_paths, "label": pa.array(p_label, pa.string()),
-        "host": each_paragraph(hosts, pa.string()), "domain": each_paragraph(domains, pa.string()),
-        "url_hash": url_hashes.take(doc_of), "lang": each_paragraph(cols["lang"], pa.string()),
-        "dump": each_paragraph(cols["dump"], pa.string()), "date": dates.take(doc_of),
+        "n_chars": signed.para_chars, "path": signed.para_paths, "label": p_label,
+        "host": hosts_arr.take(doc_of), "domain": domains_arr.take(doc_of),
+        "url_hash": url_hashes.take(doc_of), "lang": lang.take(doc_of),
+        "dump": dump.take(doc_of), "date": dates.take(doc_of),
     }, schema=PARAGRAPHS)
     if fused is not None:
         metrics = metrics_column(fused.metrics)
     else:
-        metrics = metrics_column([document_metrics(t or "", labs, lang) if with_metrics else {}
-                                  for t, labs, lang in zip(texts, labels, cols["lang"])])
+        metrics = metrics_column([document_metrics(t or "", labs, lg) if with_metrics else {}
+                                  for t, labs, lg in zip(texts, labels, lang.to_pylist())])
     mh = signed.minhash
     bk = band_keys(mh, sig.bands, sig.rows)
     docsig = pa.table({
-        "docId": cols["docId"], "url": cols["url"], "url_hash": url_hashes,
-        "host": hosts, "domain": domains, "lang": cols["lang"],
-        "date": dates, "dump": cols["dump"],
-        "warc_file": cols["warc_file"], "n_paragraphs": counts,
+        "docId": doc_id, "url": _array(docs, "url"), "url_hash": url_hashes,
+        "host": hosts_arr, "domain": domains_arr, "lang": lang,
+        "date": dates, "dump": dump,
+        "warc_file": _array(docs, "warc_file"), "n_paragraphs": counts,
         "n_chars": signed.clean_chars, "clean_hash": signed.clean_hash,
         "minhash": pa.FixedSizeListArray.from_arrays(pa.array(mh.ravel()), sig.num_perm).cast(pa.list_(pa.uint32()))
         if n else pa.array([], pa.list_(pa.uint32())),
@@ -109,6 +110,30 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
         "metrics": metrics,
     }, schema=DOCSIGS)
     return para, docsig
+
+
+def _values(docs: pa.Table, name: str) -> list:
+    """A column's Python values (None throughout when the table lacks it)."""
+    return docs.column(name).to_pylist() if name in docs.column_names else [None] * docs.num_rows
+
+
+def _array(docs: pa.Table, name: str, type_: pa.DataType = pa.string()) -> pa.Array:
+    """A column as one Arrow array of ``type_`` (nulls when the table lacks it)."""
+    if name not in docs.column_names:
+        return pa.nulls(docs.num_rows, type_)
+    col = docs.column(name)
+    arr = col.chunk(0) if col.num_chunks == 1 else (col.combine_chunks() if col.num_chunks else pa.array([], col.type))
+    return arr if arr.type == type_ else arr.cast(type_)
+
+
+def row_groups(path: str, columns: list[str]):
+    """The documents file's row groups one after the other (a group's memory is reused for
+    the next: the text of a whole archive is never held at once)."""
+    fs, p = (fsspec.core.url_to_fs(path) if is_url(path) else (None, path))
+    with (fs.open(p, "rb") if fs is not None else open(p, "rb")) as fh:
+        pf = pq.ParquetFile(fh)
+        for i in range(pf.num_row_groups):
+            yield pf.read_row_group(i, columns=columns)
 
 
 def metrics_column(metrics: list[dict]) -> pa.Array:
@@ -135,8 +160,9 @@ def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
     t0 = time.monotonic()
     layout.clear_state(STEP, dump, warc_name)
     have = set(read_schema(src).names)
-    docs = read_table(src, columns=[c for c in READ_COLUMNS if c in have])
-    para, docsig = signatures_of(docs, sig)
+    parts = ([signatures_of(docs, sig) for docs in row_groups(src, [c for c in READ_COLUMNS if c in have])]
+             or [signatures_of(pa.table({}), sig)])
+    para, docsig = (pa.concat_tables([part[k] for part in parts]) for k in (0, 1))
     write_table(layout.file("paragraphs", dump, warc_name), para)
     write_table(layout.file("docsigs", dump, warc_name), docsig)
     secs = round(time.monotonic() - t0, 3)

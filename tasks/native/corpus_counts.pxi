@@ -30,7 +30,8 @@ cdef uint32_t PHRASE[15][16]
 cdef int PHRASE_LEN[15]
 cdef uint32_t PHRASE_HEADS[128]      # per ASCII character, the phrases 0-13 it starts
 cdef uint8_t PHRASE_PAIRS[65536]     # 1 where a phrase 0-13 starts with these low bytes of two characters
-cdef uint32_t STOP[8][4]
+cdef uint64_t STOP_KEY[8]       # a stop word's characters, 16 bits each
+cdef uint64_t SPECIAL_KEY = 0xFFFFFFFFFFFFFFFFULL   # no stop word's key
 cdef int STOP_LEN[8]
 cdef uint8_t CLASS[65536]
 cdef uint32_t LOWER[65536]
@@ -61,14 +62,30 @@ def configure(bytes classes, list lower):
         for j in range(len(p)):
             PHRASE[i][j] = ord(p[j])
     for i, p in enumerate(STOP_WORDS):
+        if not 0 < len(p) <= 4 or max(map(ord, p)) > 0xFFFF:
+            raise ValueError("a stop word is not one to four characters of the BMP")
         STOP_LEN[i] = len(p)
+        STOP_KEY[i] = 0
         for j in range(len(p)):
-            STOP[i][j] = ord(p[j])
+            STOP_KEY[i] |= (<uint64_t> ord(p[j])) << (16 * j)
     for i in range(65536):
         CLASS[i] = classes[i]
         LOWER[i] = SPECIAL if lower[i] < 0 else <uint32_t> lower[i]
     CONFIGURED = True
 
+
+
+cdef inline bint link_scan(uint32_t ch, bint *in_link, int64_t *link_chars) noexcept nogil:
+    """One character of the scan for link markers: counts the link text's characters but
+    spaces and line feeds into ``link_chars``; True for a marker (left out of the text)."""
+    if in_link[0]:
+        if ch == LINK_END:
+            in_link[0] = False
+        elif ch != 32 and ch != NL:
+            link_chars[0] += 1
+    elif ch == LINK_START:
+        in_link[0] = True
+    return ch == LINK_START or ch == LINK_END
 
 
 cdef inline uint8_t cls(uint32_t c) noexcept nogil:
@@ -182,12 +199,22 @@ cdef inline int64_t table_add(Table *t, uint64_t k, Py_ssize_t pos) noexcept nog
 
 
 
+cdef uint64_t GOLDEN_2 = GOLDEN * GOLDEN
+cdef uint64_t GOLDEN_3 = GOLDEN_2 * GOLDEN
+cdef uint64_t GOLDEN_4 = GOLDEN_3 * GOLDEN
+
+
 cdef inline uint64_t poly_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
-    """A hash to find equal spans by (candidates are compared in full)."""
+    """A hash to find equal spans by (candidates are compared in full): h = (h + c) x GOLDEN
+    per character, four characters a step (one product on the chain instead of four)."""
     cdef uint64_t h = <uint64_t> n
-    cdef Py_ssize_t i
-    for i in range(n):
+    cdef Py_ssize_t i = 0
+    while i + 4 <= n:
+        h = (h + cp[i]) * GOLDEN_4 + cp[i + 1] * GOLDEN_3 + cp[i + 2] * GOLDEN_2 + cp[i + 3] * GOLDEN
+        i += 4
+    while i < n:
         h = (h + cp[i]) * GOLDEN
+        i += 1
     return h ^ (h >> 29)
 
 
@@ -356,8 +383,8 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
     numerator of ``top_{n}gram_char_share`` (count x characters), ``dup_chars[n-5]``
     (n = 5..10) the characters covered by later occurrences; -1 where the reference
     leaves the metric at 0 without measuring."""
-    cdef Py_ssize_t n, i, glen, span, kk, s, cnt, e, lo
-    cdef int64_t top, best, c
+    cdef Py_ssize_t n, i, glen, span, kk, s, cnt, e, lo, f, size
+    cdef int64_t top, best, c, v
     cdef uint64_t mul = GOLDEN
     for kk in range(3):
         top_num[kk] = -1
@@ -384,21 +411,21 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
         if kk < 2:
             continue
         if kk <= 4:
+            # the most frequent n-gram's count and, among the n-grams of that count, the
+            # most characters at a first occurrence: kept up as the counts come
             table_clear(t)
-            top = 0
+            top = best = 0
             for i in range(glen):
-                c = table_add(t, h[i], i) + 1
-                if c > top:
-                    top = c
-            top_num[kk - 2] = 0
-            if top > 1:
-                best = 0
-                for s in range(t.mask + 1):
-                    if t.slot[s].n == top:
-                        i = t.slot[s].first
-                        if csum[i + span] - csum[i] > best:
-                            best = csum[i + span] - csum[i]
-                top_num[kk - 2] = top * best
+                s = table_put(t, h[i], i)
+                c = t.slot[s].n
+                if c >= top:
+                    f = t.slot[s].first
+                    v = csum[f + span] - csum[f]
+                    if c > top:
+                        top, best = c, v
+                    elif v > best:
+                        best = v
+            top_num[kk - 2] = top * best if top > 1 else 0
         else:
             if kk == 5:
                 # only a start whose 5-gram occurs twice can start a repeated longer one
@@ -411,6 +438,11 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
                     cnt += rep[i]
                 if cnt < 2:
                     return
+                # from here on only the candidates go in: a table for them alone
+                size = 16
+                while size < 2 * cnt:
+                    size *= 2
+                t.mask = size - 1
             # candidates in order: a later one whose n-gram an earlier candidate has
             # covers its n-gram (a candidate past the last n-gram never matches)
             table_clear(t)
@@ -436,7 +468,8 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     paragraphs (``pstart``/``plen`` in slots 3 and 4: where each body is in it) and what
     only the whole text gives (link characters, chrome characters, path elements, body
     characters, labels)."""
-    cdef Py_ssize_t i, j, k, a, b, c0, ne = 0, nlines = 0, w = 0
+    cdef Py_ssize_t i, j, k, a, b, c0, ne = 0, nlines = 0, w = 0, nl = 0
+    cdef uint64_t key
     cdef uint32_t ch, run_ch
     cdef uint8_t cl
     cdef bint char_mode, space, prev_space, prev_unit, unit, special = False
@@ -480,6 +513,7 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
             run_ch = ch
             run = 0
         run += 1
+        nl += ch == NL
         if not space:
             if prev_space:
                 tokens += 1
@@ -509,9 +543,7 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     if char_mode:
         lettered = lettered_u
     # lines: cut at "\n", stripped, the empty ones left out
-    k = 1
-    for i in range(plain.len):
-        k += plain.cp[i] == NL
+    k = nl + 1
     lstart = <Py_ssize_t *> scratch(work, 5, k * sizeof(Py_ssize_t))
     llen = <Py_ssize_t *> scratch(work, 6, k * sizeof(Py_ssize_t))
     short_at = 15 if char_mode else 30
@@ -588,14 +620,18 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
         for i in range(w):
             if ulen[i] > 4:
                 continue
+            # the unit's (at most four) characters side by side, as STOP_KEY holds the words
+            key = 0
+            for a in range(ulen[i]):
+                ch = low.cp[ustart[i] + a]
+                if ch > 0xFFFF:
+                    key = SPECIAL_KEY
+                    break
+                key |= (<uint64_t> ch) << (16 * a)
             for k in range(8):
-                if STOP_LEN[k] == ulen[i]:
-                    a = 0
-                    while a < ulen[i] and low.cp[ustart[i] + a] == STOP[k][a]:
-                        a += 1
-                    if a == ulen[i]:
-                        stop += 1
-                        break
+                if STOP_KEY[k] == key and STOP_LEN[k] == ulen[i]:
+                    stop += 1
+                    break
     # lines naming javascript or a policy (lines of the lower-case text match those
     # of the text: lower case neither makes nor removes a line feed)
     a = 0

@@ -56,14 +56,7 @@ cdef dict _counts(Work *work, str text, Py_ssize_t n, int kind, void *data, list
     clean.cp = <uint32_t *> scratch(work, 0, (n + 1) * sizeof(uint32_t))
     for i in range(n):
         ch = PyUnicode_READ(kind, data, i)
-        if in_link:
-            if ch == LINK_END:
-                in_link = False
-            elif ch != 32 and ch != NL:
-                link_chars += 1
-        elif ch == LINK_START:
-            in_link = True
-        if ch == LINK_START or ch == LINK_END:
+        if link_scan(ch, &in_link, &link_chars):
             continue
         clean.cp[clean.len] = ch
         clean.len += 1

@@ -32,6 +32,18 @@ cdef int buf_reserve(GrowBuf *b, Py_ssize_t extra) except -1:
 
 
 
+cdef uint64_t *gram_powers(Py_ssize_t g) except NULL:
+    """GOLDEN ** j for j < g (at least one entry), in memory the caller frees."""
+    cdef Py_ssize_t k
+    cdef uint64_t *pw = <uint64_t *> malloc((g if g > 0 else 1) * sizeof(uint64_t))
+    if pw == NULL:
+        raise MemoryError()
+    pw[0] = 1
+    for k in range(1, g):
+        pw[k] = pw[k - 1] * GOLDEN
+    return pw
+
+
 cdef inline uint64_t gram_hash(const uint32_t *cp, Py_ssize_t k, const uint64_t *pw, uint64_t n) noexcept nogil:
     cdef uint64_t h = 0
     cdef Py_ssize_t j
@@ -140,9 +152,10 @@ cdef void one_permutation(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const 
             h = mix(s.raw ^ <uint64_t> g)
         bn = <int> (((h >> 32) * <uint64_t> bins) >> 32)
         v = <uint32_t> h
-        if not filled[bn] or v < row[bn]:
-            row[bn] = v
-            filled[bn] = 1
+        # an empty bin holds EMPTY, the largest value: the smaller of the two is right
+        # either way (no branch on random bins)
+        row[bn] = v if v < row[bn] else row[bn]
+        filled[bn] = 1
     for bn in range(bins):
         if filled[bn]:
             continue

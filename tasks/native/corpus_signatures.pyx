@@ -67,14 +67,11 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
     clean.cp = NULL; clean.len = 0; clean.cap = 0
     if d_minhash.shape[1] != bins or d_minhash.shape[0] < nd:
         raise ValueError("minhash array of the wrong shape")
-    pw = <uint64_t *> malloc(g_max * sizeof(uint64_t))
-    filled = <char *> malloc(bins)
-    if pw == NULL or filled == NULL:
-        free(pw); free(filled)
+    pw = gram_powers(g_max)
+    filled = <char *> malloc(bins if bins > 0 else 1)
+    if filled == NULL:
+        free(pw)
         raise MemoryError()
-    pw[0] = 1
-    for k in range(1, g_max):
-        pw[k] = pw[k - 1] * GOLDEN
     try:
         for di in range(nd):
             text, norm, labs = texts[di], norms[di], labels[di]

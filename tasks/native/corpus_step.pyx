@@ -209,6 +209,17 @@ cdef inline void put_normal(GrowBuf *para, Py_ssize_t para_start, uint32_t ch, b
     para.len += 1
 
 
+cdef inline void put_ascii(GrowBuf *para, uint32_t ch, bint *pending) noexcept:
+    """Append an ASCII character that is not whitespace to a normalised body (its NFKC is
+    itself; lower case by a shift), after the pending space if there is one."""
+    if pending[0]:
+        para.cp[para.len] = 32
+        para.len += 1
+        pending[0] = False
+    para.cp[para.len] = ch + 32 if 65 <= ch <= 90 else ch
+    para.len += 1
+
+
 def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const uint8_t[::1] valid,
                    const int64_t[::1] lab_off, const uint8_t[::1] lab_valid, const int8_t[::1] lab_code,
                    const uint8_t[::1] lang_flags, object is_chrome, dict chrome_cache, object nfkc_lower,
@@ -224,7 +235,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
     from index ``pi`` and the path bytes from ``path_pos`` (``path_off[pi]`` must be it);
     document outputs from 0; ``counts`` gets a dict per document (None: count it from its
     text). Returns (paragraphs, path bytes) filled up to."""
-    cdef Py_ssize_t nd = valid.shape[0], di, n, a, e, sep, bs, be, i, j, k, x, nlab, pmax, para_start
+    cdef Py_ssize_t nd = valid.shape[0], di, n, a, e, sep, bs, be, i, j, k, x, nlab, pcap, para_start
     cdef Py_ssize_t plain_len, g_max, c, depth
     cdef const uint8_t *d
     cdef const uint8_t *sp
@@ -249,20 +260,18 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
         raise RuntimeError("corpus_step is not configured")
     if d_minhash.shape[1] != bins or d_minhash.shape[0] < nd or offsets.shape[0] < nd + 1:
         raise ValueError("document arrays of the wrong shape")
-    para.cp = NULL; para.len = 0; para.cap = 0
-    clean.cp = NULL; clean.len = 0; clean.cap = 0
     spans.start = NULL; spans.length = NULL; spans.flag = NULL; spans.cap = 0
     memo.p = NULL; memo.n = 0; memo.ngt = 0; memo.cap = 0; memo.gt = NULL; memo.flags_at = NULL; memo.flags = 0
     g_max = max(para_ngram, doc_ngram, 1)
-    pw = <uint64_t *> malloc(g_max * sizeof(uint64_t))
+    pw = gram_powers(g_max)
     filled = <char *> malloc(bins if bins > 0 else 1)
-    if pw == NULL or filled == NULL:
-        free(pw); free(filled)
+    if filled == NULL:
+        free(pw)
         raise MemoryError()
-    pw[0] = 1
-    for k in range(1, g_max):
-        pw[k] = pw[k - 1] * GOLDEN
     work = work_take(&local)
+    # the bodies' and the clean text's buffers stay in the working memory between calls
+    para.cp, para.len, para.cap = <uint32_t *> work.p[14], 0, <Py_ssize_t> (work.cap[14] // sizeof(uint32_t))
+    clean.cp, clean.len, clean.cap = <uint32_t *> work.p[15], 0, <Py_ssize_t> (work.cap[15] // sizeof(uint32_t))
     try:
         for di in range(nd):
             n = offsets[di + 1] - offsets[di] if valid[di] else 0
@@ -273,11 +282,12 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
             link_chars = chrome_chars = depth_sum = total = bad_chars = 0
             in_link = False
             metrics_ok = n < (<Py_ssize_t> 1 << 31)
-            pmax = n // 2 + 2
+            # per-paragraph arrays grown as paragraphs come (a bound from the text's
+            # length would touch fresh memory for nothing)
+            pcap = spans.cap
             plain_cp = <uint32_t *> scratch(work, 1, (n + 1) * sizeof(uint32_t))
-            pstart = <Py_ssize_t *> scratch(work, 3, pmax * sizeof(Py_ssize_t))
-            plen = <Py_ssize_t *> scratch(work, 4, pmax * sizeof(Py_ssize_t))
-            spans_reserve(&spans, pmax)
+            pstart = <Py_ssize_t *> scratch(work, 3, pcap * sizeof(Py_ssize_t))
+            plen = <Py_ssize_t *> scratch(work, 4, pcap * sizeof(Py_ssize_t))
             plain_len = 0
             a = 0
             while n:
@@ -285,6 +295,11 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                 sp = <const uint8_t *> memchr(d + a, PATH_CH, e - a)
                 if pi >= p_hash.shape[0] or path_pos + (e - a) > path_data.shape[0]:
                     raise ValueError("more paragraphs than the arrays hold")
+                if j >= pcap:
+                    spans_reserve(&spans, j + 1)
+                    pcap = spans.cap
+                    pstart = <Py_ssize_t *> scratch(work, 3, pcap * sizeof(Py_ssize_t))
+                    plen = <Py_ssize_t *> scratch(work, 4, pcap * sizeof(Py_ssize_t))
                 if sp != NULL:
                     sep = sp - d
                     bs = sep + 1
@@ -322,17 +337,22 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                 table_ok = True
                 i = bs
                 while i < be:
+                    ch = d[i]
+                    if 0x20 < ch < 0x80:
+                        # printable ASCII but the space (most characters): no marker, line
+                        # feed or whitespace; its NFKC is itself, lower-cased by a shift
+                        link_chars += in_link
+                        nl_state = 0
+                        plain_cp[plain_len] = ch
+                        plain_len += 1
+                        if table_ok:
+                            put_ascii(&para, ch, &pending)
+                        i += 1
+                        continue
                     i = utf8_at(d, i, be, &ch)
                     if i < 0:
                         raise ValueError("a text is not valid UTF-8")
-                    if in_link:
-                        if ch == LINK_END:
-                            in_link = False
-                        elif ch != 32 and ch != PARA_CH:
-                            link_chars += 1
-                    elif ch == LINK_START:
-                        in_link = True
-                    if ch == LINK_START or ch == LINK_END:
+                    if link_scan(ch, &in_link, &link_chars):
                         if nl_state:
                             nl_state = 2
                         continue
@@ -349,12 +369,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                             if ch == 32 or 9 <= ch <= 13 or 28 <= ch <= 31:
                                 pending = para.len > para_start
                             else:
-                                if pending:
-                                    para.cp[para.len] = 32
-                                    para.len += 1
-                                    pending = False
-                                para.cp[para.len] = ch + 32 if 65 <= ch <= 90 else ch
-                                para.len += 1
+                                put_ascii(&para, ch, &pending)
                         elif ch < 0x10000 and NFKC_AT[ch] != 0xFFFFFFFFU:
                             at = NFKC_AT[ch]
                             for k in range(NFKC_LEN[ch]):
@@ -434,9 +449,9 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                                        total, labels_fit, bad_chars))
         return pi, path_pos
     finally:
+        work.p[14], work.cap[14] = para.cp, para.cap * sizeof(uint32_t)
+        work.p[15], work.cap[15] = clean.cp, clean.cap * sizeof(uint32_t)
         work_give(work)
-        free(para.cp)
-        free(clean.cp)
         free(spans.start)
         free(spans.length)
         free(spans.flag)
