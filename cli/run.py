@@ -103,7 +103,10 @@ def run(args) -> int:
     config_from_args(args)  # checked here, before Prefect starts: one clear line
     check_run_options(args)
     Lake(args.lake).check_writable()
-    DumpLock(args.lake, args.dump).check_free()  # another run of this dump: one line, before Prefect starts
+    # Another run of this dump: one line, before Prefect starts. This look is also the first
+    # request to an object store, so a lake the client cannot use (no credentials, an endpoint
+    # that does not answer) stops here too, in one line (cli/main.py), not inside the flow.
+    DumpLock(args.lake, args.dump).check_free()
     state = run_flow(args, args.inputs)
     return 0 if state.is_completed() else INTERRUPTED if state.is_cancelled() else 1
 

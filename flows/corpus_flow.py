@@ -7,7 +7,9 @@
            -> document decisions (per dump) -> catalogue and report
 
 Every task is a function of warclake.tasks.corpus that skips work already in the lake, so a
-re-run after a crash does only what is missing. On Dask (``--dask``) the same tasks run
+re-run after a crash does only what is missing. The global steps' tasks that run in the
+flow's own process share the run's contexts (tasks/corpus/run_contexts.py: each state file
+read at most once per run); on Dask (``--dask``) the same tasks run
 on the cluster's workers; the lake must then be one they all reach: a shared folder or an
 object store (``s3://...``, read by DuckDB through fsspec).
 
@@ -28,9 +30,10 @@ from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from warclake.flows.dump_flow import retry_if_transient
-from warclake.tasks.corpus import stage
+from warclake.tasks.corpus import run_contexts, stage
 from warclake.tasks.corpus.archive_step import sign_archive
 from warclake.tasks.corpus.checks import prepare
+from warclake.tasks.corpus.dump_inputs import DumpInputs, inputs_of
 from warclake.tasks.corpus.layout import CorpusLayout
 from warclake.tasks.corpus.manifest import ManifestWriter
 from warclake.tasks.corpus.run_lock import CorpusLock
@@ -70,32 +73,36 @@ def sign_task(lake: str, dump: str, warc: str, summary: dict, sig: SignatureConf
 
 @task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", **RETRIES)
 @frames_freed
-def stats_task(lake: str, dump: str, part: int, opts: stage.StageOptions) -> bool:
-    return stage.stats_task(lake, dump, part, opts)
+def stats_task(lake: str, dump: str, part: int, opts: stage.StageOptions, run: str | None = None) -> bool:
+    return stage.stats_task(lake, dump, part, opts, run_contexts.context_of(run, lake, [dump], dump, opts))
 
 
 @task(name="corpus-paragraph-groups", task_run_name="paragraph groups {dump}", **RETRIES)
 @frames_freed
-def groups_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions) -> bool:
-    return stage.groups_task(lake, dumps, dump, opts)
+def groups_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions, run: str | None = None) -> bool:
+    return stage.groups_task(lake, dumps, dump, opts, run_contexts.context_of(run, lake, dumps, dump, opts))
 
 
 @task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", **RETRIES)
 @frames_freed
-def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions) -> bool:
-    return stage.pairs_task(lake, dumps, dump, part, opts)
+def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
+               run: str | None = None) -> bool:
+    return stage.pairs_task(lake, dumps, dump, part, opts, run_contexts.context_of(run, lake, dumps, dump, opts))
 
 
 @task(name="corpus-paragraph-decisions", task_run_name="paragraph decisions {dump} part {part}", **RETRIES)
 @frames_freed
-def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions) -> bool:
-    return stage.para_decisions_task(lake, dumps, dump, part, opts)
+def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
+                        run: str | None = None) -> bool:
+    return stage.para_decisions_task(lake, dumps, dump, part, opts,
+                                     run_contexts.context_of(run, lake, dumps, dump, opts))
 
 
 @task(name="corpus-document-decisions", task_run_name="document decisions {dump}", **RETRIES)
 @frames_freed
-def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions) -> bool:
-    return stage.doc_decisions_task(lake, dumps, dump, opts)
+def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions,
+                       run: str | None = None) -> bool:
+    return stage.doc_decisions_task(lake, dumps, dump, opts, run_contexts.context_of(run, lake, dumps, dump, opts))
 
 
 @task(name="corpus-report", **RETRIES)
@@ -109,9 +116,11 @@ def report_task(lake: str, report_dir: str | None) -> str:
     return write_corpus_report(lake, report_dir)[1]
 
 
-def sign_all(lake: str, layout: CorpusLayout, dumps: list[str], archives: dict, sig: SignatureConfig) -> int:
+def sign_all(lake: str, layout: CorpusLayout, dumps: list[str], archives: dict,
+             sig: SignatureConfig) -> tuple[int, dict[str, DumpInputs]]:
     """The per-archive step of every archive the manifests do not hold as current, one
-    task each; each manifest updated here (its one writer) as the tasks complete."""
+    task each; each manifest updated here (its one writer) as the tasks complete. Returns
+    the archives signed and each dump's inputs, as its manifest now holds them."""
     writers = {d: ManifestWriter(layout, d) for d in dumps}
     try:
         futures = {sign_task.submit(lake, d, w, s, sig): (d, w)
@@ -122,10 +131,10 @@ def sign_all(lake: str, layout: CorpusLayout, dumps: list[str], archives: dict, 
             d, w = futures[f]
             writers[d].add(w, res["key"])
             signed += res["done"] == "signed"
-        return signed
     finally:
         for w in writers.values():
             w.close()
+    return signed, {d: inputs_of(d, w.entries) for d, w in writers.items()}
 
 
 def _run_name() -> str:
@@ -171,23 +180,15 @@ def _judge(lake, dumps, archives, opts, lock, report, report_dir) -> State:
     log = get_run_logger()
     layout = CorpusLayout(lake)
     layout.clean_stale_tmp()
-    counts = {"signed": sign_all(lake, layout, dumps, archives, opts.sig)}
-    parts = range(opts.sig.partitions)
-    lock.check()
-    for f in [stats_task.submit(lake, d, p, opts) for d in dumps for p in parts]:
-        f.result()
-    for d in dumps:   # in order: a dump's groups build on the earlier dumps'
-        lock.check()
-        groups_task.submit(lake, dumps, d, opts).result()
-    lock.check()
-    futures = [pairs_task.submit(lake, dumps, d, p, opts) for d in dumps for p in parts]
-    futures += [para_decisions_task.submit(lake, dumps, d, p, opts) for d in dumps for p in parts]
-    for f in futures:
-        f.result()
-    lock.check()
-    for f in [doc_decisions_task.submit(lake, dumps, d, opts) for d in dumps]:
-        f.result()
-    counts["dumps"] = {d: stage.dump_summary(lake, d, opts.sig.partitions) for d in dumps}
+    signed, known = sign_all(lake, layout, dumps, archives, opts.sig)
+    counts = {"signed": signed}
+    run = run_contexts.register(run_contexts.RunContexts(layout, known))
+    try:
+        _global_steps(lake, dumps, opts, lock, run)
+        # the run's layout: the state files its tasks wrote or read here are not read again
+        counts["dumps"] = {d: stage.dump_summary(layout, d, opts.sig.partitions) for d in dumps}
+    finally:
+        run_contexts.release(run)
     lock.check()
     if report:
         counts["report"] = report_task.submit(lake, report_dir).result()
@@ -195,6 +196,25 @@ def _judge(lake, dumps, archives, opts, lock, report, report_dir) -> State:
         log.info("%s: %s of %s documents kept, %s paragraphs dropped", d, st["kept"], st["documents"],
                  st["paragraphs_dropped"])
     return Completed(message=summary_line(counts), data=counts)
+
+
+def _global_steps(lake, dumps, opts, lock, run: str) -> None:
+    """The global steps' tasks, phase by phase; ``run`` names the run's shared contexts."""
+    parts = range(opts.sig.partitions)
+    lock.check()
+    for f in [stats_task.submit(lake, d, p, opts, run) for d in dumps for p in parts]:
+        f.result()
+    for d in dumps:   # in order: a dump's groups build on the earlier dumps'
+        lock.check()
+        groups_task.submit(lake, dumps, d, opts, run).result()
+    lock.check()
+    futures = [pairs_task.submit(lake, dumps, d, p, opts, run) for d in dumps for p in parts]
+    futures += [para_decisions_task.submit(lake, dumps, d, p, opts, run) for d in dumps for p in parts]
+    for f in futures:
+        f.result()
+    lock.check()
+    for f in [doc_decisions_task.submit(lake, dumps, d, opts, run) for d in dumps]:
+        f.result()
 
 
 def summary_line(counts: dict) -> str:

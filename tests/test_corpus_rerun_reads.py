@@ -115,6 +115,37 @@ def test_a_run_over_two_dumps_reads_each_state_file_once(s3, pristine, tmp_path)
     assert counts["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/two-dumps")
 
 
+def test_a_flow_run_reads_each_state_file_once(s3, prefect_harness, tmp_path):
+    """The flow's tasks (on its default runner, threads of one process) share the run's
+    state files and manifests as the stage without Prefect does: each read at most once per
+    flow run, over two dumps, on the first run and on a re-run with nothing to do."""
+    import shutil
+
+    from corpus_lake import known_lake as make_known
+    from warclake.flows.corpus_flow import corpus_flow
+
+    local = str(tmp_path / "two")
+    exp = make_known(local, DUMP)
+    second_dump(local, exp)
+    shutil.rmtree(os.path.join(local, "corpus"), ignore_errors=True)
+    s3["fs"].put(local, f"{BUCKET}/flow", recursive=True)
+    url = f"s3://{BUCKET}/flow"
+
+    def flow_run() -> dict:
+        state = corpus_flow(lake=url, report=False, return_state=True)
+        assert state.is_completed(), state.message
+        return state.result()
+
+    first, counts_first = requests_of(s3, flow_run)
+    assert first["signed"] == 3
+    again, counts = requests_of(s3, flow_run)
+    assert again["signed"] == 0
+    print("\nrequests of a flow run over two dumps (first, then again):",
+          json.dumps([brief(counts_first), brief(counts)]))
+    assert counts["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/flow")
+    assert counts_first["most_reads_of_a_state_object"] == counts["most_reads_of_a_state_object"] == 1
+
+
 def test_a_changed_or_failed_summary_is_still_noticed(s3, pristine, tmp_path):
     from warclake.tasks.corpus.checks import prepare
     from warclake.tasks.corpus.settings import DecisionConfig

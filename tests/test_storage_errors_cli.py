@@ -1,6 +1,7 @@
 """An S3 lake the client cannot use -- no credentials anywhere, or an endpoint where nothing
-listens -- stops `warclake extract`, `corpus`, `report` and `sql` with one line naming the
-lake and the cause, exit status 2, no traceback. Against moto's S3 server on 127.0.0.1."""
+listens -- stops `warclake extract`, `run`, `corpus` (with and without `--flow`), `report` and `sql`
+with one line naming the lake and the cause, exit status 2, no traceback, before Prefect
+starts a flow. Against moto's S3 server on 127.0.0.1."""
 from __future__ import annotations
 
 import os
@@ -40,7 +41,9 @@ def without_credentials(tmp_path, endpoint: str) -> dict:
 
 def commands(archive: str) -> dict[str, list[str]]:
     return {"extract": ["extract", "--dump", DUMP, "--lake", LAKE, "--workers", "0", "-q", archive],
+            "run": ["run", "--dump", DUMP, "--lake", LAKE, "--workers", "0", "-q", "--corpus", archive],
             "corpus": ["corpus", "--lake", LAKE, "--no-report", "-q"],
+            "corpus --flow": ["corpus", "--lake", LAKE, "--no-report", "-q", "--flow"],
             "report": ["report", "--lake", LAKE],
             "sql": ["sql", "--lake", LAKE, "-c", "SELECT 1"]}
 
@@ -55,7 +58,7 @@ def test_no_credentials_is_one_line_naming_them(server, archive, tmp_path):
     for name, args in commands(archive).items():
         p = cli(args, env)
         lines = p.stderr.strip().splitlines()
-        assert p.returncode == 2 and len(lines) == 1, (name, p.stderr)
+        assert p.returncode == 2 and len(lines) == 1 and not p.stdout, (name, p.stdout, p.stderr)
         assert lines[0].startswith("warclake: error: cannot ") and LAKE in lines[0], (name, lines)
         assert "Unable to locate credentials" in lines[0] and "AWS_ACCESS_KEY_ID" in lines[0], (name, lines)
 
@@ -81,7 +84,8 @@ def test_an_endpoint_that_does_not_answer_is_one_line(archive, tmp_path):
     """(``corpus`` with a dead endpoint: test_corpus_remote.py)"""
     dead = f"http://127.0.0.1:{procs.free_port()}"   # nothing listens there
     env = dict(without_credentials(tmp_path, dead), AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing")
-    p = cli(commands(archive)["extract"], env)
-    lines = p.stderr.strip().splitlines()
-    assert p.returncode == 2 and len(lines) == 1, p.stderr
-    assert LAKE in lines[0] and "Could not connect to the endpoint URL" in lines[0], lines
+    for name in ("extract", "run", "corpus --flow"):
+        p = cli(commands(archive)[name], env)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and not p.stdout, (name, p.stdout, p.stderr)
+        assert LAKE in lines[0] and "Could not connect to the endpoint URL" in lines[0], (name, lines)

@@ -140,8 +140,8 @@ class CorpusLayout:
                 data = None
             except OSError:
                 return None   # not remembered: a failed read is tried again
-            if cached:
-                self._states[path] = data
+            if cached:   # a write of another thread meanwhile (mark_done) is the newer
+                data = self._states.setdefault(path, data)
         try:
             return json.loads(data) if data is not None else None
         except ValueError:
