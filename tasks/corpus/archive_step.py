@@ -71,10 +71,7 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
     if fused is not None:
         p_label = fused.para_labels
     else:
-        p_label = []
-        for labs, k in zip(labels, counts.tolist()):
-            p_label += [None] * k if labs is None else labs[:k] + [None] * (k - len(labs))
-        p_label = pa.array(p_label, pa.string())
+        p_label = pa.array(paragraph_labels(labels, counts), pa.string())
     doc_of = pa.array(np.repeat(np.arange(n, dtype=np.int64), counts))
     idx = np.arange(1, counts.sum() + 1, dtype=np.int32) - np.repeat(np.cumsum(counts) - counts, counts).astype(np.int32)
     # the documents' own columns stay Arrow arrays (no Python object per value)
@@ -110,6 +107,15 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
         "metrics": metrics,
     }, schema=DOCSIGS)
     return para, docsig
+
+
+def paragraph_labels(labels: list, per_doc) -> list:
+    """Each paragraph's label, the reference's definition: label j of its document's list,
+    None past the list's end or for a document without labels."""
+    out = []
+    for labs, k in zip(labels, per_doc.tolist()):
+        out += [None] * k if labs is None else labs[:k] + [None] * (k - len(labs))
+    return out
 
 
 def _values(docs: pa.Table, name: str) -> list:

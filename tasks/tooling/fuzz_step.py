@@ -98,6 +98,7 @@ def _load(path: str):
 
 def main(argv: list[str] | None = None) -> int:
     from warclake.tasks.corpus import archive_pass as ap
+    from warclake.tasks.corpus.archive_step import paragraph_labels
 
     opts = parse_options("fuzz_step", __doc__, argv, 10_000)
     native = _load(opts.module) if opts.module else ap.compiled_module()
@@ -109,19 +110,11 @@ def main(argv: list[str] | None = None) -> int:
         table, pn, dn, perm = case(opts.seed, i)
         got = ap.run(native, table, pn, dn, perm)
         want = ap.reference(table, pn, dn, perm)
-        labels_ok = got.para_labels.to_pylist() == _paragraph_labels(table, got.signed.doc_paragraphs)
+        labels_ok = got.para_labels.to_pylist() == paragraph_labels(
+            table.column("paragraph_labels").to_pylist(), got.signed.doc_paragraphs)
         return None if ap.pass_equal(got, want) and labels_ok else repr(table.column("text").to_pylist())
 
     return compare_cases(opts, difference)
-
-
-def _paragraph_labels(table: pa.Table, per_doc) -> list:
-    """Each paragraph's label as the step defined it in Python: label j of its document's
-    list, None past its end."""
-    out = []
-    for labs, k in zip(table.column("paragraph_labels").to_pylist(), per_doc.tolist()):
-        out += [None] * k if labs is None else labs[:k] + [None] * (k - len(labs))
-    return out
 
 
 if __name__ == "__main__":
