@@ -46,7 +46,7 @@ def normalise(body: str) -> str:
 def normalised_document(text: str) -> str:
     """The whole lake text in NFKC and lower case (paths, separators and markers kept).
     ASCII text is in NFKC already."""
-    return text.lower() if text.isascii() else unicodedata.normalize("NFKC", text).lower()
+    return text.lower() if text.isascii() else nfkc_lower(text)
 
 
 @lru_cache(maxsize=1)     # built once per process (each compiled module is configured with it)
