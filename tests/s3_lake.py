@@ -5,6 +5,7 @@ processes that take a lock at the same instant."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -44,6 +45,17 @@ def s3_fixture(bucket: str):
         with s3_behind_proxy(tmp_path_factory.mktemp("s3"), bucket) as s3:
             yield s3
     return s3
+
+
+def kill_when_held(proxy: S3Proxy, held, proc, timeout: float = 180) -> None:
+    """Once the request ``held`` by the proxy is seen, SIGKILL ``proc``'s process group (a
+    run killed in the middle of that request), then drop the request."""
+    try:
+        assert held.seen.wait(timeout), "the run never made the held request"
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        proxy.release(held, drop=True)
 
 
 RACE = """

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_lake import known_lake, write_archive
-from s3_lake import race_for_lock, s3_fixture
+from s3_lake import kill_when_held, race_for_lock, s3_fixture
 from test_corpus import DUMP, decision_bytes, run
 
 BUCKET = "warclake-ops"
@@ -208,12 +208,7 @@ def test_two_runs_on_one_remote_lake_one_writes(s3, reference):
     url = upload(s3, reference["pristine"], "two-runs-killed")
     held = proxy.hold(lambda r: r.method == "PUT" and r.under("/two-runs-killed/corpus/pairs/"))
     a = cli(s3, "corpus", "--lake", url, "--no-report", "-q")
-    try:
-        assert held.seen.wait(180)
-        os.killpg(a.pid, signal.SIGKILL)
-        a.wait(30)
-    finally:
-        proxy.release(held, drop=True)
+    kill_when_held(proxy, held, a)
     code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", "-q"))
     assert code == 0, err
     assert "taken over from a run that is gone" in err and f"pid {a.pid}" in err

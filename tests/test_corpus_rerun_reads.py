@@ -93,19 +93,22 @@ def test_a_rerun_of_a_judged_dump_reads_the_same_objects_for_2_and_6_archives(s3
     assert brief(counts[2]) == brief(counts[6])   # O(1) in archives
 
 
+def two_dump_lake(s3, tmp_path, name: str) -> str:
+    """The known lake with a second dump, extracted and not yet judged, uploaded under
+    ``name``: its URL."""
+    import shutil
+
+    local = str(tmp_path / "two")
+    second_dump(local, known_lake(local, DUMP))
+    shutil.rmtree(os.path.join(local, "corpus"), ignore_errors=True)
+    s3["fs"].put(local, f"{BUCKET}/{name}", recursive=True)
+    return f"s3://{BUCKET}/{name}"
+
+
 def test_a_run_over_two_dumps_reads_each_state_file_once(s3, pristine, tmp_path):
     """The later dump's keys name the earlier dump's statistics, groups and pairs: read once
     per run, not once per step or dump that names them."""
-    import shutil
-
-    from corpus_lake import known_lake as make_known
-
-    local = str(tmp_path / "two")
-    exp = make_known(local, DUMP)
-    second_dump(local, exp)
-    shutil.rmtree(os.path.join(local, "corpus"), ignore_errors=True)
-    s3["fs"].put(local, f"{BUCKET}/two-dumps", recursive=True)
-    url = f"s3://{BUCKET}/two-dumps"
+    url = two_dump_lake(s3, tmp_path, "two-dumps")
     first, counts_first = requests_of(s3, lambda: judge(url))
     assert first["signed"] == 3
     again, counts = requests_of(s3, lambda: judge(url))
@@ -119,17 +122,9 @@ def test_a_flow_run_reads_each_state_file_once(s3, prefect_harness, tmp_path):
     """The flow's tasks (on its default runner, threads of one process) share the run's
     state files and manifests as the stage without Prefect does: each read at most once per
     flow run, over two dumps, on the first run and on a re-run with nothing to do."""
-    import shutil
-
-    from corpus_lake import known_lake as make_known
     from warclake.flows.corpus_flow import corpus_flow
 
-    local = str(tmp_path / "two")
-    exp = make_known(local, DUMP)
-    second_dump(local, exp)
-    shutil.rmtree(os.path.join(local, "corpus"), ignore_errors=True)
-    s3["fs"].put(local, f"{BUCKET}/flow", recursive=True)
-    url = f"s3://{BUCKET}/flow"
+    url = two_dump_lake(s3, tmp_path, "flow")
 
     def flow_run() -> dict:
         state = corpus_flow(lake=url, report=False, return_state=True)

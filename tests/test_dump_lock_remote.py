@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 
-from s3_lake import race_for_lock, s3_fixture
+from s3_lake import kill_when_held, race_for_lock, s3_fixture
 from warclake.tasks.tooling.sample_dump import make_dump
 
 BUCKET = "warclake-dump-lock"
@@ -100,12 +99,7 @@ def test_the_lock_of_a_killed_extraction_is_taken_over_by_the_next_run(s3, archi
     proxy = s3["proxy"]
     held = proxy.hold(documents_put(name, archives[1]))
     a = extract(s3, url, archives)
-    try:
-        assert held.seen.wait(180)
-        os.killpg(a.pid, signal.SIGKILL)
-        a.wait(30)
-    finally:
-        proxy.release(held, drop=True)
+    kill_when_held(proxy, held, a)
     assert lock_exists(s3, name)   # left behind by the killed run
     code, out, err = finished(extract(s3, url, archives))
     assert code == 0, err
