@@ -29,10 +29,11 @@ STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")   # qualit
 cdef uint32_t PHRASE[15][16]
 cdef int PHRASE_LEN[15]
 cdef uint32_t PHRASE_HEADS[128]      # per ASCII character, the phrases 0-13 it starts
-cdef uint8_t PHRASE_PAIRS[65536]     # 1 where a phrase 0-13 starts with these low bytes of two characters
+cdef uint8_t PHRASE_PAIRS[65536]     # 1 where a phrase starts with these low bytes of two characters
 cdef uint64_t STOP_KEY[8]       # a stop word's characters, 16 bits each
 cdef uint64_t SPECIAL_KEY = 0xFFFFFFFFFFFFFFFFULL   # no stop word's key
 cdef int STOP_LEN[8]
+cdef uint64_t MIX_AT[16 * 128]     # mix(position << 21 | character) of ASCII characters at positions 0-15
 cdef uint8_t CLASS[65536]
 cdef uint32_t LOWER[65536]
 cdef bint CONFIGURED = False
@@ -55,10 +56,9 @@ def configure(bytes classes, list lower):
         elif i < 14 and ord(p[0]) < 0x30AF:
             raise ValueError("a phrase's first character is below U+30AF and not ASCII")
         PHRASE_LEN[i] = len(p)
-        if i < 14:
-            if len(p) < 2:
-                raise ValueError("a phrase is shorter than two characters")
-            PHRASE_PAIRS[((ord(p[0]) & 0xFF) << 8) | (ord(p[1]) & 0xFF)] = 1
+        if len(p) < 2:
+            raise ValueError("a phrase is shorter than two characters")
+        PHRASE_PAIRS[((ord(p[0]) & 0xFF) << 8) | (ord(p[1]) & 0xFF)] = 1
         for j in range(len(p)):
             PHRASE[i][j] = ord(p[j])
     for i, p in enumerate(STOP_WORDS):
@@ -68,6 +68,8 @@ def configure(bytes classes, list lower):
         STOP_KEY[i] = 0
         for j in range(len(p)):
             STOP_KEY[i] |= (<uint64_t> ord(p[j])) << (16 * j)
+    for i in range(16 * 128):
+        MIX_AT[i] = mix((<uint64_t> (i >> 7) << CP_BITS) | <uint64_t> (i & 127))
     for i in range(65536):
         CLASS[i] = classes[i]
         LOWER[i] = SPECIAL if lower[i] < 0 else <uint32_t> lower[i]
@@ -118,8 +120,8 @@ cdef struct Table:
 # chrome test, NFKC by unicodedata) can let another thread start a pass: that one gets
 # working memory of its own (``work_take``).
 cdef struct Work:
-    void *p[16]
-    size_t cap[16]
+    void *p[20]
+    size_t cap[20]
 
 
 cdef Work SHARED_WORK
@@ -142,7 +144,7 @@ cdef void work_give(Work *w) noexcept:
     if w == &SHARED_WORK:
         SHARED_BUSY = False
         return
-    for i in range(16):
+    for i in range(20):
         free(w.p[i])
         w.p[i] = NULL
 
@@ -298,31 +300,6 @@ cdef inline bint is_closing(uint32_t c) noexcept nogil:
             or c == 0x300F or c == 0x29)
 
 
-cdef int64_t sentence_ends(const uint32_t *cp, Py_ssize_t n) noexcept:
-    """Matches of ``quality._SENTENCE_END`` in one line (its end is followed by a line feed
-    or the end of the text)."""
-    cdef Py_ssize_t i = 0, j
-    cdef int64_t found = 0
-    while i < n:
-        if cp[i] < 0x80 and cp[i] != 0x2E and cp[i] != 0x21 and cp[i] != 0x3F:
-            i += 1      # most characters: ASCII and no stop
-        elif is_cjk_stop(cp[i]):
-            found += 1
-            i += 1
-        elif is_stop_mark(cp[i]):
-            j = i + 1
-            while j < n and is_closing(cp[j]):
-                j += 1
-            if j == n or Py_UNICODE_ISSPACE(cp[j]):
-                found += 1
-                i = j
-            else:
-                i += 1
-        else:
-            i += 1
-    return found
-
-
 cdef inline uint32_t phrases_from(uint32_t c) noexcept nogil:
     """Bit k set when phrase k (0-13) starts with ``c``."""
     cdef int k
@@ -337,53 +314,19 @@ cdef inline uint32_t phrases_from(uint32_t c) noexcept nogil:
     return heads
 
 
-cdef void line_phrases(const uint32_t *cp, Py_ssize_t n, int64_t *js, int64_t *policy) noexcept nogil:
-    """Count the line once in ``js`` when it holds phrase 0, once in ``policy`` when it
-    holds any of phrases 1-13. One scan: a phrase is only compared where its first two
-    characters are (by their low bytes, :data:`PHRASE_PAIRS`)."""
-    cdef Py_ssize_t i
-    cdef int k
-    cdef bint found_js = False, found_policy = False
-    cdef uint32_t heads
-    for i in range(n - 1):     # (every phrase has two characters or more)
-        if not PHRASE_PAIRS[((cp[i] & 0xFF) << 8) | (cp[i + 1] & 0xFF)]:
-            continue
-        heads = phrases_from(cp[i])
-        if not heads:
-            continue
-        for k in range(14):
-            if not (heads >> k) & 1 or (found_js if k == 0 else found_policy) or i + PHRASE_LEN[k] > n:
-                continue
-            if memcmp(cp + i, PHRASE[k], PHRASE_LEN[k] * sizeof(uint32_t)) == 0:
-                if k == 0:
-                    found_js = True
-                else:
-                    found_policy = True
-        if found_js and found_policy:
-            break
-    js[0] += found_js
-    policy[0] += found_policy
-
-
-cdef Py_ssize_t count_nonoverlapping(const uint32_t *cp, Py_ssize_t n, const uint32_t *p, Py_ssize_t m) noexcept nogil:
-    cdef Py_ssize_t i = 0, found = 0
-    while i + m <= n:
-        if cp[i] == p[0] and memcmp(cp + i, p, m * sizeof(uint32_t)) == 0:
-            found += 1
-            i += m
-        else:
-            i += 1
-    return found
-
-
 cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, int scale,
                        uint64_t *h, Table *t, int64_t *top_num, int64_t *dup_chars,
-                       char *rep, int32_t *slots) noexcept nogil:
+                       char *rep, int32_t *cand, int32_t *cslot) noexcept nogil:
     """``quality._ngram_shares`` as whole numbers: ``top_num[n-2]`` (n = 2..4) the
     numerator of ``top_{n}gram_char_share`` (count x characters), ``dup_chars[n-5]``
     (n = 5..10) the characters covered by later occurrences; -1 where the reference
-    leaves the metric at 0 without measuring."""
-    cdef Py_ssize_t n, i, glen, span, kk, s, cnt, e, lo, f, size
+    leaves the metric at 0 without measuring.
+
+    Only an n-gram that occurs twice can change a measure, and every occurrence of one
+    starts where the shorter n-grams measured before it (at its start, and at its end
+    less their length) occur twice too: each length counts only those candidates, in a
+    table of their own size, and marks which of them repeat for the next length."""
+    cdef Py_ssize_t n, i, glen, span, kk, s, cnt, nrep, e, lo, f, size, x, prev_n = 0, step
     cdef int64_t top, best, c, v
     cdef uint64_t mul = GOLDEN
     for kk in range(3):
@@ -410,53 +353,67 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
         span = n
         if kk < 2:
             continue
-        if kk <= 4:
-            # the most frequent n-gram's count and, among the n-grams of that count, the
-            # most characters at a first occurrence: kept up as the counts come
-            table_clear(t)
-            top = best = 0
+        cnt = 0
+        if prev_n == 0:
             for i in range(glen):
-                s = table_put(t, h[i], i)
-                c = t.slot[s].n
-                if c >= top:
+                cand[i] = <int32_t> i
+            cnt = glen
+        else:
+            step = n - prev_n
+            for i in range(glen):
+                if rep[i] and rep[i + step]:
+                    cand[cnt] = <int32_t> i
+                    cnt += 1
+        size = 16
+        while size < 2 * cnt:
+            size *= 2
+        t.mask = size - 1
+        table_clear(t)
+        # in order: the most frequent n-gram's count and, among the n-grams of that count,
+        # the most characters at a first occurrence, kept up as the counts come; a later
+        # occurrence covers its n-gram's characters
+        top = best = 0
+        c = 0
+        e = 0
+        for x in range(cnt):
+            i = cand[x]
+            s = table_put(t, h[i], i)
+            cslot[x] = <int32_t> s
+            if kk <= 4:
+                if t.slot[s].n >= top:
                     f = t.slot[s].first
                     v = csum[f + span] - csum[f]
-                    if c > top:
-                        top, best = c, v
+                    if t.slot[s].n > top:
+                        top, best = t.slot[s].n, v
                     elif v > best:
                         best = v
+            elif t.slot[s].n > 1:
+                lo = i if i > e else e
+                if i + span > lo:
+                    c += csum[i + span] - csum[lo]
+                    e = i + span
+        nrep = 0
+        for i in range(glen):
+            rep[i] = 0
+        for x in range(cnt):
+            if t.slot[cslot[x]].n > 1:
+                rep[cand[x]] = 1
+                nrep += 1
+        if kk <= 4:
             top_num[kk - 2] = top * best if top > 1 else 0
+        elif kk == 5 and nrep < 2:
+            return
         else:
-            if kk == 5:
-                # only a start whose 5-gram occurs twice can start a repeated longer one
-                table_clear(t)
-                for i in range(glen):
-                    slots[i] = <int32_t> table_put(t, h[i], i)
-                cnt = 0
-                for i in range(glen):
-                    rep[i] = t.slot[slots[i]].n > 1
-                    cnt += rep[i]
-                if cnt < 2:
-                    return
-                # from here on only the candidates go in: a table for them alone
-                size = 16
-                while size < 2 * cnt:
-                    size *= 2
-                t.mask = size - 1
-            # candidates in order: a later one whose n-gram an earlier candidate has
-            # covers its n-gram (a candidate past the last n-gram never matches)
-            table_clear(t)
-            c = 0
-            e = 0
-            for i in range(glen):
-                if not rep[i]:
-                    continue
-                if table_add(t, h[i], i):
-                    lo = i if i > e else e
-                    if i + span > lo:
-                        c += csum[i + span] - csum[lo]
-                        e = i + span
             dup_chars[kk - 5] = c
+        prev_n = n
+
+
+cdef inline uint64_t mix_at(Py_ssize_t k, uint32_t c) noexcept nogil:
+    """``mix(k << 21 | c)``, the term of character ``c`` at position ``k`` of a text hash
+    (by one look-up for the first positions of ASCII characters: units are short)."""
+    if k < 16 and c < 128:
+        return MIX_AT[(k << 7) | c]
+    return mix((<uint64_t> k << CP_BITS) | c)
 
 
 cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_ssize_t *pstart, Py_ssize_t *plen,
@@ -467,17 +424,24 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     bodies without link markers joined by line feeds, in working memory slot 1), its
     paragraphs (``pstart``/``plen`` in slots 3 and 4: where each body is in it) and what
     only the whole text gives (link characters, chrome characters, path elements, body
-    characters, labels)."""
-    cdef Py_ssize_t i, j, k, a, b, c0, ne = 0, nlines = 0, w = 0, nl = 0
-    cdef uint64_t key
+    characters, labels).
+
+    Two scans: the plain text (characters, words, lines and what each line ends or starts
+    with, lower case) and its lower case (units and their hashes, phrases). What depends on
+    whether the text is measured in units, known only at its end, is counted both ways."""
+    cdef Py_ssize_t i, k, a, ne = 0, nlines = 0, w = 0, lf = -1, ll = 0, us = -1, L
+    cdef uint64_t key, acc = 0
     cdef uint32_t ch, run_ch
     cdef uint8_t cl
-    cdef bint char_mode, space, prev_space, prev_unit, unit, special = False
+    cdef bint char_mode, space, prev_space, prev_unit, unit, special = False, in_close = False
+    cdef bint found_js = False, found_policy = False
     cdef int64_t nonspace = 0, cjk = 0, hira = 0, units_script = 0, lettered = 0
     cdef int64_t tokens = 0, last_lettered = -1, tokens_u = 0, last_lettered_u = -1, lettered_u = 0, run = 0, symbols = 0, curly = 0, bullets = 0, ell = 0
-    cdef int64_t terminal = 0, sentences = 0, short_lines = 0, short_at, stop = 0, total_units
+    cdef int64_t terminal = 0, short15 = 0, short30 = 0, sent_c = 0, sent_w = 0, lse = 0, sp = 0, sp_f = 0, sp_l = 0
+    cdef int64_t stop = 0, total_units
     cdef int64_t dl, dl_chars, l_chars, dp, dp_chars, p_chars
-    cdef int64_t js_lines = 0, policy_lines = 0, lorem
+    cdef int64_t js_lines = 0, policy_lines = 0, lorem = 0
+    cdef uint32_t heads
     cdef Buf plain, low
     cdef Py_ssize_t *lstart = NULL
     cdef Py_ssize_t *llen = NULL
@@ -487,22 +451,55 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     cdef uint64_t *hbuf = NULL
     cdef int64_t *csum = NULL
     cdef char *rep = NULL
-    cdef int32_t *slots = NULL
+    cdef int32_t *cand = NULL
+    cdef int32_t *cslot = NULL
     cdef Table t
     cdef int64_t top_num[3]
     cdef int64_t dup_chars[6]
     cdef object low_str
     plain.cp, plain.len = plain_cp, plain_len
-    low.len = 0
+    low.cp = <uint32_t *> scratch(work, 2, (plain.len + 1) * sizeof(uint32_t))
+    low.len = plain.len
+    lstart = <Py_ssize_t *> scratch(work, 5, (plain.len + 1) * sizeof(Py_ssize_t))
+    llen = <Py_ssize_t *> scratch(work, 6, (plain.len + 1) * sizeof(Py_ssize_t))
     # characters, and words (units) holding a letter, as quality._char_stats counts them:
     # tokens counted both ways (words; units), as the mode depends on the whole text; runs
-    # of dots counted as str.count counts "...": each run of k gives k // 3
+    # of dots counted as str.count counts "...": each run of k gives k // 3. Lines (cut at
+    # "\n", stripped, the empty ones left out) as they end: where the stripped line starts
+    # and ends (``lf``, ``ll``), the spaces between (``sp``), the sentence ends in it
+    # (``quality._SENTENCE_END``: a stop mark and its closing quotes followed by
+    # whitespace or the line's end, ``in_close`` while in them; ``lse``)
     prev_space = True
     prev_unit = False
     run_ch = 0
     run = 0
-    for i in range(plain.len):
-        ch = plain.cp[i]
+    i = 0
+    while True:
+        ch = plain.cp[i] if i < plain.len else NL
+        if i == plain.len or ch == NL:
+            if lf >= 0:
+                L = ll + 1 - lf
+                lstart[nlines], llen[nlines] = lf, L
+                nlines += 1
+                ch = plain.cp[lf]
+                if is_bullet_char(ch) or (is_bullet_head(ch) and L >= 2 and plain.cp[lf + 1] == 32):
+                    bullets += 1
+                ell += ends_with_ellipsis(plain.cp + lf, L)
+                short15 += L <= 15
+                short30 += L <= 30
+                if is_terminal(plain.cp[ll]):
+                    terminal += 1
+                    lse += in_close
+                    if L >= 5:
+                        sent_c += lse
+                    if sp_l - sp_f >= 2:
+                        sent_w += lse
+            lf = -1
+            in_close = False
+            lse = 0
+            if i == plain.len:
+                break
+            ch = NL
         cl = cls(ch)
         space = (cl & C_SPACE) != 0
         unit = (cl & C_UNIT) != 0
@@ -513,7 +510,6 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
             run_ch = ch
             run = 0
         run += 1
-        nl += ch == NL
         if not space:
             if prev_space:
                 tokens += 1
@@ -536,46 +532,28 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
                 symbols += 1
             elif ch == 0x7B or ch == 0x7D:
                 curly += 1
+            if lf < 0:
+                lf, sp_f = i, sp
+            ll, sp_l = i, sp
+        elif ch == 32:
+            sp += 1
         prev_space, prev_unit = space, unit
+        low.cp[i] = LOWER[ch] if ch <= 0xFFFF else ch
+        if ch != NL and not (in_close and is_closing(ch)):
+            if in_close:
+                in_close = False
+                lse += space
+            if ch >= 0x80 or ch == 0x2E or ch == 0x21 or ch == 0x3F:
+                if is_cjk_stop(ch):
+                    lse += 1
+                elif is_stop_mark(ch):
+                    in_close = True
+        i += 1
     if run_ch == 0x2E or run_ch == 0xFF0E or run_ch == 0x30FB:
         symbols += run // 3
     char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
     if char_mode:
         lettered = lettered_u
-    # lines: cut at "\n", stripped, the empty ones left out
-    k = nl + 1
-    lstart = <Py_ssize_t *> scratch(work, 5, k * sizeof(Py_ssize_t))
-    llen = <Py_ssize_t *> scratch(work, 6, k * sizeof(Py_ssize_t))
-    short_at = 15 if char_mode else 30
-    a = 0
-    while True:
-        b = a
-        while b < plain.len and plain.cp[b] != NL:
-            b += 1
-        i, j = a, b
-        while i < j and Py_UNICODE_ISSPACE(plain.cp[i]):
-            i += 1
-        while j > i and Py_UNICODE_ISSPACE(plain.cp[j - 1]):
-            j -= 1
-        if j > i:
-            lstart[nlines], llen[nlines] = i, j - i
-            nlines += 1
-            ch = plain.cp[i]
-            if is_bullet_char(ch) or (is_bullet_head(ch) and j - i >= 2 and plain.cp[i + 1] == 32):
-                bullets += 1
-            ell += ends_with_ellipsis(plain.cp + i, j - i)
-            short_lines += j - i <= short_at
-            if is_terminal(plain.cp[j - 1]):
-                terminal += 1
-                c0 = 0
-                if not char_mode:
-                    for k in range(i, j):
-                        c0 += plain.cp[k] == 32
-                if (j - i >= 5) if char_mode else c0 >= 2:
-                    sentences += sentence_ends(plain.cp + i, j - i)
-        if b >= plain.len:
-            break
-        a = b + 1
     dl = duplicates(work, plain.cp, lstart, llen, nlines, &dl_chars, &l_chars)
     # the non-empty paragraphs, packed to the front of the arrays
     ne = 0
@@ -584,38 +562,65 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
             pstart[ne], plen[ne] = pstart[i], plen[i]
             ne += 1
     dp = duplicates(work, plain.cp, pstart, plen, ne, &dp_chars, &p_chars)
-    # lower case: by the table, or str.lower where a character needs more
+    # lower case: by the table (above), or str.lower where a character needs more
     if special:
         low_str = PyUnicode_FromKindAndData(4, plain.cp, plain.len).lower()
         low.cp = <uint32_t *> scratch(work, 2, (len(low_str) + 1) * sizeof(uint32_t))
         low.len = len(low_str)
         for i in range(low.len):
             low.cp[i] = PyUnicode_READ(PyUnicode_KIND(low_str), PyUnicode_DATA(low_str), i)
-    else:
-        low.cp = <uint32_t *> scratch(work, 2, (plain.len + 1) * sizeof(uint32_t))
-        low.len = plain.len
-        for i in range(plain.len):
-            low.cp[i] = LOWER[plain.cp[i]]
-    # units of the lower-case text: runs of non-space characters, and in units each
-    # character of a unit script on its own
+    # units of the lower-case text (runs of non-space characters, and in units each
+    # character of a unit script on its own) with their text hashes and the characters
+    # before each; lines naming javascript or a policy (lines of the lower-case text match
+    # those of the text: lower case neither makes nor removes a line feed; no phrase holds
+    # one), "lorem ipsum" (it cannot overlap itself: every match counts)
     ustart = <Py_ssize_t *> scratch(work, 7, (low.len + 1) * sizeof(Py_ssize_t))
     ulen = <Py_ssize_t *> scratch(work, 8, (low.len + 1) * sizeof(Py_ssize_t))
-    i = 0
-    while i < low.len:
-        cl = cls(low.cp[i])
-        if cl & C_SPACE and not (char_mode and cl & C_UNIT):   # U+3000 is both: a unit
-            i += 1
-            continue
-        j = i + 1
-        if not (char_mode and cl & C_UNIT):
-            while j < low.len:
-                cl = cls(low.cp[j])
-                if cl & C_SPACE or (char_mode and cl & C_UNIT):
-                    break
-                j += 1
-        ustart[w], ulen[w] = i, j - i
-        w += 1
-        i = j
+    ids = <uint64_t *> scratch(work, 9, (low.len + 1) * sizeof(uint64_t))
+    csum = <int64_t *> scratch(work, 11, (low.len + 2) * sizeof(int64_t))
+    csum[0] = 0
+    for i in range(low.len + 1):
+        ch = low.cp[i] if i < low.len else 32
+        cl = cls(ch)
+        if (cl & C_SPACE and not (char_mode and cl & C_UNIT)) or (char_mode and cl & C_UNIT) or i == low.len:
+            if us >= 0:      # the unit ends
+                L = i - us
+                ustart[w], ulen[w] = us, L
+                ids[w] = mix(acc + <uint64_t> L * LEN_MUL + HASH_SEED)
+                csum[w + 1] = csum[w] + L
+                w += 1
+                us = -1
+            if i == low.len:
+                break
+            if not (char_mode and cl & C_UNIT):     # whitespace
+                if ch == NL:
+                    js_lines += found_js
+                    policy_lines += found_policy
+                    found_js = found_policy = False
+                continue
+            ustart[w], ulen[w] = i, 1      # a character of a unit script, a unit alone
+            ids[w] = mix(mix_at(0, ch) + LEN_MUL + HASH_SEED)
+            csum[w + 1] = csum[w] + 1
+            w += 1
+        else:
+            if us < 0:
+                us, acc = i, 0
+            acc += mix_at(i - us, ch)
+        if i + 1 < low.len and PHRASE_PAIRS[((ch & 0xFF) << 8) | (low.cp[i + 1] & 0xFF)]:
+            if ch == 0x6C and i + PHRASE_LEN[14] <= low.len and memcmp(
+                    low.cp + i, PHRASE[14], PHRASE_LEN[14] * sizeof(uint32_t)) == 0:
+                lorem += 1
+            heads = phrases_from(ch)
+            for k in range(14):
+                if not (heads >> k) & 1 or (found_js if k == 0 else found_policy) or i + PHRASE_LEN[k] > low.len:
+                    continue
+                if memcmp(low.cp + i, PHRASE[k], PHRASE_LEN[k] * sizeof(uint32_t)) == 0:
+                    if k == 0:
+                        found_js = True
+                    else:
+                        found_policy = True
+    js_lines += found_js
+    policy_lines += found_policy
     if english:
         for i in range(w):
             if ulen[i] > 4:
@@ -632,32 +637,15 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
                 if STOP_KEY[k] == key and STOP_LEN[k] == ulen[i]:
                     stop += 1
                     break
-    # lines naming javascript or a policy (lines of the lower-case text match those
-    # of the text: lower case neither makes nor removes a line feed)
-    a = 0
-    while True:
-        b = a
-        while b < low.len and low.cp[b] != NL:
-            b += 1
-        line_phrases(low.cp + a, b - a, &js_lines, &policy_lines)
-        if b >= low.len:
-            break
-        a = b + 1
-    lorem = count_nonoverlapping(low.cp, low.len, PHRASE[14], PHRASE_LEN[14])
     # the n-gram measures over the units' hashes and lengths
-    ids = <uint64_t *> scratch(work, 9, (w + 1) * sizeof(uint64_t))
     hbuf = <uint64_t *> scratch(work, 10, (w + 1) * sizeof(uint64_t))
-    csum = <int64_t *> scratch(work, 11, (w + 1) * sizeof(int64_t))
     rep = <char *> scratch(work, 12, w + 1)
-    slots = <int32_t *> scratch(work, 3, (w + 1) * sizeof(int32_t))     # the paragraphs' slot is free by now
-    csum[0] = 0
-    for i in range(w):
-        ids[i] = text_hash(low.cp + ustart[i], ulen[i])
-        csum[i + 1] = csum[i] + ulen[i]
+    cand = <int32_t *> scratch(work, 16, (w + 1) * sizeof(int32_t))
+    cslot = <int32_t *> scratch(work, 17, (w + 1) * sizeof(int32_t))
     total_units = csum[w]
     if w >= 2 and total_units:
         table_init(work, &t, w)
-        ngram_shares(ids, csum, w, 2 if char_mode else 1, hbuf, &t, top_num, dup_chars, rep, slots)
+        ngram_shares(ids, csum, w, 2 if char_mode else 1, hbuf, &t, top_num, dup_chars, rep, cand, cslot)
     else:
         for k in range(3):
             top_num[k] = -1
@@ -670,8 +658,8 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
             "dup_paragraph_chars": dp_chars, "paragraph_chars": p_chars,
             "unit_chars": total_units, "top": [top_num[k] for k in range(3)],
             "dup": [dup_chars[k] for k in range(6)], "terminal_lines": terminal,
-            "sentences": sentences, "short_lines": short_lines, "javascript_lines": js_lines,
-            "policy_lines": policy_lines, "lorem_ipsum": lorem, "curly_brackets": curly,
-            "cjk": cjk, "hiragana": hira, "link_chars": link_chars, "body_chars": total,
-            "labels_fit": labels_fit, "bad_chars": bad_chars, "chrome_chars": chrome_chars,
-            "path_elements": depth}
+            "sentences": sent_c if char_mode else sent_w, "short_lines": short15 if char_mode else short30,
+            "javascript_lines": js_lines, "policy_lines": policy_lines, "lorem_ipsum": lorem,
+            "curly_brackets": curly, "cjk": cjk, "hiragana": hira, "link_chars": link_chars,
+            "body_chars": total, "labels_fit": labels_fit, "bad_chars": bad_chars,
+            "chrome_chars": chrome_chars, "path_elements": depth}
