@@ -33,6 +33,7 @@ cdef uint8_t PHRASE_PAIRS[65536]     # 1 where a phrase starts with these low by
 cdef uint64_t STOP_KEY[8]       # a stop word's characters, 16 bits each
 cdef uint64_t SPECIAL_KEY = 0xFFFFFFFFFFFFFFFFULL   # no stop word's key
 cdef int STOP_LEN[8]
+cdef uint8_t STOP_FIRST[65536]     # 1 for a stop word's first character
 cdef uint64_t MIX_AT[16 * 128]     # mix(position << 21 | character) of ASCII characters at positions 0-15
 cdef uint8_t CLASS[65536]
 cdef uint32_t LOWER[65536]
@@ -61,7 +62,10 @@ def configure(bytes classes, list lower):
         PHRASE_PAIRS[((ord(p[0]) & 0xFF) << 8) | (ord(p[1]) & 0xFF)] = 1
         for j in range(len(p)):
             PHRASE[i][j] = ord(p[j])
+    for i in range(65536):
+        STOP_FIRST[i] = 0
     for i, p in enumerate(STOP_WORDS):
+        STOP_FIRST[ord(p[0])] = 1
         if not 0 < len(p) <= 4 or max(map(ord, p)) > 0xFFFF:
             raise ValueError("a stop word is not one to four characters of the BMP")
         STOP_LEN[i] = len(p)
@@ -326,7 +330,8 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
     starts where the shorter n-grams measured before it (at its start, and at its end
     less their length) occur twice too: each length counts only those candidates, in a
     table of their own size, and marks which of them repeat for the next length."""
-    cdef Py_ssize_t n, i, glen, span, kk, s, cnt, nrep, e, lo, f, size, x, prev_n = 0, step
+    cdef Py_ssize_t n, i, glen, span, kk, s, cnt, nrep, e, lo, f, size, x, prev_n = 0, step, k2
+    cdef bint keep
     cdef int64_t top, best, c, v
     cdef uint64_t mul = GOLDEN
     for kk in range(3):
@@ -337,33 +342,42 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
         return
     for i in range(w):
         h[i] = ids[i]
-    # n-gram hashes of n units, built up as the reference does (wrapping modulo 2**64);
-    # at every n that is a multiple of ``scale`` the measures of n // scale are taken
+        cand[i] = <int32_t> i
+        rep[i] = 0
+    cnt = w
+    # n-gram hashes of n units, built up as the reference does (wrapping modulo 2**64) at
+    # the candidates; at every n that is a multiple of ``scale`` the measures of n // scale
+    # are taken
     n = 1
     while n < 10 * scale:
         n += 1
         if w < n:
             break
         glen = w - n + 1
-        for i in range(glen):
-            h[i] = h[i] * mul + ids[i + n - 1]
+        for x in range(cnt):
+            i = cand[x]
+            if i < glen:
+                h[i] = h[i] * mul + ids[i + n - 1]
         if n % scale:
             continue
         kk = n // scale
         span = n
         if kk < 2:
             continue
-        cnt = 0
         if prev_n == 0:
-            for i in range(glen):
-                cand[i] = <int32_t> i
             cnt = glen
         else:
+            # the candidates left (in order, in place), their marks cleared as they are read
             step = n - prev_n
-            for i in range(glen):
-                if rep[i] and rep[i + step]:
-                    cand[cnt] = <int32_t> i
-                    cnt += 1
+            k2 = 0
+            for x in range(cnt):
+                i = cand[x]
+                keep = i < glen and rep[i] and rep[i + step]
+                rep[i] = 0
+                if keep:
+                    cand[k2] = <int32_t> i
+                    k2 += 1
+            cnt = k2
         size = 16
         while size < 2 * cnt:
             size *= 2
@@ -393,8 +407,6 @@ cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, i
                     c += csum[i + span] - csum[lo]
                     e = i + span
         nrep = 0
-        for i in range(glen):
-            rep[i] = 0
         for x in range(cnt):
             if t.slot[cslot[x]].n > 1:
                 rep[cand[x]] = 1
@@ -433,7 +445,10 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     cdef uint64_t key, acc = 0
     cdef uint32_t ch, run_ch
     cdef uint8_t cl
-    cdef bint char_mode, space, prev_space, prev_unit, unit, special = False, in_close = False
+    cdef bint char_mode, space, prev_space, prev_unit, unit, special = False, in_close = False, ns, letter, new_word
+    cdef uint32_t lw
+    cdef uint8_t kind[32]
+    cdef uint8_t kd
     cdef bint found_js = False, found_policy = False
     cdef int64_t nonspace = 0, cjk = 0, hira = 0, units_script = 0, lettered = 0
     cdef int64_t tokens = 0, last_lettered = -1, tokens_u = 0, last_lettered_u = -1, lettered_u = 0, run = 0, symbols = 0, curly = 0, bullets = 0, ell = 0
@@ -500,57 +515,58 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
             if i == plain.len:
                 break
             ch = NL
+        # without a branch on whether the character is a space (words and spaces alternate
+        # at random): the counts add 0 or 1
         cl = cls(ch)
         space = (cl & C_SPACE) != 0
+        ns = not space
         unit = (cl & C_UNIT) != 0
         units_script += unit      # U+3000 included, a space of a unit script
-        if ch != run_ch:
-            if run_ch == 0x2E or run_ch == 0xFF0E or run_ch == 0x30FB:
+        if ch == 0x2E or ch == 0xFF0E or ch == 0x30FB:
+            if ch != run_ch:
                 symbols += run // 3
-            run_ch = ch
-            run = 0
-        run += 1
-        if not space:
-            if prev_space:
-                tokens += 1
-                tokens_u += 1
-            elif prev_unit or unit:
-                tokens_u += 1
-            if cl & C_LETTER:
-                if tokens != last_lettered:
-                    lettered += 1
-                    last_lettered = tokens
-                if tokens_u != last_lettered_u:
-                    lettered_u += 1
-                    last_lettered_u = tokens_u
-            nonspace += 1
-            cjk += (cl & C_CJK) != 0
-            hira += (cl & C_HIRA) != 0
-            if ch > 0xFFFF or LOWER[ch] == SPECIAL:
-                special = True
-            if ch == 0x23 or ch == 0x2026:
-                symbols += 1
-            elif ch == 0x7B or ch == 0x7D:
-                curly += 1
-            if lf < 0:
-                lf, sp_f = i, sp
-            ll, sp_l = i, sp
-        elif ch == 32:
-            sp += 1
+                run_ch, run = ch, 0
+            run += 1
+        elif run:
+            symbols += run // 3
+            run_ch, run = 0, 0
+        tokens += ns & prev_space
+        tokens_u += ns & (prev_space | prev_unit | unit)
+        letter = ns & ((cl & C_LETTER) != 0)
+        new_word = letter & (tokens != last_lettered)
+        lettered += new_word
+        last_lettered = tokens if new_word else last_lettered
+        new_word = letter & (tokens_u != last_lettered_u)
+        lettered_u += new_word
+        last_lettered_u = tokens_u if new_word else last_lettered_u
+        nonspace += ns
+        cjk += ns & ((cl & C_CJK) != 0)
+        hira += ns & ((cl & C_HIRA) != 0)
+        lw = LOWER[ch] if ch <= 0xFFFF else SPECIAL
+        special |= ns & (lw == SPECIAL)
+        low.cp[i] = lw if ch <= 0xFFFF else ch
+        if ch == 0x23 or ch == 0x2026:
+            symbols += 1
+        elif ch == 0x7B or ch == 0x7D:
+            curly += 1
+        if ns and lf < 0:
+            lf, sp_f = i, sp
+        ll = i if ns else ll
+        sp_l = sp if ns else sp_l
+        sp += ch == 32
         prev_space, prev_unit = space, unit
-        low.cp[i] = LOWER[ch] if ch <= 0xFFFF else ch
-        if ch != NL and not (in_close and is_closing(ch)):
-            if in_close:
-                in_close = False
-                lse += space
-            if ch >= 0x80 or ch == 0x2E or ch == 0x21 or ch == 0x3F:
+        # (a line feed never gets here in a closing run: the line's end cleared it)
+        if in_close or ch >= 0x80 or ch == 0x2E or ch == 0x21 or ch == 0x3F:
+            if not (in_close and is_closing(ch)):
+                if in_close:
+                    in_close = False
+                    lse += space
                 if is_cjk_stop(ch):
                     lse += 1
                 elif is_stop_mark(ch):
                     in_close = True
         i += 1
-    if run_ch == 0x2E or run_ch == 0xFF0E or run_ch == 0x30FB:
-        symbols += run // 3
+    symbols += run // 3
     char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
     if char_mode:
         lettered = lettered_u
@@ -579,10 +595,15 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     ids = <uint64_t *> scratch(work, 9, (low.len + 1) * sizeof(uint64_t))
     csum = <int64_t *> scratch(work, 11, (low.len + 2) * sizeof(int64_t))
     csum[0] = 0
+    for k in range(32):     # per class: 0 part of a unit, 1 whitespace, 2 a unit alone
+        kind[k] = 2 if char_mode and k & C_UNIT else (1 if k & C_SPACE else 0)
     for i in range(low.len + 1):
-        ch = low.cp[i] if i < low.len else 32
-        cl = cls(ch)
-        if (cl & C_SPACE and not (char_mode and cl & C_UNIT)) or (char_mode and cl & C_UNIT) or i == low.len:
+        if i < low.len:
+            ch = low.cp[i]
+            kd = kind[cls(ch) & 31]
+        else:
+            ch, kd = 32, 1
+        if kd:
             if us >= 0:      # the unit ends
                 L = i - us
                 ustart[w], ulen[w] = us, L
@@ -592,7 +613,7 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
                 us = -1
             if i == low.len:
                 break
-            if not (char_mode and cl & C_UNIT):     # whitespace
+            if kd == 1:     # whitespace
                 if ch == NL:
                     js_lines += found_js
                     policy_lines += found_policy
@@ -623,7 +644,7 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     policy_lines += found_policy
     if english:
         for i in range(w):
-            if ulen[i] > 4:
+            if ulen[i] > 4 or low.cp[ustart[i]] > 0xFFFF or not STOP_FIRST[low.cp[ustart[i]]]:
                 continue
             # the unit's (at most four) characters side by side, as STOP_KEY holds the words
             key = 0

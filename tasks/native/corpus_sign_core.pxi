@@ -80,13 +80,14 @@ cdef uint64_t simhash(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const uint
     """Bit j set when bit j is set in more than half of the n-gram hashes. Counted four bits
     at a time in nibbles (nibble k of ``nib[b]`` counts bit 4k+b), added every 15 n-grams to
     byte counters (byte k of ``lo[b]``/``hi[b]`` counts bit 8k+b/8k+4+b), added every 255
-    to the totals: each before it can overflow."""
+    to the totals: each before it can overflow. Up to 255 n-grams (most paragraphs) the
+    byte counters are compared with the half all at once."""
     cdef uint64_t nib[4]
     cdef uint64_t lo[4]
     cdef uint64_t hi[4]
     cdef uint32_t count[64]
-    cdef Py_ssize_t grams, i, b, k, in_nib = 0, in_byte = 0
-    cdef uint64_t h, out = 0
+    cdef Py_ssize_t grams, i, e, b, k, in_byte = 0
+    cdef uint64_t h, out = 0, half
     cdef Grams s
     if n == 0:
         return 0
@@ -95,30 +96,44 @@ cdef uint64_t simhash(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const uint
     grams = n - g + 1
     for b in range(4):
         nib[b] = lo[b] = hi[b] = 0
-    for b in range(64):
-        count[b] = 0
+    if grams > 255:
+        for b in range(64):
+            count[b] = 0
     grams_start(&s, cp, g, pw)
-    for i in range(grams):
-        if i:
-            grams_next(&s, i)
-        h = mix(s.raw ^ <uint64_t> g)
+    i = 0
+    while i < grams:
+        e = i + 15 if i + 15 < grams else grams
+        while i < e:
+            if i:
+                grams_next(&s, i)
+            h = mix(s.raw ^ <uint64_t> g)
+            nib[0] += h & 0x1111111111111111ULL
+            nib[1] += (h >> 1) & 0x1111111111111111ULL
+            nib[2] += (h >> 2) & 0x1111111111111111ULL
+            nib[3] += (h >> 3) & 0x1111111111111111ULL
+            i += 1
         for b in range(4):
-            nib[b] += (h >> b) & 0x1111111111111111ULL
-        in_nib += 1
-        if in_nib == 15 or i == grams - 1:
+            lo[b] += nib[b] & 0x0F0F0F0F0F0F0F0FULL
+            hi[b] += (nib[b] >> 4) & 0x0F0F0F0F0F0F0F0FULL
+            nib[b] = 0
+        in_byte += 1
+        if grams > 255 and (in_byte == 17 or i == grams):
             for b in range(4):
-                lo[b] += nib[b] & 0x0F0F0F0F0F0F0F0FULL
-                hi[b] += (nib[b] >> 4) & 0x0F0F0F0F0F0F0F0FULL
-                nib[b] = 0
-            in_nib = 0
-            in_byte += 1
-            if in_byte == 17 or i == grams - 1:
-                for b in range(4):
-                    for k in range(8):
-                        count[8 * k + b] += (lo[b] >> (8 * k)) & 0xFF
-                        count[8 * k + 4 + b] += (hi[b] >> (8 * k)) & 0xFF
-                    lo[b] = hi[b] = 0
-                in_byte = 0
+                for k in range(8):
+                    count[8 * k + b] += (lo[b] >> (8 * k)) & 0xFF
+                    count[8 * k + 4 + b] += (hi[b] >> (8 * k)) & 0xFF
+                lo[b] = hi[b] = 0
+            in_byte = 0
+    if grams <= 255:
+        # a byte x is over the half (x >= grams // 2 + 1, at most 128) where bit 7 of
+        # x | ((x | 0x80) - that) is set: no borrow crosses a byte
+        half = (<uint64_t> (grams // 2 + 1)) * 0x0101010101010101ULL
+        for b in range(4):
+            h = (lo[b] | ((lo[b] | 0x8080808080808080ULL) - half)) & 0x8080808080808080ULL
+            out |= (h >> 7) << b
+            h = (hi[b] | ((hi[b] | 0x8080808080808080ULL) - half)) & 0x8080808080808080ULL
+            out |= (h >> 7) << (4 + b)
+        return out
     for b in range(64):
         if 2 * <uint64_t> count[b] > <uint64_t> grams:
             out |= (<uint64_t> 1) << b
