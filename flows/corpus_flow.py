@@ -121,10 +121,10 @@ def sign_all(lake: str, layout: CorpusLayout, dumps: list[str], archives: dict,
     """The per-archive step of every archive the manifests do not hold as current, one
     task each; each manifest updated here (its one writer) as the tasks complete. Returns
     the archives signed and each dump's inputs, as its manifest now holds them."""
-    writers = {d: ManifestWriter(layout, d) for d in dumps}
+    writers = {d: STEP_RETRY.run(lambda: ManifestWriter(layout, d), f"{d}: manifest") for d in dumps}
     try:
-        futures = {sign_task.submit(lake, d, w, s, sig): (d, w)
-                   for d in dumps for w, s in writers[d].reconcile(archives[d], sig)}
+        todo = {d: STEP_RETRY.run(lambda: writers[d].reconcile(archives[d], sig), f"{d}: manifest") for d in dumps}
+        futures = {sign_task.submit(lake, d, w, s, sig): (d, w) for d in dumps for w, s in todo[d]}
         signed = 0
         for f in as_completed(list(futures)):
             res = f.result()

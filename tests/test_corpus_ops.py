@@ -320,3 +320,52 @@ def test_a_network_fault_is_healed_by_a_retry_and_a_permanent_one_ends_with_one_
         assert len(lines) == 1, err
     s3["fs"].invalidate_cache()
     assert not s3["fs"].exists(f"{BUCKET}/faults-{how}-permanent/corpus/lock.json")   # released on failure
+
+
+def state_reads_of(name: str):
+    return lambda r: r.method == "GET" and r.under(f"/{name}/corpus/state/")
+
+
+def corpus_writes(reqs, name: str) -> list[str]:
+    """The outputs and state files a run wrote (its lock's writes aside)."""
+    return [r.path for r in reqs if r.method in ("PUT", "POST", "DELETE") and r.under(f"/{name}/corpus/")
+            and not r.under("/corpus/lock.json")]
+
+
+@pytest.mark.parametrize("how", ["library", "flow"])
+def test_a_state_file_the_store_fails_to_give_is_read_again_not_redone(s3, reference, how):
+    """A re-run over a judged dump whose state files the store fails to give for a moment
+    (500 InternalError): the step is retried, not taken for undone, so nothing is written again."""
+    proxy = s3["proxy"]
+    flow = ["--flow"] if how == "flow" else []
+    name = f"state-faults-{how}"
+    url = upload(s3, reference["pristine"], name)
+    code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", "-q"))
+    assert code == 0, err
+    proxy.reset_counts()
+    rule = proxy.answer(state_reads_of(name), 500, "InternalError", seconds=1)
+    try:
+        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", *flow, env=NO_CLIENT_RETRIES))
+    finally:
+        proxy.clear()
+    assert code == 0, err[-3000:]
+    assert rule.hits >= 1 and "InternalError" in err, err[-3000:]
+    assert corpus_writes(proxy.taken(), name) == []   # every step found done, none redone
+    assert f"{DUMP}: 11 of 14 documents kept" in out
+    assert remote_decisions(s3, url) == reference["decisions"]
+
+    # a refusal that lasts (403 AccessDenied: no retry helps): one line, exit 1, nothing redone
+    proxy.reset_counts()
+    proxy.answer(state_reads_of(name), 403, "AccessDenied")
+    try:
+        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", "-q", *flow,
+                                      env=dict(NO_CLIENT_RETRIES, PREFECT_LOGGING_LEVEL="WARNING")))
+    finally:
+        proxy.clear()
+    lines = err.strip().splitlines()
+    said = [ln for ln in lines if ln.startswith("warclake: error:")]
+    assert code == 1 and len(said) == 1 and lines[-1] == said[0], err[-3000:]
+    assert "AccessDenied" in said[0] and "/corpus/state/" in said[0], said
+    if not flow:
+        assert len(lines) == 1, err
+    assert corpus_writes(proxy.taken(), name) == []

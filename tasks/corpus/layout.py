@@ -129,6 +129,8 @@ class CorpusLayout:
         return self.file(f"state/{step}", dump, name, ".json")
 
     def read_state(self, step: str, dump: str, name: str) -> dict | None:
+        """The step's state file, None when there is none (or it does not parse: the step
+        is redone); an error of the storage is raised."""
         path = self.state_path(step, dump, name)
         cached = step in self._cached_steps
         if cached and path in self._states:
@@ -138,8 +140,8 @@ class CorpusLayout:
                 data = read_bytes(path)
             except FileNotFoundError:
                 data = None
-            except OSError:
-                return None   # not remembered: a failed read is tried again
+            # any other error (the network's, a refusal) is raised, not taken for "not
+            # done": the step's retry (retries.STEP) reads it again instead of redoing it
             if cached:   # a write of another thread meanwhile (mark_done) is the newer
                 data = self._states.setdefault(path, data)
         try:
@@ -207,10 +209,20 @@ def read_bytes(path: str) -> bytes:
         # one GET, no cached listing involved: a read of a range from 0 (s3fs asks an
         # object's size with a HEAD before reading it whole)
         return fs.cat_file(p, start=0)
+    except FileNotFoundError:
+        raise
     except OSError as exc:
         if is_range_past_end(exc):
             return b""   # "bytes=0-" lies past the end only of an empty object
-        raise
+        raise naming(exc, path) from exc
+
+
+def naming(exc: OSError, url: str) -> OSError:
+    """The same error (its class decides whether it is retried) with the object it was
+    about: an object store's error reply names only its code (``SlowDown``)."""
+    said = exc.strerror if exc.errno is not None and exc.strerror else str(exc)
+    text = f"{' '.join(said.split()) or type(exc).__name__} (reading {url})"
+    return type(exc)(exc.errno, text) if exc.errno is not None else type(exc)(text)
 
 
 def is_range_past_end(exc: BaseException) -> bool:
