@@ -26,6 +26,7 @@ import posixpath
 import secrets
 import shutil
 import tempfile
+import threading
 
 import fsspec
 import pyarrow as pa
@@ -33,6 +34,8 @@ import pyarrow.parquet as pq
 
 from warclake.tasks.lake import Lake, check_dump_name, remove_quietly, upload_dir
 from warclake.tasks.owners import owner_gone, owner_tag, remove_dead_tmp, tmp_name
+
+from .listed_fs import ListedFileSystem, forget
 
 ROOT = "corpus"
 
@@ -49,6 +52,8 @@ class CorpusLayout:
         self.root = posixpath.join(self.lake.url, ROOT)
         self._cached_steps: frozenset[str] = frozenset()
         self._states: dict[str, bytes | None] = {}   # state path -> its bytes (None: not there)
+        self._listed: ListedFileSystem | None = None
+        self._listed_lock = threading.Lock()
 
     def cache_states(self, steps) -> "CorpusLayout":
         """Keep the state files of ``steps`` in memory once read or written through this
@@ -93,10 +98,11 @@ class CorpusLayout:
         """Prepare a DuckDB connection for this lake: its spill folder (local: under the
         lake's corpus folder; remote: a local temporary folder) and, for a remote lake, the
         lake's fsspec filesystem, so DuckDB reads its parquet without an extension."""
-        from warclake.tasks.catalog import register_filesystem, sql_literal
+        from warclake.tasks.catalog import sql_literal
 
         if not self.is_local:
-            register_filesystem(con, self.lake.url)
+            # what DuckDB asks of each file answered from a listing of its folder, not a HEAD each
+            con.register_filesystem(self.listed_fs())
             con.execute("SET autoinstall_known_extensions = false")   # never a download at run time
         base = self.spill_base()
         os.makedirs(base, exist_ok=True)
@@ -105,6 +111,14 @@ class CorpusLayout:
         # of every connection alike); a killed run's is removed by the next run
         spill = os.path.join(base, f"{owner_tag()}~{secrets.token_hex(4)}")
         con.execute(f"SET temp_directory = {sql_literal(spill)}")
+
+    def listed_fs(self) -> ListedFileSystem:
+        """The filesystem this layout's DuckDB connections read a remote lake through: each
+        folder listed once for all of them (again after this process writes into it)."""
+        with self._listed_lock:
+            if self._listed is None:
+                self._listed = ListedFileSystem(self.fs)
+            return self._listed
 
     def spill_base(self) -> str:
         if self.is_local:
@@ -245,6 +259,8 @@ def remove_file(path: str) -> None:
         fs.rm_file(p)
     except FileNotFoundError:
         pass
+    finally:
+        forget(path)
 
 
 def read_schema(path: str) -> pa.Schema:
@@ -275,6 +291,7 @@ def _upload(tmp: str, url: str) -> None:
         fs.put_file(tmp, p)
     finally:
         remove_quietly(tmp)
+        forget(url)   # the listings DuckDB's connections hold of its folder
 
 
 def _local_tmp(path: str) -> str:
