@@ -39,6 +39,7 @@ from warclake.tasks.corpus.manifest import ManifestWriter
 from warclake.tasks.corpus.run_lock import CorpusLock
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
 from warclake.tasks.retries import STEP as STEP_RETRY
+from warclake.tasks.storage_errors import lake_client_errors
 
 
 class CorpusFailed(Exception):
@@ -163,8 +164,9 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
                                   decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
                                                         **(thresholds or {})),
                                   memory_limit=memory_limit, threads=threads)
-        dumps, archives = prepare(lake, dump, opts.decide, lock=False)
-        lock = CorpusLock(lake).acquire(wait=lock_wait)   # one run per lake (CorpusLocked names the other)
+        with lake_client_errors(lake):   # a lake the store's client cannot use: the CLI's one line
+            dumps, archives = prepare(lake, dump, opts.decide, lock=False)
+            lock = CorpusLock(lake).acquire(wait=lock_wait)   # one run per lake (CorpusLocked names the other)
     except (ValueError, OSError, TypeError) as exc:
         message = " ".join(str(exc).split())
         log.error("%s", message)

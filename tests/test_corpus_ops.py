@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_lake import known_lake, write_archive
-from s3_lake import kill_when_held, race_for_lock, s3_fixture
+from s3_lake import ONE_CLIENT_ATTEMPT, kill_when_held, race_for_lock, s3_fixture
 from test_corpus import DUMP, decision_bytes, run
 
 BUCKET = "warclake-ops"
@@ -279,7 +279,7 @@ def test_a_lease_not_renewed_is_taken_over_and_the_old_holder_stops(s3):
 
 # the storage client tries each request once (its own retries would hide the fault); the
 # flow's retry messages are logged at INFO
-NO_CLIENT_RETRIES = {"AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "standard", "PREFECT_LOGGING_LEVEL": "INFO"}
+NO_CLIENT_RETRIES = dict(ONE_CLIENT_ATTEMPT, PREFECT_LOGGING_LEVEL="INFO")
 
 
 def pairs_writes(name: str):
