@@ -65,8 +65,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.verbose or not storage_errors.is_storage_client_error(exc):
             raise
         lake = getattr(args, "lake", None)
-        print(f"warclake: error: cannot use {f'the lake at {lake}' if lake else 'the object store'}: "
-              f"{storage_errors.describe(exc)}", file=sys.stderr)
+        said = (storage_errors.unusable_lake(lake, exc) if lake
+                else f"cannot use the object store: {storage_errors.describe(exc)}")
+        print(f"warclake: error: {said}", file=sys.stderr)
         return 2
     return int(rc or 0)
 

@@ -39,6 +39,7 @@ from warclake.tasks.corpus.manifest import ManifestWriter
 from warclake.tasks.corpus.run_lock import CorpusLock
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
 from warclake.tasks.retries import STEP as STEP_RETRY
+from warclake.tasks.storage_errors import lake_client_errors
 
 
 class CorpusFailed(Exception):
@@ -121,10 +122,10 @@ def sign_all(lake: str, layout: CorpusLayout, dumps: list[str], archives: dict,
     """The per-archive step of every archive the manifests do not hold as current, one
     task each; each manifest updated here (its one writer) as the tasks complete. Returns
     the archives signed and each dump's inputs, as its manifest now holds them."""
-    writers = {d: ManifestWriter(layout, d) for d in dumps}
+    writers = {d: STEP_RETRY.run(lambda: ManifestWriter(layout, d), f"{d}: manifest") for d in dumps}
     try:
-        futures = {sign_task.submit(lake, d, w, s, sig): (d, w)
-                   for d in dumps for w, s in writers[d].reconcile(archives[d], sig)}
+        todo = {d: STEP_RETRY.run(lambda: writers[d].reconcile(archives[d], sig), f"{d}: manifest") for d in dumps}
+        futures = {sign_task.submit(lake, d, w, s, sig): (d, w) for d in dumps for w, s in todo[d]}
         signed = 0
         for f in as_completed(list(futures)):
             res = f.result()
@@ -163,8 +164,9 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
                                   decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
                                                         **(thresholds or {})),
                                   memory_limit=memory_limit, threads=threads)
-        dumps, archives = prepare(lake, dump, opts.decide, lock=False)
-        lock = CorpusLock(lake).acquire(wait=lock_wait)   # one run per lake (CorpusLocked names the other)
+        with lake_client_errors(lake):   # a lake the store's client cannot use: the CLI's one line
+            dumps, archives = prepare(lake, dump, opts.decide, lock=False)
+            lock = CorpusLock(lake).acquire(wait=lock_wait)   # one run per lake (CorpusLocked names the other)
     except (ValueError, OSError, TypeError) as exc:
         message = " ".join(str(exc).split())
         log.error("%s", message)

@@ -26,6 +26,7 @@ from warclake.tasks.lake import Lake, check_dump_name
 from warclake.tasks.plan import plan_dump
 from warclake.tasks import retries
 from warclake.tasks.run_checks import check_counts
+from warclake.tasks.storage_errors import lake_client_errors
 from warclake.tasks.transient import PERMANENT_ERRNOS, TRANSIENT, is_transient  # noqa: F401 (used by others)
 
 from warclake.flows.progress import RunProgress, reading
@@ -108,7 +109,8 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
         check_counts(workers, max_in_flight)
         lake_obj = Lake(lake)
         lake_obj.check_writable()
-        lock = DumpLock(lake_obj, dump).acquire()   # one run per dump and lake
+        with lake_client_errors(lake_obj.url):   # no credentials, a dead endpoint: the CLI's one line
+            lock = DumpLock(lake_obj, dump).acquire()   # one run per dump and lake
     except (ValueError, OSError, DumpLocked) as exc:
         log.error("%s", exc)
         return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))

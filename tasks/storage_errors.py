@@ -3,6 +3,8 @@ or an endpoint that does not answer, or aiohttp's): s3fs passes them on as they 
 OSErrors, so the CLI and the corpus stage's checks name them here in one line."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 CLIENT_LIBRARIES = ("botocore", "aiobotocore", "aiohttp")
 
 
@@ -17,3 +19,22 @@ def describe(exc: BaseException) -> str:
     if "Credentials" in type(exc).__name__:   # NoCredentialsError, PartialCredentialsError
         line += " (give them as AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or name AWS_PROFILE)"
     return line
+
+
+def unusable_lake(lake: str, exc: BaseException, verb: str = "use") -> str:
+    """The line for a lake the store's client cannot use: what the CLI prints after
+    ``warclake: error:``, and what a flow run's Failed state says."""
+    return f"cannot {verb} the lake at {lake}: {describe(exc)}"
+
+
+@contextmanager
+def lake_client_errors(lake: str, verb: str = "use"):
+    """An error of the store's client inside, raised as an OSError of one line naming the
+    lake (``unusable_lake``), which the flows' checks turn into a Failed state instead of
+    letting the client's exception crash the run with a traceback."""
+    try:
+        yield
+    except Exception as exc:
+        if not is_storage_client_error(exc):
+            raise
+        raise OSError(unusable_lake(lake, exc, verb)) from exc

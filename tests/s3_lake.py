@@ -86,3 +86,9 @@ def race_for_lock(url: str, env: dict, module: str, lock: str, locked: str, args
         outs = [p.communicate(timeout=60) for p in ps]
         said = sorted(o.split()[0] for o, _ in outs if o)
         assert said == ["held", "refused"], outs
+
+
+# The storage client (botocore) tries each request once, as its own environment variables
+# say: a test of an error the client meets (a reset connection, an endpoint where nothing
+# listens) sees it at once instead of after the client's own attempts and pauses.
+ONE_CLIENT_ATTEMPT = {"AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "standard"}

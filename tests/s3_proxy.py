@@ -33,7 +33,7 @@ class Request:
 class Rule:
     match: object            # fn(Request) -> bool
     how: str                 # "reset" | "hold" | "answer"
-    until: float | None = None   # reset: monotonic deadline counted from the first match (None: forever)
+    until: float | None = None   # reset, answer: monotonic deadline counted from the first match (None: forever)
     seconds: float | None = None
     released: threading.Event = field(default_factory=threading.Event)
     seen: threading.Event = field(default_factory=threading.Event)
@@ -91,9 +91,10 @@ class S3Proxy:
         self.rules.append(rule)
         return rule
 
-    def answer(self, match, status: int, code: str) -> Rule:
-        """Answer every matching request with S3's error reply ``status``/``code``."""
-        rule = Rule(match, "answer", status=status, code=code)
+    def answer(self, match, status: int, code: str, seconds: float | None = None) -> Rule:
+        """Answer every matching request with S3's error reply ``status``/``code``, for
+        ``seconds`` from the first one (None: for ever)."""
+        rule = Rule(match, "answer", status=status, code=code, seconds=seconds)
         self.rules.append(rule)
         return rule
 
@@ -122,13 +123,12 @@ class S3Proxy:
     def _rule_for(self, req: Request) -> Rule | None:
         for r in list(self.rules):
             if r.match(req):
-                if r.how == "reset":
+                if r.how in ("reset", "answer") and r.seconds is not None:
                     now = time.monotonic()
-                    if r.seconds is not None:
-                        if r.until is None:
-                            r.until = now + r.seconds
-                        if now > r.until:
-                            continue
+                    if r.until is None:
+                        r.until = now + r.seconds
+                    if now > r.until:
+                        continue
                 r.hits += 1
                 return r
         return None

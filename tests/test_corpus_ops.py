@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_lake import known_lake, write_archive
-from s3_lake import kill_when_held, race_for_lock, s3_fixture
+from s3_lake import ONE_CLIENT_ATTEMPT, kill_when_held, race_for_lock, s3_fixture
 from test_corpus import DUMP, decision_bytes, run
 
 BUCKET = "warclake-ops"
@@ -279,7 +279,7 @@ def test_a_lease_not_renewed_is_taken_over_and_the_old_holder_stops(s3):
 
 # the storage client tries each request once (its own retries would hide the fault); the
 # flow's retry messages are logged at INFO
-NO_CLIENT_RETRIES = {"AWS_MAX_ATTEMPTS": "1", "AWS_RETRY_MODE": "standard", "PREFECT_LOGGING_LEVEL": "INFO"}
+NO_CLIENT_RETRIES = dict(ONE_CLIENT_ATTEMPT, PREFECT_LOGGING_LEVEL="INFO")
 
 
 def pairs_writes(name: str):
@@ -320,3 +320,60 @@ def test_a_network_fault_is_healed_by_a_retry_and_a_permanent_one_ends_with_one_
         assert len(lines) == 1, err
     s3["fs"].invalidate_cache()
     assert not s3["fs"].exists(f"{BUCKET}/faults-{how}-permanent/corpus/lock.json")   # released on failure
+
+
+def state_reads_of(name: str):
+    return lambda r: r.method == "GET" and r.under(f"/{name}/corpus/state/")
+
+
+def corpus_writes(reqs, name: str) -> list[str]:
+    """The outputs and state files a run wrote (its lock's writes aside)."""
+    return [r.path for r in reqs if r.method in ("PUT", "POST", "DELETE") and r.under(f"/{name}/corpus/")
+            and not r.under("/corpus/lock.json")]
+
+
+@pytest.fixture(scope="module")
+def judged(s3, reference) -> str:
+    """The known lake in the bucket, judged: the name of its folder."""
+    from warclake.tasks.corpus.checks import prepare
+    from warclake.tasks.corpus.stage import StageOptions, run_stage
+
+    url = upload(s3, reference["pristine"], "judged")
+    opts = StageOptions()
+    run_stage(url, *prepare(url, None, opts.decide), opts)
+    return "judged"
+
+
+@pytest.mark.parametrize("how", ["library", "flow"])
+def test_a_state_file_the_store_fails_to_give_is_read_again_not_redone(s3, reference, judged, how):
+    """A re-run over a judged dump whose state files the store fails to give for a moment
+    (500 InternalError): the step is retried, not taken for undone, so nothing is written
+    again; a refusal that lasts (403 AccessDenied) ends the run with one line."""
+    proxy = s3["proxy"]
+    flow = ["--flow"] if how == "flow" else []
+    url = f"s3://{BUCKET}/{judged}"
+    proxy.reset_counts()
+    rule = proxy.answer(state_reads_of(judged), 500, "InternalError", seconds=1)
+    try:
+        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", *flow, env=NO_CLIENT_RETRIES))
+    finally:
+        proxy.clear()
+    assert code == 0, err[-3000:]
+    assert rule.hits >= 1 and "InternalError" in err, err[-3000:]
+    assert corpus_writes(proxy.taken(), judged) == []   # every step found done, none redone
+    assert f"{DUMP}: 11 of 14 documents kept" in out
+    assert remote_decisions(s3, url) == reference["decisions"]
+    if flow:
+        return   # a failure that lasts ends a flow run with one line: the network fault test above
+
+    # no retry helps a refusal: one line, exit 1, nothing redone
+    proxy.reset_counts()
+    proxy.answer(state_reads_of(judged), 403, "AccessDenied")
+    try:
+        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", "-q", env=NO_CLIENT_RETRIES))
+    finally:
+        proxy.clear()
+    lines = err.strip().splitlines()
+    assert code == 1 and len(lines) == 1 and lines[0].startswith("warclake: error: the corpus stage failed:"), err
+    assert "AccessDenied" in lines[0] and "/corpus/state/" in lines[0], lines
+    assert corpus_writes(proxy.taken(), judged) == []

@@ -15,6 +15,7 @@ import pytest
 
 import procs
 from corpus_lake import known_lake
+from s3_lake import ONE_CLIENT_ATTEMPT
 from test_corpus import DUMP, decision_bytes, run
 
 BUCKET = "warclake-corpus"
@@ -126,11 +127,11 @@ def test_the_cli_on_a_remote_lake_and_its_bad_input(s3, local_reference, tmp_pat
         ([f"s3://{BUCKET}-missing/lake"], {}, "no lake at s3://"),
         ([f"s3://{BUCKET}-empty/lake"], {}, "no finished documents"),
         ([lake, "--similarity", "0.1"], {}, "similarity=0.1 out of range"),
-        ([lake], {"AWS_ENDPOINT_URL": dead}, "cannot read the lake at s3://"),
+        ([lake], {"AWS_ENDPOINT_URL": dead, **ONE_CLIENT_ATTEMPT}, "cannot read the lake at s3://"),
     ]
     for args, env, words in cases:
         p = cli("corpus", "--lake", *args, env=env)
         lines = p.stderr.strip().splitlines()
         assert p.returncode == 2 and len(lines) == 1 and words in lines[0], (args, p.stderr)
-    p = cli("export", "--lake", lake, "--out", str(tmp_path / "x"), env={"AWS_ENDPOINT_URL": dead})
+    p = cli("export", "--lake", lake, "--out", str(tmp_path / "x"), env={"AWS_ENDPOINT_URL": dead, **ONE_CLIENT_ATTEMPT})
     assert p.returncode == 2 and "cannot read the lake" in p.stderr and len(p.stderr.strip().splitlines()) == 1

@@ -2,8 +2,9 @@
 archives the dump has: each archive's extraction summary is read once, when it first appears
 or changes (its listing's ETag or size and time), not on every run; and a run reads each of
 the global steps' state files and manifests at most once, however many steps and later dumps
-name it in their keys. Counted through the proxy in front of moto's S3 server; a changed or
-failed summary is still noticed."""
+name it in their keys. What DuckDB asks about the corpus tables' files is answered from a
+listing of their folders, not a HEAD per file and question. Counted through the proxy in
+front of moto's S3 server; a changed or failed summary is still noticed."""
 from __future__ import annotations
 
 import json
@@ -47,6 +48,18 @@ def state_reads(reqs) -> Counter:
                    and (r.under("/corpus/state/") or r.under("/corpus/manifest/")))
 
 
+def table_requests(reqs) -> dict:
+    """What DuckDB's reads of the corpus tables (their parquet files) cost besides the reads
+    themselves: HEADs of those files, and listings of their folders."""
+    files = {urllib.parse.unquote(r.path) for r in reqs if r.method == "GET" and not r.is_list
+             and r.under("/corpus/") and r.path.endswith(".parquet")}
+    folders = {f.rsplit("/", 1)[0].split("/", 2)[2] + "/" for f in files}   # as a listing's prefix
+    return {"table_files": len(files), "table_folders": len(folders),
+            "table_heads": sum(r.method == "HEAD" and urllib.parse.unquote(r.path) in files for r in reqs),
+            "table_lists": sum(r.is_list and urllib.parse.parse_qs(r.query).get("prefix", [""])[0] in folders
+                               for r in reqs)}
+
+
 def requests_of(s3, fn) -> tuple[object, dict]:
     s3["proxy"].reset_counts()
     out = fn()
@@ -57,7 +70,14 @@ def requests_of(s3, fn) -> tuple[object, dict]:
                  "list": sum(r.is_list for r in reqs),
                  "summary_reads": sum(r.method in ("GET", "HEAD") and r.under("/files/") for r in reqs),
                  "state_reads": sum(reads.values()), "state_objects_read": sorted(reads),
-                 "most_reads_of_a_state_object": max(reads.values(), default=0)}
+                 "most_reads_of_a_state_object": max(reads.values(), default=0), **table_requests(reqs)}
+
+
+def assert_tables_read_from_listings(counts: dict) -> None:
+    """DuckDB asks its filesystem about each file it reads (exists, size, time) on every
+    query: answered from one listing of each folder, not a HEAD per file and question."""
+    assert counts["table_files"] > 0 and counts["table_heads"] == 0, counts
+    assert counts["table_lists"] <= counts["table_files"], counts
 
 
 def global_state_objects(s3, prefix: str) -> list[str]:
@@ -114,6 +134,7 @@ def test_a_run_over_two_dumps_reads_each_state_file_once(s3, pristine, tmp_path)
     again, counts = requests_of(s3, lambda: judge(url))
     assert again["signed"] == 0 and again["partitions"] == 0
     print("\nrequests of a run over two dumps (first, then again):", json.dumps([brief(counts_first), brief(counts)]))
+    assert_tables_read_from_listings(counts_first)
     assert counts_first["most_reads_of_a_state_object"] == counts["most_reads_of_a_state_object"] == 1
     assert counts["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/two-dumps")
 
@@ -137,6 +158,7 @@ def test_a_flow_run_reads_each_state_file_once(s3, prefect_harness, tmp_path):
     assert again["signed"] == 0
     print("\nrequests of a flow run over two dumps (first, then again):",
           json.dumps([brief(counts_first), brief(counts)]))
+    assert_tables_read_from_listings(counts_first)
     assert counts["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/flow")
     assert counts_first["most_reads_of_a_state_object"] == counts["most_reads_of_a_state_object"] == 1
 

@@ -11,6 +11,7 @@ import sys
 import pytest
 
 import procs
+from s3_lake import ONE_CLIENT_ATTEMPT
 from warclake.tasks.tooling.sample_dump import make_dump
 
 DUMP = "CC-MAIN-2099-01"
@@ -83,7 +84,8 @@ def test_with_credentials_the_same_lake_answers(server, archive, tmp_path):
 def test_an_endpoint_that_does_not_answer_is_one_line(archive, tmp_path):
     """(``corpus`` with a dead endpoint: test_corpus_remote.py)"""
     dead = f"http://127.0.0.1:{procs.free_port()}"   # nothing listens there
-    env = dict(without_credentials(tmp_path, dead), AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing")
+    env = dict(without_credentials(tmp_path, dead), AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+               **ONE_CLIENT_ATTEMPT)
     for name in ("extract", "run", "corpus --flow"):
         p = cli(commands(archive)[name], env)
         lines = p.stderr.strip().splitlines()

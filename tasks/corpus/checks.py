@@ -12,7 +12,7 @@ from __future__ import annotations
 from warclake.tasks.config import SCHEMA_VERSION
 from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
-from warclake.tasks.storage_errors import describe, is_storage_client_error
+from warclake.tasks.storage_errors import is_storage_client_error, lake_client_errors, unusable_lake
 
 from .layout import CorpusLayout, read_schema
 from .run_lock import CorpusLock
@@ -61,8 +61,9 @@ def reachable(lake: str) -> Lake:
     except FileNotFoundError:
         raise
     except Exception as exc:  # botocore's and aiohttp's errors are not OSErrors
-        detail = describe(exc) if is_storage_client_error(exc) else (" ".join(str(exc).split()) or type(exc).__name__)
-        raise OSError(f"cannot read the lake at {lk.url}: {detail}") from exc
+        if is_storage_client_error(exc):
+            raise OSError(unusable_lake(lk.url, exc, "read")) from exc
+        raise OSError(f"cannot read the lake at {lk.url}: {' '.join(str(exc).split()) or type(exc).__name__}") from exc
 
 
 def dumps_to_process(lake: str, dump: str | None) -> list[str]:

@@ -26,6 +26,7 @@ import posixpath
 import secrets
 import shutil
 import tempfile
+import threading
 
 import fsspec
 import pyarrow as pa
@@ -33,6 +34,8 @@ import pyarrow.parquet as pq
 
 from warclake.tasks.lake import Lake, check_dump_name, remove_quietly, upload_dir
 from warclake.tasks.owners import owner_gone, owner_tag, remove_dead_tmp, tmp_name
+
+from .listed_fs import ListedFileSystem, forget
 
 ROOT = "corpus"
 
@@ -49,6 +52,8 @@ class CorpusLayout:
         self.root = posixpath.join(self.lake.url, ROOT)
         self._cached_steps: frozenset[str] = frozenset()
         self._states: dict[str, bytes | None] = {}   # state path -> its bytes (None: not there)
+        self._listed: ListedFileSystem | None = None
+        self._listed_lock = threading.Lock()
 
     def cache_states(self, steps) -> "CorpusLayout":
         """Keep the state files of ``steps`` in memory once read or written through this
@@ -93,10 +98,11 @@ class CorpusLayout:
         """Prepare a DuckDB connection for this lake: its spill folder (local: under the
         lake's corpus folder; remote: a local temporary folder) and, for a remote lake, the
         lake's fsspec filesystem, so DuckDB reads its parquet without an extension."""
-        from warclake.tasks.catalog import register_filesystem, sql_literal
+        from warclake.tasks.catalog import sql_literal
 
         if not self.is_local:
-            register_filesystem(con, self.lake.url)
+            # what DuckDB asks of each file answered from a listing of its folder, not a HEAD each
+            con.register_filesystem(self.listed_fs())
             con.execute("SET autoinstall_known_extensions = false")   # never a download at run time
         base = self.spill_base()
         os.makedirs(base, exist_ok=True)
@@ -105,6 +111,14 @@ class CorpusLayout:
         # of every connection alike); a killed run's is removed by the next run
         spill = os.path.join(base, f"{owner_tag()}~{secrets.token_hex(4)}")
         con.execute(f"SET temp_directory = {sql_literal(spill)}")
+
+    def listed_fs(self) -> ListedFileSystem:
+        """The filesystem this layout's DuckDB connections read a remote lake through: each
+        folder listed once for all of them (again after this process writes into it)."""
+        with self._listed_lock:
+            if self._listed is None:
+                self._listed = ListedFileSystem(self.fs)
+            return self._listed
 
     def spill_base(self) -> str:
         if self.is_local:
@@ -129,6 +143,8 @@ class CorpusLayout:
         return self.file(f"state/{step}", dump, name, ".json")
 
     def read_state(self, step: str, dump: str, name: str) -> dict | None:
+        """The step's state file, None when there is none (or it does not parse: the step
+        is redone); an error of the storage is raised."""
         path = self.state_path(step, dump, name)
         cached = step in self._cached_steps
         if cached and path in self._states:
@@ -138,8 +154,8 @@ class CorpusLayout:
                 data = read_bytes(path)
             except FileNotFoundError:
                 data = None
-            except OSError:
-                return None   # not remembered: a failed read is tried again
+            # any other error (the network's, a refusal) is raised, not taken for "not
+            # done": the step's retry (retries.STEP) reads it again instead of redoing it
             if cached:   # a write of another thread meanwhile (mark_done) is the newer
                 data = self._states.setdefault(path, data)
         try:
@@ -207,10 +223,20 @@ def read_bytes(path: str) -> bytes:
         # one GET, no cached listing involved: a read of a range from 0 (s3fs asks an
         # object's size with a HEAD before reading it whole)
         return fs.cat_file(p, start=0)
+    except FileNotFoundError:
+        raise
     except OSError as exc:
         if is_range_past_end(exc):
             return b""   # "bytes=0-" lies past the end only of an empty object
-        raise
+        raise naming(exc, path) from exc
+
+
+def naming(exc: OSError, url: str) -> OSError:
+    """The same error (its class decides whether it is retried) with the object it was
+    about: an object store's error reply names only its code (``SlowDown``)."""
+    said = exc.strerror if exc.errno is not None and exc.strerror else str(exc)
+    text = f"{' '.join(said.split()) or type(exc).__name__} (reading {url})"
+    return type(exc)(exc.errno, text) if exc.errno is not None else type(exc)(text)
 
 
 def is_range_past_end(exc: BaseException) -> bool:
@@ -233,6 +259,8 @@ def remove_file(path: str) -> None:
         fs.rm_file(p)
     except FileNotFoundError:
         pass
+    finally:
+        forget(path)
 
 
 def read_schema(path: str) -> pa.Schema:
@@ -263,6 +291,7 @@ def _upload(tmp: str, url: str) -> None:
         fs.put_file(tmp, p)
     finally:
         remove_quietly(tmp)
+        forget(url)   # the listings DuckDB's connections hold of its folder
 
 
 def _local_tmp(path: str) -> str:

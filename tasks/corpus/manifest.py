@@ -36,11 +36,13 @@ def manifest_path(layout: CorpusLayout, dump: str) -> str:
 
 
 def read_manifest(layout: CorpusLayout, dump: str) -> dict[str, dict] | None:
-    """{archive: key} of the dump's manifest; None when it is missing or unreadable."""
+    """{archive: key} of the dump's manifest; None when it is missing or does not parse. An
+    error of the storage is raised (the caller's retry reads it again), not taken for a
+    missing manifest, which would be rebuilt at the cost of a read per archive."""
     try:
         data = json.loads(read_bytes(manifest_path(layout, dump)))
         return {w: k for w, k in data["archives"]}
-    except (OSError, ValueError, KeyError, TypeError):
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
         return None
 
 

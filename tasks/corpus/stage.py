@@ -263,9 +263,10 @@ def _run_stage(lake, dumps, archives, opts, progress, lock, layout) -> dict:
     counts = {"signed": 0, "partitions": 0}
     t0 = time.monotonic()
     for dump in dumps:
-        writer = ManifestWriter(layout, dump)
+        writer = retrying(f"{dump}: manifest", lambda: ManifestWriter(layout, dump), progress)
         try:
-            for warc, summary in writer.reconcile(archives.get(dump, []), opts.sig):
+            todo = retrying(f"{dump}: manifest", lambda: writer.reconcile(archives.get(dump, []), opts.sig), progress)
+            for warc, summary in todo:
                 lock.check()
                 res = retrying(f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, opts.sig), progress)
                 writer.add(warc, res["key"])

@@ -42,10 +42,24 @@ def tag_of(entry: dict) -> str | None:
 
 
 def _read_cache(layout: CorpusLayout, dump: str) -> dict[str, dict]:
+    """The record; empty when it is missing or does not parse (an error of the storage is
+    raised: taken for a missing record, it would cost a read of every summary)."""
     try:
         return dict(json.loads(read_bytes(cache_path(layout, dump)))["summaries"])
-    except (OSError, ValueError, KeyError, TypeError):
+    except (FileNotFoundError, ValueError, KeyError, TypeError):
         return {}
+
+
+def read_summary(layout: CorpusLayout, dump: str, warc: str) -> dict | None:
+    """An archive's summary; None when it is gone or does not parse (being written, damaged:
+    not done). An error of the storage is raised, so that an archive the network hid for a
+    moment is not taken for one whose extraction did not finish."""
+    path = layout.lake.path("files", dump, warc)
+    try:
+        summary = json.loads(read_bytes(path if layout.is_local else layout.fs.unstrip_protocol(path)))
+    except (FileNotFoundError, ValueError):
+        return None
+    return summary if isinstance(summary, dict) else None
 
 
 def summary_fields(layout: CorpusLayout, dump: str) -> dict[str, dict]:
@@ -59,7 +73,7 @@ def summary_fields(layout: CorpusLayout, dump: str) -> dict[str, dict]:
         if tag is not None and hit is not None and hit.get("tag") == tag:
             found[warc] = hit
             continue
-        summary = layout.lake.read_summary(dump, warc)
+        summary = read_summary(layout, dump, warc)
         changed.add(warc)
         if summary is not None:   # unreadable (being written, damaged): not done, not recorded
             found[warc] = {"tag": tag, **{f: summary.get(f) for f in FIELDS}}
