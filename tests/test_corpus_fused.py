@@ -119,6 +119,31 @@ def test_an_extraction_without_the_option_writes_no_corpus_outputs(archives, tmp
     assert list(s["stages"]) == ["read", "charset", "language", "parse", "boilerplate", "write"]
 
 
+def test_a_row_group_the_step_cannot_sign_leaves_the_archive_to_the_stage(archives, reference, tmp_path, monkeypatch):
+    """The step failing inside extraction (here: its third row group raises) costs nothing of
+    the extraction, leaves no output or temporary, and the stage signs the archive later."""
+    from warclake.tasks.corpus import archive_step
+
+    calls = []
+    real = archive_step.signatures_of
+
+    def third_fails(docs, sig, *rest):
+        calls.append(docs.num_rows)
+        if len(calls) == 3:
+            raise MemoryError("no memory for this row group")
+        return real(docs, sig, *rest)
+
+    monkeypatch.setattr(archive_step, "signatures_of", third_fails)
+    lake = str(tmp_path / "lake")
+    (s,) = extract(archives[:1], lake, fused=True)
+    assert s["status"] == "complete" and s["documents"] > 3 * SMALL_BATCH and len(calls) == 3
+    assert hidden_files(lake) == []
+    assert outputs(lake) == {} and state(lake, s["warc_file"]) is None
+    monkeypatch.undo()
+    assert stage(lake)["signed"] == 1
+    assert all(v == reference["outputs"][k] for k, v in outputs(lake).items()) and len(outputs(lake)) == 2
+
+
 def crash_marker(archives: list[str], index: int, nth: int = 25) -> str:
     """The URL of the ``nth`` response of archive ``index``, found in no other archive."""
     from warcio.archiveiterator import ArchiveIterator
