@@ -42,6 +42,10 @@ def add_extract_options(p) -> None:
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display on the terminal")
     p.add_argument("--force", action="store_true",
                    help="redo archives that are done already (same input, extractor version and config)")
+    p.add_argument("--corpus-signatures", action=argparse.BooleanOptionalAction, default=None,
+                   help="also write the corpus stage's per-archive outputs (paragraph and document "
+                        "signatures, quality metrics) while extracting, so `warclake corpus` finds these "
+                        "archives done (default: off, but on with `run --corpus`)")
     p.add_argument("inputs", nargs="+", metavar="INPUT",
                    help="archives, folders, globs, http(s)/s3 URLs or a warc.paths[.gz] listing")
 
@@ -69,7 +73,14 @@ def config_from_args(args) -> ExtractConfig:
                                     min_chars=getattr(args, "min_chars", 0),
                                     net_timeout=getattr(args, "net_timeout", 60.0),
                                     record_seconds=getattr(args, "record_seconds", 120.0),
-                                    worker_memory_mb=getattr(args, "worker_memory_mb", 8192))
+                                    worker_memory_mb=getattr(args, "worker_memory_mb", 8192),
+                                    corpus_signatures=corpus_signatures(args))
+
+
+def corpus_signatures(args) -> bool:
+    """``--corpus-signatures``, on by default when the corpus stage follows (``run --corpus``)."""
+    given = getattr(args, "corpus_signatures", None)
+    return bool(getattr(args, "corpus", False) if given is None else given)
 
 
 def prepare(args) -> tuple[ExtractConfig, list[str]]:

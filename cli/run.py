@@ -11,7 +11,7 @@ from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
 from warclake.tasks.run_checks import check_counts, check_dask_address
 
-from .extract import add_extract_options, add_guard_options, config_from_args
+from .extract import add_extract_options, add_guard_options, config_from_args, corpus_signatures
 from .interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
 from .progress import TerminalProgress, archive_line
 
@@ -86,7 +86,8 @@ def run_flow(args, inputs: list[str]):
                         workers=args.workers, max_in_flight=args.max_in_flight,
                         report=not args.no_report, report_dir=args.report_dir,
                         record_seconds=args.record_seconds, worker_memory_mb=args.worker_memory_mb,
-                        corpus=getattr(args, "corpus", False), return_state=True)
+                        corpus=getattr(args, "corpus", False), corpus_signatures=corpus_signatures(args),
+                        return_state=True)
     if not state.is_cancelled():  # interrupted: the Ctrl-C line said it
         print(state.message or state.name)
     return state

@@ -85,7 +85,7 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
                  base_url: str | None = None, workers: int | None = None, max_in_flight: int | None = None,
                  report: bool = True, report_dir: str | None = None,
                  retry_delays: list[float] | None = None, record_seconds: float = 120.0,
-                 worker_memory_mb: int = 8192, corpus: bool = False):
+                 worker_memory_mb: int = 8192, corpus: bool = False, corpus_signatures: bool | None = None):
     """Extract one dump into the lake.
 
     workers: extraction processes (default: all cores); 0 runs in the task's own thread
@@ -98,6 +98,8 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     this memory, is stopped and ledgered timed_out / out_of_memory (workers >= 1).
     corpus: once the dump is extracted without failure, run the corpus stage on it (the
     ``corpus-dump`` flow, as a sub-flow on this run's task runner).
+    corpus_signatures: also write the corpus stage's per-archive outputs while extracting
+    each archive, so the corpus stage does not read its documents again (None: as ``corpus``).
     """
     log = get_run_logger()
     try:  # mistakes in the parameters: one clear line, before any work
@@ -105,7 +107,8 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
         config = ExtractConfig.from_langs(langs, boilerplate=boilerplate,
                                           min_lang_score=min_lang_score, min_chars=min_chars,
                                           net_timeout=net_timeout, record_seconds=record_seconds,
-                                          worker_memory_mb=worker_memory_mb)
+                                          worker_memory_mb=worker_memory_mb,
+                                          corpus_signatures=corpus if corpus_signatures is None else corpus_signatures)
         check_counts(workers, max_in_flight)
         lake_obj = Lake(lake)
         lake_obj.check_writable()

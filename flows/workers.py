@@ -118,6 +118,8 @@ def _init_worker(parent: int, config: ExtractConfig | None = None) -> None:
     if config is not None:  # lingua's models load at the worker's start, not in its first archive
         from warclake.tasks.language import LanguageDetector
         LanguageDetector.from_config(config).preload()
+        if config.corpus_signatures:   # imported once per worker, not in its first archive
+            import warclake.tasks.corpus.archive_step  # noqa: F401
     # A worker's own warnings (damage, resumed downloads) would be written straight to the
     # terminal, through the parent's progress bars: what they say is in the archive's
     # summary, which the parent reports in its line for the archive.

@@ -12,7 +12,8 @@ EXTRACTOR_VERSION = "5"
 SCHEMA_VERSION = "4"
 
 # Settings that change how inputs are read, never the documents: changing them redoes nothing.
-NOT_IN_FINGERPRINT = frozenset({"net_timeout", "net_resumes", "record_seconds", "worker_memory_mb"})
+NOT_IN_FINGERPRINT = frozenset({"net_timeout", "net_resumes", "record_seconds", "worker_memory_mb",
+                                "corpus_signatures"})
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,10 @@ class ExtractConfig:
     # timed_out / out_of_memory; reading goes on after it. Not in the fingerprint either.
     record_seconds: float = 120.0             # one record's work, seconds
     worker_memory_mb: int = 8192              # a worker's resident memory, MiB
+    # Also write the corpus stage's per-archive outputs (tasks/corpus/archive_step.py) from
+    # the row groups of documents as they are written: what else is written, not what the
+    # documents are, so not in the fingerprint either.
+    corpus_signatures: bool = False
 
     @classmethod
     def from_langs(cls, langs: str | list[str] | tuple[str, ...] = "ja", **kw) -> "ExtractConfig":

@@ -57,10 +57,13 @@ for _logger in ("warclake.tasks.warc_reader", "warclake.tasks.remote_stream"):
 
 
 class _RowWriter:
-    """Buffers rows of one schema column-wise and writes them as row groups of a zstd parquet file."""
+    """Buffers rows of one schema column-wise and writes them as row groups of a zstd parquet
+    file; ``on_table``, if given, is handed each row group once written."""
 
-    def __init__(self, path: str, sch: pa.Schema, batch: int, max_chars: int = 0):
+    def __init__(self, path: str, sch: pa.Schema, batch: int, max_chars: int = 0,
+                 on_table: Callable[[pa.Table], None] | None = None):
         self.path, self.schema, self.batch, self.max_chars = path, sch, batch, max_chars
+        self.on_table = on_table
         self.names = sch.names
         self.cols: dict[str, list] = {n: [] for n in self.names}
         self.pending = 0
@@ -80,7 +83,10 @@ class _RowWriter:
 
     def flush(self) -> None:
         if self.pending:
-            self._w.write_table(pa.Table.from_pydict(self.cols, schema=self.schema))
+            table = pa.Table.from_pydict(self.cols, schema=self.schema)
+            self._w.write_table(table)
+            if self.on_table is not None:
+                self.on_table(table)
             self.count += self.pending
             self.cols = {n: [] for n in self.names}
             self.pending = self.chars = 0
@@ -122,12 +128,16 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     ctx = Context(dump=dump, warc_name=name, config=config)
     doc_tmp = lake.tmp_file("documents", dump, name)
     led_tmp = lake.tmp_file("ledger", dump, name)
-    docs = ledger = None
+    docs = ledger = signer = None
     outcomes: Counter[str] = Counter()
     quirks: Counter[str] = Counter()   # other writers' quirks that cost nothing (see warc_reader)
     try:
         # opened inside the try: a full disk here must not leave temporaries behind either
-        docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS)
+        if config.corpus_signatures:   # the corpus stage's per-archive step, on each row group written
+            from .corpus.archive_step import FusedSigner
+            signer = FusedSigner(lake, dump, name)
+        docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS,
+                          signer.add if signer is not None else None)
         ledger = _RowWriter(led_tmp, schema.LEDGER, LEDGER_BATCH)
         with open_input(input_path, config.net_timeout, config.net_resumes, identity.get("size")) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)
@@ -192,7 +202,12 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         docs.close()
         ledger.close()
         ctx.stages.seconds["write"] += clock() - t
+        if signer is not None:   # timed as a stage of its own, not as writing
+            ctx.stages.seconds["write"] -= signer.seconds
+            ctx.stages.extra("signatures", docs.count, signer.seconds)
     except BaseException:
+        if signer is not None:
+            signer.discard()
         for w, p in ((docs, doc_tmp), (ledger, led_tmp)):
             try:
                 if w is not None:
@@ -223,6 +238,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         + [{"offset": off, "length": None, "reason": why} for off, why in stopped],
         stages=ctx.stages.as_dict(), quirks=quirks)
     lake.write_summary(dump, name, summary)
+    if signer is not None:   # last: its state file names the documents file and summary now in place
+        signer.publish(summary, documents_bytes)
     log.info("%s: %s, %d records, %d documents, %.1fs", name, status, reader.records, docs.count,
              summary["seconds"])
     return summary

@@ -29,9 +29,14 @@ class StageStats:
         self.seconds[stage] += now - started
         return now
 
+    def extra(self, stage: str, count: int, seconds: float) -> None:
+        """A stage outside STAGES, timed as a whole (the corpus signatures made during extraction)."""
+        self.counts[stage] = count
+        self.seconds[stage] = seconds
+
     def as_dict(self) -> dict:
         """The summary's ``stages``: {stage: {"count": records, "seconds": seconds}}."""
-        return {s: {"count": self.counts[s], "seconds": round(self.seconds[s], 4)} for s in STAGES}
+        return {s: {"count": self.counts[s], "seconds": round(self.seconds[s], 4)} for s in self.counts}
 
 
 clock = perf_counter

@@ -215,7 +215,9 @@ cron = "30 2 * * *"
     (root / "CC-MAIN-2099-01" / "CC-MAIN-2099-01-00001.warc.gz").unlink()
     broken = flow_obj(**{**deployment.parameters, "lake": str(tmp_path / "lake2")}, return_state=True)
     assert broken.is_failed() and "corpus" not in broken.message
-    assert not os.path.exists(tmp_path / "lake2" / "corpus")
+    # (its archives that were extracted have their per-archive signatures: corpus_signatures)
+    assert not os.path.exists(tmp_path / "lake2" / "corpus" / "decisions")
+    assert os.listdir(tmp_path / "lake2" / "corpus" / "state") == ["signatures"]
 
 
 # -- against a real server --------------------------------------------------------------------
