@@ -1,7 +1,7 @@
 """moto's S3 server behind the counting proxy (s3_proxy.py), its settings in this process's
 environment, and a filesystem that talks to the server itself, past the proxy: what the
-remote-lake tests of the corpus stage and of the dump lock share, and the race of two
-processes that take a lock at the same instant."""
+remote-lake tests of the corpus stage and of the dump lock share, the server and archive
+of the unusable-lake tests, and the race of two processes that take a lock at the same instant."""
 from __future__ import annotations
 
 import os
@@ -15,6 +15,7 @@ import pytest
 
 import procs
 from s3_proxy import S3Proxy
+from warclake.tasks.tooling.sample_dump import make_dump
 
 
 @contextmanager
@@ -45,6 +46,23 @@ def s3_fixture(bucket: str):
         with s3_behind_proxy(tmp_path_factory.mktemp("s3"), bucket) as s3:
             yield s3
     return s3
+
+
+def server_and_archive_fixtures(dump: str):
+    """The module fixtures ``server`` (moto's S3 server, its settings: no proxy) and
+    ``archive`` (one small archive of ``dump``) of a test file
+    (``server, archive = server_and_archive_fixtures(DUMP)``)."""
+    @pytest.fixture(scope="module", name="server")
+    def server(tmp_path_factory):
+        pytest.importorskip("s3fs")
+        with procs.s3_server(tmp_path_factory.mktemp("s3")) as env:
+            yield env
+
+    @pytest.fixture(scope="module", name="archive")
+    def archive(tmp_path_factory):
+        return make_dump(str(tmp_path_factory.mktemp("dump")), files=1, pages_per_file=3, dump=dump,
+                         truncate_last=False)[0]
+    return server, archive
 
 
 def kill_when_held(proxy: S3Proxy, held, proc, timeout: float = 180) -> None:

@@ -11,24 +11,13 @@ import sys
 import pytest
 
 import procs
-from s3_lake import ONE_CLIENT_ATTEMPT
-from warclake.tasks.tooling.sample_dump import make_dump
+from s3_lake import ONE_CLIENT_ATTEMPT, server_and_archive_fixtures
 
 DUMP = "CC-MAIN-2099-01"
 LAKE = "s3://warclake-no-credentials/lake"
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    pytest.importorskip("s3fs")
-    with procs.s3_server(tmp_path_factory.mktemp("s3")) as env:
-        yield env
-
-
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory):
-    return make_dump(str(tmp_path_factory.mktemp("dump")), files=1, pages_per_file=3, dump=DUMP,
-                     truncate_last=False)[0]
+server, archive = server_and_archive_fixtures(DUMP)
 
 
 def without_credentials(tmp_path, endpoint: str) -> dict:
