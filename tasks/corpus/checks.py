@@ -12,7 +12,7 @@ from __future__ import annotations
 from warclake.tasks.config import SCHEMA_VERSION
 from warclake.tasks.dump_lock import DumpLock
 from warclake.tasks.lake import Lake
-from warclake.tasks.storage_errors import is_storage_client_error, lake_client_errors, unusable_lake
+from warclake.tasks.storage_errors import is_storage_client_error, unusable_lake
 
 from .layout import CorpusLayout, read_schema
 from .run_lock import CorpusLock

@@ -199,11 +199,6 @@ cdef inline Py_ssize_t table_put(Table *t, uint64_t k, Py_ssize_t pos) noexcept 
     return s
 
 
-cdef inline int64_t table_add(Table *t, uint64_t k, Py_ssize_t pos) noexcept nogil:
-    """Count one occurrence of ``k`` at ``pos``; returns the count before it."""
-    return t.slot[table_put(t, k, pos)].n - 1
-
-
 
 cdef uint64_t GOLDEN_2 = GOLDEN * GOLDEN
 cdef uint64_t GOLDEN_3 = GOLDEN_2 * GOLDEN
