@@ -12,7 +12,6 @@ groups it has just written, so both give the same files.
 from __future__ import annotations
 
 import logging
-import os
 import time
 from dataclasses import replace
 
@@ -25,7 +24,7 @@ from warclake.tasks.lake import remove_quietly
 
 from .archive_pass import sign_table
 from .hosts import registered_domain, url_host
-from .layout import CorpusLayout, _local_tmp, _upload, file_size, is_url, read_schema
+from .layout import CorpusLayout, file_size, is_url, local_tmp, publish_tmp, read_schema
 from .normalise import hash64
 from .quality import document_metrics, is_chrome_path
 from .settings import SignatureConfig
@@ -212,7 +211,7 @@ class ArchiveSigner:
         self.writers: list[pq.ParquetWriter] = []
         try:
             for path, schema in zip(self.paths, (PARAGRAPHS, DOCSIGS)):
-                self.tmps.append(_local_tmp(path))
+                self.tmps.append(local_tmp(path))
                 self.writers.append(output_writer(self.tmps[-1], schema))
         except BaseException:
             self.discard()
@@ -232,12 +231,7 @@ class ArchiveSigner:
         self._close()
         self.layout.clear_state(STEP, self.dump, self.warc_name)
         for tmp, path in zip(self.tmps, self.paths):
-            if is_url(path):
-                _upload(tmp, path)
-            else:
-                with open(tmp, "rb+") as fh:
-                    os.fsync(fh.fileno())
-                os.replace(tmp, path)
+            publish_tmp(tmp, path)
         self.tmps = []
         self.layout.mark_done(STEP, self.dump, self.warc_name, key,
                               documents=self.documents, paragraphs=self.paragraphs)
@@ -320,7 +314,6 @@ def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
     if layout.is_done(STEP, dump, warc_name, key):
         return {"archive": warc_name, "done": "skipped", "key": key}
     t0 = time.monotonic()
-    layout.clear_state(STEP, dump, warc_name)
     have = set(read_schema(src).names)
     signer = ArchiveSigner(layout, dump, warc_name, sig)
     try:

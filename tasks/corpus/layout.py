@@ -72,7 +72,11 @@ class CorpusLayout:
 
     def documents(self, dump: str, warc: str) -> str:
         """The lake's documents file of an archive, as a path or URL DuckDB and ``read_parquet`` open."""
-        path = self.lake.path("documents", dump, warc)
+        return self.lake_file("documents", dump, warc)
+
+    def lake_file(self, kind: str, dump: str, warc: str) -> str:
+        """An archive's file of the lake (``Lake.path``'s kinds) as a path or URL."""
+        path = self.lake.path(kind, dump, warc)
         return path if self.is_local else self.fs.unstrip_protocol(path)
 
     # -- files of a folder ---------------------------------------------------------
@@ -294,7 +298,7 @@ def _upload(tmp: str, url: str) -> None:
         forget(url)   # the listings DuckDB's connections hold of its folder
 
 
-def _local_tmp(path: str) -> str:
+def local_tmp(path: str) -> str:
     """A temporary beside ``path`` (local), or in the upload folder (URL)."""
     d = upload_dir() if is_url(path) else os.path.dirname(path)
     os.makedirs(d, exist_ok=True)
@@ -302,7 +306,7 @@ def _local_tmp(path: str) -> str:
 
 
 def write_bytes(path: str, data: bytes) -> None:
-    tmp = _local_tmp(path)
+    tmp = local_tmp(path)
     try:
         with open(tmp, "wb") as fh:
             fh.write(data)
@@ -320,17 +324,23 @@ def write_bytes(path: str, data: bytes) -> None:
 def write_table(path: str, table: pa.Table) -> int:
     """Write ``table`` to ``path`` atomically (zstd); returns its size. The writer's output
     depends only on the rows, so equal tables give byte-identical files."""
-    tmp = _local_tmp(path)
+    tmp = local_tmp(path)
     try:
         pq.write_table(table, tmp, compression="zstd", row_group_size=1 << 17)
         size = os.path.getsize(tmp)
-        if is_url(path):
-            _upload(tmp, path)
-            return size
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        publish_tmp(tmp, path)
     except BaseException:
         remove_quietly(tmp)
         raise
     return size
+
+
+def publish_tmp(tmp: str, path: str) -> None:
+    """Put a finished local temporary (``local_tmp``) at ``path``: uploaded to a URL, or
+    synced to disk and renamed into place."""
+    if is_url(path):
+        _upload(tmp, path)
+        return
+    with open(tmp, "rb+") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)

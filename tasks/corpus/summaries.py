@@ -54,9 +54,8 @@ def read_summary(layout: CorpusLayout, dump: str, warc: str) -> dict | None:
     """An archive's summary; None when it is gone or does not parse (being written, damaged:
     not done). An error of the storage is raised, so that an archive the network hid for a
     moment is not taken for one whose extraction did not finish."""
-    path = layout.lake.path("files", dump, warc)
     try:
-        summary = json.loads(read_bytes(path if layout.is_local else layout.fs.unstrip_protocol(path)))
+        summary = json.loads(read_bytes(layout.lake_file("files", dump, warc)))
     except (FileNotFoundError, ValueError):
         return None
     return summary if isinstance(summary, dict) else None
