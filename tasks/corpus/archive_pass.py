@@ -31,6 +31,21 @@ class Pass:
     para_labels: pa.Array | None = None    # each paragraph's label (null past its document's list)
 
 
+class PathMemory:
+    """Memory for the paths' bytes of one table after another (about 10 MB a row group of
+    the project's dump): fresh memory costs the kernel's clearing of every page, about as
+    much as the copy. The arrays of a table passed with it must be dropped before the next
+    table is (``ArchiveSigner`` writes each group's rows before it signs the next)."""
+
+    def __init__(self):
+        self.data = np.empty(0, np.uint8)
+
+    def take(self, size: int) -> np.ndarray:
+        if self.data.size < size:     # with room for a somewhat larger next table
+            self.data = np.empty(size + size // 4 + 1, np.uint8)
+        return self.data
+
+
 STATUS, REASON = "python", "not loaded"
 _COMPILED = None
 
@@ -88,10 +103,11 @@ def _column(docs: pa.Table, name: str) -> list:
 
 
 def sign_table(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int,
-               with_metrics: bool = True) -> Pass | None:
+               with_metrics: bool = True, paths: PathMemory | None = None) -> Pass | None:
     """The pass over ``docs`` (columns ``text``, ``paragraph_labels``, ``lang``; absent ones
     count as null), or None when the compiled module is not in use or the columns are not
-    a string column and a list of strings (the caller then takes the Python way)."""
+    a string column and a list of strings (the caller then takes the Python way). The
+    paths' bytes go to ``paths`` when given, else to fresh memory."""
     native = compiled_module()
     if native is None or "text" not in docs.column_names or docs.column("text").type not in (pa.string(), pa.large_string()):
         return None
@@ -100,10 +116,11 @@ def sign_table(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int,
         if not (pa.types.is_null(kind) or ((pa.types.is_list(kind) or pa.types.is_large_list(kind))
                                            and pa.types.is_string(kind.value_type))):
             return None
-    return run(native, docs, para_ngram, doc_ngram, num_perm, with_metrics)
+    return run(native, docs, para_ngram, doc_ngram, num_perm, with_metrics, paths)
 
 
-def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, with_metrics: bool = True) -> Pass:
+def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, with_metrics: bool = True,
+        paths: PathMemory | None = None) -> Pass:
     n = docs.num_rows
     lab_off, lab_valid, lab_code, label_values = _labels(docs)
     langs = _column(docs, "lang")
@@ -116,7 +133,7 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
                  None, np.zeros(n, np.int32), np.zeros(n, np.int64), np.zeros(n, np.int32),
                  np.full((n, num_perm), EMPTY_MINHASH, np.uint32))
     path_off = np.zeros(n_para + 1, np.int64)
-    path_data = np.empty(max(path_bytes, 1), np.uint8)
+    path_data = (paths or PathMemory()).take(max(path_bytes, 1))
     counts: list = []
     pi = pos = lo = 0
     for chunk, (offsets, data, valid) in zip(chunks, parts):

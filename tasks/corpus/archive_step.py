@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from warclake.tasks.lake import remove_quietly
 
-from .archive_pass import sign_table
+from .archive_pass import PathMemory, sign_table
 from .hosts import registered_domain, url_host
 from .layout import CorpusLayout, file_size, is_url, local_tmp, publish_tmp, read_schema
 from .normalise import hash64
@@ -69,11 +69,13 @@ def step_fingerprint(sig: SignatureConfig) -> str:
     return replace(sig, partitions=SignatureConfig().partitions).fingerprint()
 
 
-def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = True) -> tuple[pa.Table, pa.Table]:
+def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = True,
+                  paths: PathMemory | None = None) -> tuple[pa.Table, pa.Table]:
     """(paragraph rows, document rows) of a table of lake documents. A document is compared
     by its clean paragraphs less those under a page-chrome path (``compared_paragraphs``):
-    the same page under another site template then keeps its similarity."""
-    fused = sign_table(docs, sig.para_ngram, sig.doc_ngram, sig.num_perm, with_metrics)
+    the same page under another site template then keeps its similarity. ``paths``: memory
+    for the paths (``archive_pass.PathMemory``) the caller reuses once the rows are dropped."""
+    fused = sign_table(docs, sig.para_ngram, sig.doc_ngram, sig.num_perm, with_metrics, paths)
     n = docs.num_rows
     urls = _values(docs, "url")
     if fused is None:
@@ -217,10 +219,16 @@ class ArchiveSigner:
             self.discard()
             raise
         self.documents = self.paragraphs = 0
+        # each group's rows are written and dropped before the next; the memory goes back
+        # to _PATH_MEMORY when the signer closes (one archive after another reuses it)
+        try:
+            self.path_memory = _PATH_MEMORY.pop()
+        except IndexError:
+            self.path_memory = PathMemory()
 
     def add(self, docs: pa.Table) -> None:
         """Sign one row group of lake documents and write its rows."""
-        para, docsig = signatures_of(docs, self.sig)
+        para, docsig = signatures_of(docs, self.sig, True, self.path_memory)
         for w, rows in zip(self.writers, (para, docsig)):
             w.write_table(rows, row_group_size=WRITE_ROWS)
         self.documents += docsig.num_rows
@@ -251,8 +259,15 @@ class ArchiveSigner:
 
     def _close(self) -> None:
         writers, self.writers = self.writers, []
+        memory, self.path_memory = getattr(self, "path_memory", None), None
+        if memory is not None:
+            _PATH_MEMORY.append(memory)
         for w in writers:
             w.close()
+
+
+# The paths' memory of closed signers, for the next ones (one per signer open at once).
+_PATH_MEMORY: list[PathMemory] = []
 
 
 class FusedSigner:
