@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 
 from warclake.tasks.lake import remove_quietly
 
-from .archive_pass import PathMemory, sign_table
+from .archive_pass import PathMemory, arrow_numbers, sign_table
 from .hosts import registered_domain, url_host
 from .layout import CorpusLayout, file_size, is_url, local_tmp, publish_tmp, read_schema
 from .normalise import hash64
@@ -91,7 +91,7 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
         p_label = fused.para_labels
     else:
         p_label = pa.array(paragraph_labels(labels, counts), pa.string())
-    doc_of = pa.array(np.repeat(np.arange(n, dtype=np.int64), counts))
+    doc_of = arrow_numbers(np.repeat(np.arange(n, dtype=np.int64), counts))
     idx = np.arange(1, counts.sum() + 1, dtype=np.int32) - np.repeat(np.cumsum(counts) - counts, counts).astype(np.int32)
     # the documents' own columns stay Arrow arrays (no Python object per value)
     doc_id, lang, dump = _array(docs, "docId"), _array(docs, "lang"), _array(docs, "dump")
@@ -99,9 +99,9 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
     hosts_arr, domains_arr = pa.array(hosts, pa.string()), pa.array(domains, pa.string())
 
     para = pa.table({
-        "docId": doc_id.take(doc_of), "idx": idx,
-        "text_hash": signed.para_hash, "simhash": signed.para_simhash.view(np.int64),
-        "n_chars": signed.para_chars, "path": signed.para_paths, "label": p_label,
+        "docId": doc_id.take(doc_of), "idx": arrow_numbers(idx),
+        "text_hash": arrow_numbers(signed.para_hash), "simhash": arrow_numbers(signed.para_simhash.view(np.int64)),
+        "n_chars": arrow_numbers(signed.para_chars), "path": signed.para_paths, "label": p_label,
         "host": hosts_arr.take(doc_of), "domain": domains_arr.take(doc_of),
         "url_hash": url_hashes.take(doc_of), "lang": lang.take(doc_of),
         "dump": dump.take(doc_of), "date": dates.take(doc_of),
@@ -117,11 +117,11 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
         "docId": doc_id, "url": _array(docs, "url"), "url_hash": url_hashes,
         "host": hosts_arr, "domain": domains_arr, "lang": lang,
         "date": dates, "dump": dump,
-        "warc_file": _array(docs, "warc_file"), "n_paragraphs": counts,
-        "n_chars": signed.clean_chars, "clean_hash": signed.clean_hash,
-        "minhash": pa.FixedSizeListArray.from_arrays(pa.array(mh.ravel()), sig.num_perm).cast(pa.list_(pa.uint32()))
+        "warc_file": _array(docs, "warc_file"), "n_paragraphs": arrow_numbers(counts),
+        "n_chars": arrow_numbers(signed.clean_chars), "clean_hash": arrow_numbers(signed.clean_hash),
+        "minhash": pa.FixedSizeListArray.from_arrays(arrow_numbers(mh.ravel()), sig.num_perm).cast(pa.list_(pa.uint32()))
         if n else pa.array([], pa.list_(pa.uint32())),
-        "bands": pa.FixedSizeListArray.from_arrays(pa.array(bk.ravel()), sig.bands).cast(pa.list_(pa.int64()))
+        "bands": pa.FixedSizeListArray.from_arrays(arrow_numbers(bk.ravel()), sig.bands).cast(pa.list_(pa.int64()))
         if n else pa.array([], pa.list_(pa.int64())),
         "metrics": metrics,
     }, schema=DOCSIGS)
@@ -168,9 +168,9 @@ def metrics_column(metrics: list[dict]) -> pa.Array:
     if not keys or any(m.keys() != metrics[0].keys() for m in metrics):
         return pa.array([sorted(m.items()) for m in metrics], pa.map_(pa.string(), pa.float64()))
     values = np.array([[m[k] for k in keys] for m in metrics], np.float64).ravel()
-    offsets = pa.array(np.arange(0, len(metrics) + 1, dtype=np.int32) * len(keys))
+    offsets = arrow_numbers(np.arange(0, len(metrics) + 1, dtype=np.int32) * len(keys))
     key_col = pa.array(keys * len(metrics), pa.string())
-    return pa.MapArray.from_arrays(offsets, key_col, pa.array(values, pa.float64()))
+    return pa.MapArray.from_arrays(offsets, key_col, arrow_numbers(values))
 
 
 # How the outputs are written: zstd, row groups of at most WRITE_ROWS rows. Hashes and
