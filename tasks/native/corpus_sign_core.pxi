@@ -32,16 +32,31 @@ cdef int buf_reserve(GrowBuf *b, Py_ssize_t extra) except -1:
 
 
 
-cdef uint64_t *gram_powers(Py_ssize_t g) except NULL:
-    """GOLDEN ** j for j < g (at least one entry), in memory the caller frees."""
+cdef struct GramTables:
+    uint64_t *pw        # GOLDEN ** j for j < the longest n-gram (at least one entry)
+    char *filled        # one_permutation's mark per MinHash bin (at least one)
+
+
+cdef int gram_tables(GramTables *t, Py_ssize_t g, int bins) except -1:
+    """The tables of the n-gram hashes for n-grams up to g and ``bins`` MinHash bins, in
+    memory ``gram_tables_free`` frees (nothing is left allocated when this fails)."""
     cdef Py_ssize_t k
-    cdef uint64_t *pw = <uint64_t *> malloc((g if g > 0 else 1) * sizeof(uint64_t))
-    if pw == NULL:
+    t.pw = <uint64_t *> malloc((g if g > 0 else 1) * sizeof(uint64_t))
+    t.filled = <char *> malloc(bins if bins > 0 else 1)
+    if t.pw == NULL or t.filled == NULL:
+        gram_tables_free(t)
         raise MemoryError()
-    pw[0] = 1
+    t.pw[0] = 1
     for k in range(1, g):
-        pw[k] = pw[k - 1] * GOLDEN
-    return pw
+        t.pw[k] = t.pw[k - 1] * GOLDEN
+    return 0
+
+
+cdef void gram_tables_free(GramTables *t) noexcept:
+    free(t.pw)
+    free(t.filled)
+    t.pw = NULL
+    t.filled = NULL
 
 
 cdef inline uint64_t gram_hash(const uint32_t *cp, Py_ssize_t k, const uint64_t *pw, uint64_t n) noexcept nogil:

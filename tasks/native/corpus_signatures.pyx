@@ -58,6 +58,7 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
     cdef GrowBuf clean
     cdef uint64_t *pw = NULL
     cdef char *filled = NULL
+    cdef GramTables tables
     cdef dict chrome_of = {}
     cdef list sel
     cdef list spans
@@ -67,11 +68,8 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
     clean.cp = NULL; clean.len = 0; clean.cap = 0
     if d_minhash.shape[1] != bins or d_minhash.shape[0] < nd:
         raise ValueError("minhash array of the wrong shape")
-    pw = gram_powers(g_max)
-    filled = <char *> malloc(bins if bins > 0 else 1)
-    if filled == NULL:
-        free(pw)
-        raise MemoryError()
+    gram_tables(&tables, g_max, bins)
+    pw, filled = tables.pw, tables.filled
     try:
         for di in range(nd):
             text, norm, labs = texts[di], norms[di], labels[di]
@@ -169,5 +167,4 @@ def sign_documents(list texts, list norms, list labels, object is_chrome,
     finally:
         free(para.cp)
         free(clean.cp)
-        free(pw)
-        free(filled)
+        gram_tables_free(&tables)

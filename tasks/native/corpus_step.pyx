@@ -248,6 +248,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
     cdef PathMemo memo
     cdef uint64_t *pw = NULL
     cdef char *filled = NULL
+    cdef GramTables tables
     cdef bint in_link, table_ok, pending, metrics_ok, labels_fit, any_good, any_kept, any_long
     cdef int nl_state, fl
     cdef int64_t link_chars, chrome_chars, depth_sum, total, bad_chars
@@ -263,11 +264,8 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
     spans.start = NULL; spans.length = NULL; spans.flag = NULL; spans.cap = 0
     memo.p = NULL; memo.n = 0; memo.ngt = 0; memo.cap = 0; memo.gt = NULL; memo.flags_at = NULL; memo.flags = 0
     g_max = max(para_ngram, doc_ngram, 1)
-    pw = gram_powers(g_max)
-    filled = <char *> malloc(bins if bins > 0 else 1)
-    if filled == NULL:
-        free(pw)
-        raise MemoryError()
+    gram_tables(&tables, g_max, bins)
+    pw, filled = tables.pw, tables.filled
     work = work_take(&local)
     # the bodies' and the clean text's buffers stay in the working memory between calls
     para.cp, para.len, para.cap = <uint32_t *> work.p[14], 0, <Py_ssize_t> (work.cap[14] // sizeof(uint32_t))
@@ -457,5 +455,4 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
         free(spans.flag)
         free(memo.gt)
         free(memo.flags_at)
-        free(pw)
-        free(filled)
+        gram_tables_free(&tables)
