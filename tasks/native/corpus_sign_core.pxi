@@ -72,23 +72,21 @@ cdef inline uint64_t gram_hash(const uint32_t *cp, Py_ssize_t k, const uint64_t 
 cdef uint64_t GOLDEN_INV = 0xF1DE83E19937733DULL
 
 
-cdef struct Grams:
-    const uint32_t *cp
-    Py_ssize_t g
-    uint64_t top      # GOLDEN ** (g - 1)
-    uint64_t raw      # the polynomial of the n-gram at the current start
-
-
-cdef inline void grams_start(Grams *s, const uint32_t *cp, Py_ssize_t g, const uint64_t *pw) noexcept nogil:
+cdef inline uint64_t grams_first(const uint32_t *cp, Py_ssize_t g, const uint64_t *pw) noexcept nogil:
+    """The polynomial of the n-gram starting at 0 (before its mix)."""
+    cdef uint64_t raw = 0
     cdef Py_ssize_t j
-    s.cp, s.g, s.top, s.raw = cp, g, pw[g - 1], 0
     for j in range(g):
-        s.raw += cp[j] * pw[j]
+        raw += cp[j] * pw[j]
+    return raw
 
 
-cdef inline void grams_next(Grams *s, Py_ssize_t i) noexcept nogil:
-    """From the n-gram starting at i - 1 to the one starting at i."""
-    s.raw = (s.raw - s.cp[i - 1]) * GOLDEN_INV + s.cp[i + s.g - 1] * s.top
+# From the n-gram starting at i - 1 (``raw``) to the one starting at i; ``top`` is GOLDEN **
+# (g - 1). The callers keep ``raw`` in a local of their own (never a struct or a pointer's
+# target): a store through a byte pointer in the loop (MinHash's marks) would otherwise
+# make the compiler write and read it back for every n-gram.
+cdef inline uint64_t grams_next(uint64_t raw, const uint32_t *cp, Py_ssize_t i, Py_ssize_t g, uint64_t top) noexcept nogil:
+    return (raw - cp[i - 1]) * GOLDEN_INV + cp[i + g - 1] * top
 
 
 cdef uint64_t simhash(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const uint64_t *pw) noexcept nogil:
@@ -102,8 +100,7 @@ cdef uint64_t simhash(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const uint
     cdef uint64_t hi[4]
     cdef uint32_t count[64]
     cdef Py_ssize_t grams, i, e, b, k, in_byte = 0
-    cdef uint64_t h, out = 0, half
-    cdef Grams s
+    cdef uint64_t h, out = 0, half, raw, top
     if n == 0:
         return 0
     if n <= g:     # one n-gram: its hash is the majority
@@ -114,14 +111,14 @@ cdef uint64_t simhash(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const uint
     if grams > 255:
         for b in range(64):
             count[b] = 0
-    grams_start(&s, cp, g, pw)
+    raw, top = grams_first(cp, g, pw), pw[g - 1]
     i = 0
     while i < grams:
         e = i + 15 if i + 15 < grams else grams
         while i < e:
             if i:
-                grams_next(&s, i)
-            h = mix(s.raw ^ <uint64_t> g)
+                raw = grams_next(raw, cp, i, g, top)
+            h = mix(raw ^ <uint64_t> g)
             nib[0] += h & 0x1111111111111111ULL
             nib[1] += (h >> 1) & 0x1111111111111111ULL
             nib[2] += (h >> 2) & 0x1111111111111111ULL
@@ -160,32 +157,32 @@ cdef void one_permutation(const uint32_t *cp, Py_ssize_t n, Py_ssize_t g, const 
     """One-permutation MinHash: each n-gram hash goes to bin (high 32 bits x bins) >> 32
     and keeps the smallest low 32 bits there; an empty bin takes the value of the bin its
     probe sequence reaches first (``signatures.densify``)."""
-    cdef Py_ssize_t grams, i
+    cdef Py_ssize_t i
     cdef int bn, t, j
-    cdef uint64_t h
+    cdef uint64_t h, raw, top
     cdef uint32_t v
-    cdef Grams s
     for bn in range(bins):
         row[bn] = EMPTY
         filled[bn] = 0
     if n == 0:
         return
-    grams = n - g + 1 if n >= g else 1
-    if n >= g:
-        grams_start(&s, cp, g, pw)
-    for i in range(grams):
-        if n < g:
-            h = gram_hash(cp, n, pw, <uint64_t> g)
-        else:
-            if i:
-                grams_next(&s, i)
-            h = mix(s.raw ^ <uint64_t> g)
+    if n < g:    # one n-gram, the whole text
+        h = gram_hash(cp, n, pw, <uint64_t> g)
         bn = <int> (((h >> 32) * <uint64_t> bins) >> 32)
-        v = <uint32_t> h
-        # an empty bin holds EMPTY, the largest value: the smaller of the two is right
-        # either way (no branch on random bins)
-        row[bn] = v if v < row[bn] else row[bn]
+        row[bn] = <uint32_t> h
         filled[bn] = 1
+    else:
+        raw, top = grams_first(cp, g, pw), pw[g - 1]
+        for i in range(n - g + 1):
+            if i:
+                raw = grams_next(raw, cp, i, g, top)
+            h = mix(raw ^ <uint64_t> g)
+            bn = <int> (((h >> 32) * <uint64_t> bins) >> 32)
+            v = <uint32_t> h
+            # an empty bin holds EMPTY, the largest value: the smaller of the two is right
+            # either way (no branch on random bins)
+            row[bn] = v if v < row[bn] else row[bn]
+            filled[bn] = 1
     for bn in range(bins):
         if filled[bn]:
             continue

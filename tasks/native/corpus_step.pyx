@@ -193,31 +193,36 @@ cdef int spans_reserve(Spans *s, Py_ssize_t n) except -1:
     return 0
 
 
-cdef inline void put_normal(GrowBuf *para, Py_ssize_t para_start, uint32_t ch, bint *pending) noexcept:
-    """Append one character of a normalised body: markers dropped, whitespace runs as one
-    space, none at the start (the caller's last pending space is dropped at the end)."""
+# The body is written at out[k] through locals of sign_and_count's loop (``out``, ``k``),
+# not through its GrowBuf: the buffer's address goes to buf_reserve, so the compiler would
+# write and read back its length for every character.
+cdef inline Py_ssize_t put_normal(uint32_t *out, Py_ssize_t k, Py_ssize_t para_start, uint32_t ch,
+                                  bint *pending) noexcept:
+    """Append one character of a normalised body at k; returns where the next goes. Markers
+    dropped, whitespace runs as one space, none at the start (the caller's last pending
+    space is dropped at the end)."""
     if ch == LINK_START or ch == LINK_END:
-        return
+        return k
     if Py_UNICODE_ISSPACE(ch):
-        pending[0] = para.len > para_start
-        return
+        pending[0] = k > para_start
+        return k
     if pending[0]:
-        para.cp[para.len] = 32
-        para.len += 1
+        out[k] = 32
+        k += 1
         pending[0] = False
-    para.cp[para.len] = ch
-    para.len += 1
+    out[k] = ch
+    return k + 1
 
 
-cdef inline void put_ascii(GrowBuf *para, uint32_t ch, bint *pending) noexcept:
+cdef inline Py_ssize_t put_ascii(uint32_t *out, Py_ssize_t k, uint32_t ch, bint *pending) noexcept:
     """Append an ASCII character that is not whitespace to a normalised body (its NFKC is
     itself; lower case by a shift), after the pending space if there is one."""
     if pending[0]:
-        para.cp[para.len] = 32
-        para.len += 1
+        out[k] = 32
+        k += 1
         pending[0] = False
-    para.cp[para.len] = ch + 32 if 65 <= ch <= 90 else ch
-    para.len += 1
+    out[k] = ch + 32 if 65 <= ch <= 90 else ch
+    return k + 1
 
 
 def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const uint8_t[::1] valid,
@@ -236,7 +241,8 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
     document outputs from 0; ``counts`` gets a dict per document (None: count it from its
     text). Returns (paragraphs, path bytes) filled up to."""
     cdef Py_ssize_t nd = valid.shape[0], di, n, a, e, sep, bs, be, i, j, k, x, nlab, pcap, para_start
-    cdef Py_ssize_t plain_len, g_max, c, depth
+    cdef Py_ssize_t plain_len, g_max, c, depth, out_n
+    cdef uint32_t *out_cp
     cdef const uint8_t *d
     cdef const uint8_t *sp
     cdef uint32_t ch, at
@@ -330,7 +336,8 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                     plain_len += 1
                 pstart[j] = plain_len
                 buf_reserve(&para, 8 * (be - bs) + 8)
-                para_start = para.len
+                para_start = out_n = para.len
+                out_cp = para.cp
                 pending = False
                 table_ok = True
                 i = bs
@@ -344,7 +351,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                         plain_cp[plain_len] = ch
                         plain_len += 1
                         if table_ok:
-                            put_ascii(&para, ch, &pending)
+                            out_n = put_ascii(out_cp, out_n, ch, &pending)
                         i += 1
                         continue
                     i = utf8_at(d, i, be, &ch)
@@ -365,17 +372,18 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                     if table_ok:
                         if ch < 0x80:     # ASCII: its NFKC is itself; lower case; whitespace (str.isspace)
                             if ch == 32 or 9 <= ch <= 13 or 28 <= ch <= 31:
-                                pending = para.len > para_start
+                                pending = out_n > para_start
                             else:
-                                put_ascii(&para, ch, &pending)
+                                out_n = put_ascii(out_cp, out_n, ch, &pending)
                         elif ch < 0x10000 and NFKC_AT[ch] != 0xFFFFFFFFU:
                             at = NFKC_AT[ch]
                             for k in range(NFKC_LEN[ch]):
-                                put_normal(&para, para_start, NFKC_POOL[at + k], &pending)
+                                out_n = put_normal(out_cp, out_n, para_start, NFKC_POOL[at + k], &pending)
                         else:
                             table_ok = False
                 if e < n and (in_link or nl_state == 2):
                     metrics_ok = False            # a link or a marker run across the separator
+                para.len = out_n
                 plen[j] = plain_len - pstart[j]
                 total += plen[j]
                 if not table_ok:      # NFKC in context: Python's, on the body with its markers
@@ -383,10 +391,12 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                     low = nfkc_lower(body)
                     para.len = para_start
                     buf_reserve(&para, len(low) + 1)
+                    out_cp, out_n = para.cp, para_start
                     low_kind, low_data = PyUnicode_KIND(low), PyUnicode_DATA(low)
                     pending = False
                     for k in range(len(low)):
-                        put_normal(&para, para_start, PyUnicode_READ(low_kind, low_data, k), &pending)
+                        out_n = put_normal(out_cp, out_n, para_start, PyUnicode_READ(low_kind, low_data, k), &pending)
+                    para.len = out_n
                 k = para.len - para_start
                 p_hash[pi] = <int64_t> text_hash(para.cp + para_start, k)
                 p_sim[pi] = simhash(para.cp + para_start, k, para_ngram, pw)
