@@ -147,7 +147,9 @@ def _extract_one(path: str, args, config: ExtractConfig, progress) -> dict:
 def _extract_all(args, config: ExtractConfig, inputs: list[str], lock: DumpLock) -> int:
     done = 0
     if not args.force:  # incremental, as `run`: an archive whose summary says done is skipped
-        plan = plan_dump(inputs, args.dump, args.lake, config)
+        # a summary the store fails to give is read again (each attempt said, unless quiet)
+        said = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+        plan = plan_dump(inputs, args.dump, args.lake, config, progress=said)
         todo = [p.input for p in plan if p.todo]
         done = len(inputs) - len(todo)
         if done:

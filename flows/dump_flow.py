@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import queue
 from collections import Counter
+from dataclasses import replace
 
 from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
@@ -137,13 +138,15 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
     max_in_flight = max_in_flight or default_in_flight(workers)
     lake_obj.clean_stale_tmp(dump)
 
-    resolve = resolve_task
+    resolve, plan_retry = resolve_task, retries.INPUTS
     if retry_delays is not None:
         resolve = resolve_task.with_options(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
+        plan_retry = replace(retries.INPUTS, delays=tuple(retry_delays))
     try:
         paths = resolve(list(inputs), base_url)
-        plan = plan_dump(paths, dump, lake_obj, config)
-    except (OSError, ValueError) as exc:  # no such input, a listing that stayed unreachable...
+        with lake_client_errors(lake_obj.url, "read"):   # the client's own errors: one line too
+            plan = plan_dump(paths, dump, lake_obj, config, retry=plan_retry, progress=log.warning)
+    except (OSError, ValueError) as exc:  # no such input, a listing or summary that stayed unreachable...
         log.error("%s", exc)
         return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
     todo = [p for p in plan if p.todo]

@@ -32,7 +32,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warclake.tasks.lake import Lake, check_dump_name, remove_quietly, upload_dir
+from warclake.tasks.lake import Lake, check_dump_name, is_url, read_bytes, remove_quietly, upload_dir
 from warclake.tasks.owners import owner_gone, owner_tag, remove_dead_tmp, tmp_name
 
 from .listed_fs import ListedFileSystem, forget
@@ -76,8 +76,7 @@ class CorpusLayout:
 
     def lake_file(self, kind: str, dump: str, warc: str) -> str:
         """An archive's file of the lake (``Lake.path``'s kinds) as a path or URL."""
-        path = self.lake.path(kind, dump, warc)
-        return path if self.is_local else self.fs.unstrip_protocol(path)
+        return self.lake.file_url(kind, dump, warc)
 
     # -- files of a folder ---------------------------------------------------------
     def names(self, folder: str) -> list[str]:
@@ -199,10 +198,6 @@ class CorpusLayout:
         return n
 
 
-def is_url(path: str) -> bool:
-    return "://" in path
-
-
 def list_names(folder: str) -> list[str]:
     """Names of the files in a local folder or under a URL (none when it is not there),
     sorted, without temporaries (their names start with a dot)."""
@@ -216,41 +211,6 @@ def list_names(folder: str) -> list[str]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     return sorted(n for n in found if not n.startswith("."))
-
-
-def read_bytes(path: str) -> bytes:
-    if not is_url(path):
-        with open(path, "rb") as fh:
-            return fh.read()
-    fs, p = fsspec.core.url_to_fs(path)
-    try:
-        # one GET, no cached listing involved: a read of a range from 0 (s3fs asks an
-        # object's size with a HEAD before reading it whole)
-        return fs.cat_file(p, start=0)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        if is_range_past_end(exc):
-            return b""   # "bytes=0-" lies past the end only of an empty object
-        raise naming(exc, path) from exc
-
-
-def naming(exc: OSError, url: str) -> OSError:
-    """The same error (its class decides whether it is retried) with the object it was
-    about: an object store's error reply names only its code (``SlowDown``)."""
-    said = exc.strerror if exc.errno is not None and exc.strerror else str(exc)
-    text = f"{' '.join(said.split()) or type(exc).__name__} (reading {url})"
-    return type(exc)(exc.errno, text) if exc.errno is not None else type(exc)(text)
-
-
-def is_range_past_end(exc: BaseException) -> bool:
-    """Whether an error is S3's 416 (InvalidRange): s3fs raises it as an OSError whose cause
-    is botocore's ClientError, which holds the reply's code and status."""
-    reply = getattr(exc.__cause__, "response", None)
-    if not isinstance(reply, dict):
-        return False
-    return (reply.get("Error", {}).get("Code") == "InvalidRange"
-            or reply.get("ResponseMetadata", {}).get("HTTPStatusCode") == 416)
 
 
 def remove_file(path: str) -> None:
