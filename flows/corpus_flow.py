@@ -39,11 +39,16 @@ from warclake.tasks.corpus.manifest import ManifestWriter
 from warclake.tasks.corpus.run_lock import CorpusLock
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
 from warclake.tasks.retries import STEP as STEP_RETRY
-from warclake.tasks.storage_errors import lake_client_errors
+from warclake.tasks.storage_errors import describe, is_storage_client_error, lake_client_errors
 
 
 class CorpusFailed(Exception):
     """The corpus stage refused its input or failed (the flow run's Failed state holds it)."""
+
+
+class CorpusStepFailed(Exception):
+    """A step of the corpus stage, or the run's own reads and writes of the lake, failed
+    after their retries with an error of the storage (the flow run's Failed state holds it)."""
 
 
 # Every step is idempotent (done = its state file), so a step that met a network or
@@ -122,19 +127,21 @@ def sign_all(lake: str, layout: CorpusLayout, dumps: list[str], archives: dict,
     """The per-archive step of every archive the manifests do not hold as current, one
     task each; each manifest updated here (its one writer) as the tasks complete. Returns
     the archives signed and each dump's inputs, as its manifest now holds them."""
-    writers = {d: STEP_RETRY.run(lambda: ManifestWriter(layout, d), f"{d}: manifest") for d in dumps}
+    said = get_run_logger().warning   # each further attempt of the manifest's reads and writes
+    writers = {d: STEP_RETRY.run(lambda: ManifestWriter(layout, d), f"{d}: manifest", said) for d in dumps}
     try:
-        todo = {d: STEP_RETRY.run(lambda: writers[d].reconcile(archives[d], sig), f"{d}: manifest") for d in dumps}
+        todo = {d: STEP_RETRY.run(lambda: writers[d].reconcile(archives[d], sig), f"{d}: manifest", said)
+                for d in dumps}
         futures = {sign_task.submit(lake, d, w, s, sig): (d, w) for d in dumps for w, s in todo[d]}
         signed = 0
         for f in as_completed(list(futures)):
             res = f.result()
             d, w = futures[f]
-            writers[d].add(w, res["key"])
+            STEP_RETRY.run(lambda: writers[d].add(w, res["key"]), f"{d}: manifest", said)
             signed += res["done"] == "signed"
     finally:
-        for w in writers.values():
-            w.close()
+        for d, w in writers.items():
+            STEP_RETRY.run(w.close, f"{d}: manifest", said)
     return signed, {d: inputs_of(d, w.entries) for d, w in writers.items()}
 
 
@@ -173,6 +180,15 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
         return Failed(message=message, data=CorpusFailed(message))
     try:
         return _judge(lake, dumps, archives, opts, lock, report, report_dir)
+    except Exception as exc:
+        if not (isinstance(exc, OSError) or is_storage_client_error(exc)):
+            raise   # not the storage's: a fault of the stage, with its traceback
+        # a step, or the run's own reads and writes, failed after their retries: the
+        # error's one line (the stage's without Prefect), not the client's traceback
+        message = " ".join(str(exc).split()) if isinstance(exc, OSError) else describe(exc)
+        log.error("%s", message)
+        traceback.clear_frames(exc.__traceback__)   # the run's DuckDB connections go with it
+        return Failed(message=message, data=CorpusStepFailed(message))
     finally:
         lock.release()
 
@@ -188,7 +204,7 @@ def _judge(lake, dumps, archives, opts, lock, report, report_dir) -> State:
     try:
         _global_steps(lake, dumps, opts, lock, run)
         # the run's layout: the state files its tasks wrote or read here are not read again
-        counts["dumps"] = {d: stage.dump_summary(layout, d, opts.sig.partitions) for d in dumps}
+        counts["dumps"] = stage.dump_summaries(layout, dumps, opts.sig.partitions, log.warning)
     finally:
         run_contexts.release(run)
     lock.check()
