@@ -264,6 +264,7 @@ class FusedSigner:
     def __init__(self, lake, dump: str, warc_name: str, sig: SignatureConfig | None = None):
         self.warc_name = warc_name
         self.seconds = 0.0   # in signing and writing row groups (wall clock, as extraction's stages)
+        self.gave_up: str | None = None   # why, once it gave up (extraction tells its caller)
         self.signer: ArchiveSigner | None = None
         try:
             self.signer = ArchiveSigner(lake, dump, warc_name, sig)
@@ -299,6 +300,7 @@ class FusedSigner:
             self.signer = None
 
     def _give_up(self, why: str, exc: Exception) -> None:
+        self.gave_up = f"{why}: {type(exc).__name__}: {' '.join(str(exc).split())}"
         log.warning("%s: corpus signatures not written during extraction (%s: %s: %s); "
                     "the corpus stage makes them", self.warc_name, why, type(exc).__name__, exc)
         self.discard()
