@@ -23,7 +23,6 @@ from fsspec.implementations.local import LocalFileSystem
 from .owners import remove_dead_tmp, tmp_name
 
 KINDS = ("documents", "ledger", "files")
-CORPUS_PER_ARCHIVE = ("corpus/paragraphs", "corpus/docsigs", "corpus/state/signatures")
 # A dump name becomes a folder (dump=<DUMP>) and a glob pattern: no separators, no "..".
 _DUMP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -175,10 +174,13 @@ class Lake:
         """Remove temporaries that killed runs left behind: the dump's, and the catalogue's
         at the lake's root (for a remote lake: the local files a killed run did not upload).
         A temporary whose process still runs is another run's work in progress and is left alone."""
-        # a remote lake's temporaries are local files awaiting upload, in one folder
-        # (with the corpus stage's per-archive folders, which extraction writes with corpus_signatures)
-        folders = ([self.dir(kind, dump) for kind in KINDS + CORPUS_PER_ARCHIVE] + [self._root]
-                   if self.is_local else [upload_dir()])
+        if not self.is_local:   # its temporaries are local files awaiting upload, in one folder
+            return remove_dead_tmp(upload_dir())
+        # imported here: the corpus stage's layout is built on this module
+        from .corpus.layout import CorpusLayout
+
+        # with the corpus stage's per-archive folders, which extraction writes with corpus_signatures
+        folders = [self.dir(kind, dump) for kind in KINDS] + CorpusLayout(self).archive_dirs(dump) + [self._root]
         return sum(remove_dead_tmp(d) for d in folders)
 
 

@@ -38,6 +38,10 @@ from warclake.tasks.owners import owner_gone, owner_tag, remove_dead_tmp, tmp_na
 from .listed_fs import ListedFileSystem, forget
 
 ROOT = "corpus"
+# The per-archive step's tables and step name (its state folder: state/<step>), which
+# extraction writes too (corpus_signatures): its cleaning of temporaries asks ``archive_dirs``.
+ARCHIVE_TABLES = ("paragraphs", "docsigs")
+ARCHIVE_STEP = "signatures"
 
 
 class CorpusLayout:
@@ -69,6 +73,10 @@ class CorpusLayout:
 
     def file(self, table: str, dump: str, name: str, ext: str = ".parquet") -> str:
         return posixpath.join(self.dir(table, dump), name + ext)
+
+    def archive_dirs(self, dump: str) -> list[str]:
+        """The folders of a dump the per-archive step writes into: its outputs and its state."""
+        return [self.dir(t, dump) for t in ARCHIVE_TABLES] + [self.dir(f"state/{ARCHIVE_STEP}", dump)]
 
     def documents(self, dump: str, warc: str) -> str:
         """The lake's documents file of an archive, as a path or URL DuckDB and ``read_parquet`` open."""
