@@ -67,6 +67,18 @@ class CorpusLayout:
         self._cached_steps = self._cached_steps | frozenset(steps)
         return self
 
+    def known_states(self) -> dict[str, bytes | None]:
+        """The state files this layout holds (``cache_states``): path -> bytes (None: not there)."""
+        return dict(self._states)
+
+    def know_states(self, states: dict[str, bytes | None]) -> "CorpusLayout":
+        """Hold these state files as read (of the run's own steps, whose writes the caller
+        has seen: the run's coordinating process passes them to a task in another process)."""
+        for path, data in states.items():
+            if path.split("/state/")[-1].split("/")[0] in self._cached_steps:
+                self._states.setdefault(path, data)
+        return self
+
     def dir(self, table: str, dump: str | None = None) -> str:
         d = posixpath.join(self.root, *table.split("/"))
         return posixpath.join(d, f"dump={check_dump_name(dump)}") if dump is not None else d
