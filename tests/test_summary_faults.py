@@ -115,3 +115,28 @@ def test_the_cli_reads_a_summary_again_and_ends_a_lasting_refusal_with_one_line(
     assert refused.returncode == 2 and len(lines) == 1 and lines[0].startswith("warclake: error: "), refused.stderr
     assert f"/cli/files/dump={DUMP}/" in lines[0], lines
     assert lake_writes(proxy.taken(), "cli") == []
+
+
+def test_a_lasting_error_ends_the_planning_without_trying_every_archive(s3, one_client_attempt, tmp_path):
+    """A store that keeps failing (500) ends the planning of a dump of many archives once
+    an archive's summary has had its attempts, not after every archive has had its own."""
+    from warclake.tasks.config import ExtractConfig
+    from warclake.tasks.plan import plan_dump
+    from warclake.tasks.retries import RetryPolicy
+    from warclake.tasks.transient import is_transient
+
+    proxy, url = s3["proxy"], f"s3://{BUCKET}/many"
+    paths = []
+    for i in range(64):
+        paths.append(str(tmp_path / f"{DUMP}-{i:05d}.warc.gz"))
+        open(paths[-1], "wb").close()
+    proxy.reset_counts()
+    proxy.answer(summary_reads("many"), 500, "InternalError")
+    try:
+        with pytest.raises(OSError, match="InternalError|Internal Error|reading s3://"):
+            plan_dump(paths, DUMP, url, ExtractConfig(), threads=4,
+                      retry=RetryPolicy(delays=(0.2,), worth=is_transient))
+    finally:
+        proxy.clear()
+    reads = [r for r in proxy.taken() if summary_reads("many")(r)]
+    assert 2 <= len(reads) <= 2 * 8, len(reads)   # the threads' archives at most, each tried twice
