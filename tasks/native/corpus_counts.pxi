@@ -37,6 +37,11 @@ cdef uint8_t STOP_FIRST[65536]     # 1 for a stop word's first character
 cdef uint64_t MIX_AT[16 * 128]     # mix(position << 21 | character) of ASCII characters at positions 0-15
 cdef uint8_t CLASS[65536]
 cdef uint32_t LOWER[65536]
+# per ASCII character, 0x80 | its class when the character scan's body does nothing for
+# it but count a non-space character (of no unit script) and copy its lower case, else 0
+cdef uint8_t WORD_ASCII[128]
+# per ASCII character, 1 when a phrase (or "lorem ipsum") starts with it
+cdef uint8_t PHRASE_FIRST[128]
 cdef bint CONFIGURED = False
 
 
@@ -77,6 +82,16 @@ def configure(bytes classes, list lower):
     for i in range(65536):
         CLASS[i] = classes[i]
         LOWER[i] = SPECIAL if lower[i] < 0 else <uint32_t> lower[i]
+    for i in range(128):
+        WORD_ASCII[i] = 0
+        PHRASE_FIRST[i] = 0
+        # not whitespace, a unit, a dot (runs of dots), a stop mark, "#", a curly bracket
+        if (not CLASS[i] & (C_SPACE | C_UNIT | C_CJK | C_HIRA) and LOWER[i] != SPECIAL
+                and chr(i) not in ".!?#{}"):
+            WORD_ASCII[i] = 0x80 | CLASS[i]
+    for p in PHRASES:
+        if ord(p[0]) < 128:
+            PHRASE_FIRST[ord(p[0])] = 1
     CONFIGURED = True
 
 
@@ -249,6 +264,25 @@ cdef int64_t duplicates(Work *work, const uint32_t *cp, const Py_ssize_t *start,
             t.slot[s].first = i
             t.slot[s].n = 1
     return dup
+
+
+cdef inline Py_ssize_t ascii_word(const uint32_t *cp, uint32_t *low, Py_ssize_t i, Py_ssize_t n,
+                                  uint8_t *cl) noexcept nogil:
+    """The end of the run of ``WORD_ASCII`` characters from ``i``: their lower case put in
+    ``low``, their classes or-ed into ``cl``."""
+    cdef uint32_t ch
+    cdef uint8_t w
+    while i < n:
+        ch = cp[i]
+        if ch >= 128:
+            break
+        w = WORD_ASCII[ch]
+        if not w:
+            break
+        cl[0] |= w
+        low[i] = LOWER[ch]
+        i += 1
+    return i
 
 
 cdef inline bint is_terminal(uint32_t c) noexcept nogil:
@@ -439,7 +473,7 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     cdef Py_ssize_t i, k, a, ne = 0, nlines = 0, w = 0, lf = -1, ll = 0, us = -1, L
     cdef uint64_t key, acc = 0
     cdef uint32_t ch, run_ch
-    cdef uint8_t cl
+    cdef uint8_t cl, word_cl
     cdef bint char_mode, space, prev_space, prev_unit, unit, special = False, in_close = False, ns, letter, new_word
     cdef uint32_t lw
     cdef uint8_t kind[32]
@@ -510,6 +544,36 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
             if i == plain.len:
                 break
             ch = NL
+        elif ch == 32:
+            # a space (one character in seven): what the body below does for it; and a word
+            # of plain ASCII after it at once (most words)
+            if run:
+                symbols += run // 3
+                run_ch, run = 0, 0
+            if in_close:
+                in_close = False
+                lse += 1
+            sp += 1
+            prev_space, prev_unit = True, False
+            low.cp[i] = 32
+            i += 1
+            if i < plain.len and plain.cp[i] < 128 and WORD_ASCII[plain.cp[i]]:
+                a = i
+                word_cl = 0
+                i = ascii_word(plain.cp, low.cp, i, plain.len, &word_cl)
+                tokens += 1
+                tokens_u += 1
+                if word_cl & C_LETTER:
+                    lettered += 1
+                    last_lettered = tokens
+                    lettered_u += 1
+                    last_lettered_u = tokens_u
+                nonspace += i - a
+                if lf < 0:
+                    lf, sp_f = a, sp
+                ll, sp_l = i - 1, sp
+                prev_space = False
+            continue
         # without a branch on whether the character is a space (words and spaces alternate
         # at random): the counts add 0 or 1
         cl = cls(ch)
@@ -561,6 +625,21 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
                 elif is_stop_mark(ch):
                     in_close = True
         i += 1
+        if ns and not unit and not in_close and not run:
+            # the rest of a word of plain ASCII at once: no word, unit or line starts in it
+            a = i
+            word_cl = 0
+            i = ascii_word(plain.cp, low.cp, i, plain.len, &word_cl)
+            if i > a:
+                nonspace += i - a
+                ll = i - 1
+                if word_cl & C_LETTER:
+                    if tokens != last_lettered:
+                        lettered += 1
+                        last_lettered = tokens
+                    if tokens_u != last_lettered_u:
+                        lettered_u += 1
+                        last_lettered_u = tokens_u
     symbols += run // 3
     char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
     if char_mode:
