@@ -40,8 +40,6 @@ cdef uint32_t LOWER[65536]
 # per ASCII character, 0x80 | its class when the character scan's body does nothing for
 # it but count a non-space character (of no unit script) and copy its lower case, else 0
 cdef uint8_t WORD_ASCII[128]
-# per ASCII character, 1 when a phrase (or "lorem ipsum") starts with it
-cdef uint8_t PHRASE_FIRST[128]
 cdef bint CONFIGURED = False
 
 
@@ -84,14 +82,10 @@ def configure(bytes classes, list lower):
         LOWER[i] = SPECIAL if lower[i] < 0 else <uint32_t> lower[i]
     for i in range(128):
         WORD_ASCII[i] = 0
-        PHRASE_FIRST[i] = 0
         # not whitespace, a unit, a dot (runs of dots), a stop mark, "#", a curly bracket
         if (not CLASS[i] & (C_SPACE | C_UNIT | C_CJK | C_HIRA) and LOWER[i] != SPECIAL
                 and chr(i) not in ".!?#{}"):
             WORD_ASCII[i] = 0x80 | CLASS[i]
-    for p in PHRASES:
-        if ord(p[0]) < 128:
-            PHRASE_FIRST[ord(p[0])] = 1
     CONFIGURED = True
 
 
@@ -345,6 +339,45 @@ cdef inline uint32_t phrases_from(uint32_t c) noexcept nogil:
         if PHRASE[k][0] == c:
             heads |= (<uint32_t> 1) << k
     return heads
+
+
+cdef inline void phrases_at(const uint32_t *low, Py_ssize_t i, Py_ssize_t n, bint *found_js,
+                            bint *found_policy, int64_t *lorem) noexcept nogil:
+    """The phrases at ``low[i]`` of the lower-case text's ``n`` characters: "lorem ipsum"
+    counted, javascript or a policy found (each once a line)."""
+    cdef uint32_t ch = low[i], heads
+    cdef int k
+    if ch == 0x6C and i + PHRASE_LEN[14] <= n and memcmp(low + i, PHRASE[14], PHRASE_LEN[14] * sizeof(uint32_t)) == 0:
+        lorem[0] += 1
+    heads = phrases_from(ch)
+    for k in range(14):
+        if not (heads >> k) & 1 or (found_js[0] if k == 0 else found_policy[0]) or i + PHRASE_LEN[k] > n:
+            continue
+        if memcmp(low + i, PHRASE[k], PHRASE_LEN[k] * sizeof(uint32_t)) == 0:
+            if k == 0:
+                found_js[0] = True
+            else:
+                found_policy[0] = True
+
+
+cdef inline Py_ssize_t ascii_unit(const uint32_t *low, Py_ssize_t i, Py_ssize_t n, Py_ssize_t us, uint64_t *acc,
+                                  bint *found_js, bint *found_policy, int64_t *lorem) noexcept nogil:
+    """The end of the run of ASCII characters but whitespace from ``i`` in the unit that
+    started at ``us`` (ASCII is of no unit script): their terms added to the unit's text
+    hash ``acc``, the phrases at each of them looked for."""
+    cdef uint64_t h = acc[0]
+    cdef uint32_t ch
+    while i < n:
+        ch = low[i]
+        if ch >= 128 or CLASS[ch] & C_SPACE:
+            break
+        h += mix_at(i - us, ch)
+        # (a rare match of the pair: no branch to mispredict on the first character alone)
+        if i + 1 < n and PHRASE_PAIRS[(ch << 8) | (low[i + 1] & 0xFF)]:
+            phrases_at(low, i, n, found_js, found_policy, lorem)
+        i += 1
+    acc[0] = h
+    return i
 
 
 cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, int scale,
@@ -671,7 +704,8 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     csum[0] = 0
     for k in range(32):     # per class: 0 part of a unit, 1 whitespace, 2 a unit alone
         kind[k] = 2 if char_mode and k & C_UNIT else (1 if k & C_SPACE else 0)
-    for i in range(low.len + 1):
+    i = 0
+    while True:
         if i < low.len:
             ch = low.cp[i]
             kd = kind[cls(ch) & 31]
@@ -692,6 +726,11 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
                     js_lines += found_js
                     policy_lines += found_policy
                     found_js = found_policy = False
+                i += 1
+                if i < low.len and low.cp[i] < 128 and not CLASS[low.cp[i]] & C_SPACE:
+                    # a unit of ASCII characters starts (most units)
+                    us, acc = i, 0
+                    i = ascii_unit(low.cp, i, low.len, us, &acc, &found_js, &found_policy, &lorem)
                 continue
             ustart[w], ulen[w] = i, 1      # a character of a unit script, a unit alone
             ids[w] = mix(mix_at(0, ch) + LEN_MUL + HASH_SEED)
@@ -702,18 +741,10 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
                 us, acc = i, 0
             acc += mix_at(i - us, ch)
         if i + 1 < low.len and PHRASE_PAIRS[((ch & 0xFF) << 8) | (low.cp[i + 1] & 0xFF)]:
-            if ch == 0x6C and i + PHRASE_LEN[14] <= low.len and memcmp(
-                    low.cp + i, PHRASE[14], PHRASE_LEN[14] * sizeof(uint32_t)) == 0:
-                lorem += 1
-            heads = phrases_from(ch)
-            for k in range(14):
-                if not (heads >> k) & 1 or (found_js if k == 0 else found_policy) or i + PHRASE_LEN[k] > low.len:
-                    continue
-                if memcmp(low.cp + i, PHRASE[k], PHRASE_LEN[k] * sizeof(uint32_t)) == 0:
-                    if k == 0:
-                        found_js = True
-                    else:
-                        found_policy = True
+            phrases_at(low.cp, i, low.len, &found_js, &found_policy, &lorem)
+        i += 1
+        if not kd:
+            i = ascii_unit(low.cp, i, low.len, us, &acc, &found_js, &found_policy, &lorem)
     js_lines += found_js
     policy_lines += found_policy
     if english:
