@@ -234,9 +234,10 @@ cdef inline uint64_t poly_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
 
 
 cdef int64_t duplicates(Work *work, const uint32_t *cp, const Py_ssize_t *start, const Py_ssize_t *length,
-                        Py_ssize_t items, int64_t *dup_chars, int64_t *chars) except -1:
-    """``quality._duplicates`` over spans of ``cp``: occurrences after the first of an
-    identical span, their characters, all characters (spans compared in full)."""
+                        const uint64_t *keys, Py_ssize_t items, int64_t *dup_chars, int64_t *chars) except -1:
+    """``quality._duplicates`` over spans of ``cp`` (``keys``: their ``poly_hash``):
+    occurrences after the first of an identical span, their characters, all characters
+    (spans compared in full)."""
     cdef Table t
     cdef Py_ssize_t i, s
     cdef uint64_t k
@@ -248,7 +249,7 @@ cdef int64_t duplicates(Work *work, const uint32_t *cp, const Py_ssize_t *start,
     table_init(work, &t, items)
     for i in range(items):
         chars[0] += length[i]
-        k = poly_hash(cp + start[i], length[i])
+        k = keys[i]
         s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
         while t.slot[s].n:
             if t.slot[s].key == k and length[t.slot[s].first] == length[i] and memcmp(
@@ -580,6 +581,8 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     cdef Py_ssize_t *ustart = NULL
     cdef Py_ssize_t *ulen = NULL
     cdef uint64_t *ids = NULL
+    cdef uint64_t *lkeys = NULL
+    cdef uint64_t *pkeys = NULL
     cdef uint64_t *hbuf = NULL
     cdef int64_t *csum = NULL
     cdef char *rep = NULL
@@ -732,14 +735,26 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
     if char_mode:
         lettered = lettered_u
-    dl = duplicates(work, plain.cp, lstart, llen, nlines, &dl_chars, &l_chars)
-    # the non-empty paragraphs, packed to the front of the arrays
+    lkeys = <uint64_t *> scratch(work, 18, (nlines + 1) * sizeof(uint64_t))
+    for i in range(nlines):
+        lkeys[i] = poly_hash(plain.cp + lstart[i], llen[i])
+    dl = duplicates(work, plain.cp, lstart, llen, lkeys, nlines, &dl_chars, &l_chars)
+    # the non-empty paragraphs, packed to the front of the arrays; a paragraph that is one
+    # line as it stands (most) has that line's hash
+    pkeys = <uint64_t *> scratch(work, 19, (nchunks + 1) * sizeof(uint64_t))
     ne = 0
+    a = 0
     for i in range(nchunks):
         if plen[i]:
             pstart[ne], plen[ne] = pstart[i], plen[i]
+            while a < nlines and lstart[a] < pstart[ne]:
+                a += 1
+            if a < nlines and lstart[a] == pstart[ne] and llen[a] == plen[ne]:
+                pkeys[ne] = lkeys[a]
+            else:
+                pkeys[ne] = poly_hash(plain.cp + pstart[ne], plen[ne])
             ne += 1
-    dp = duplicates(work, plain.cp, pstart, plen, ne, &dp_chars, &p_chars)
+    dp = duplicates(work, plain.cp, pstart, plen, pkeys, ne, &dp_chars, &p_chars)
     # lower case: by the table (above), or str.lower where a character needs more
     if special:
         low_str = PyUnicode_FromKindAndData(4, plain.cp, plain.len).lower()
