@@ -10,7 +10,7 @@ from warclake.tasks.boilerplate import MODES
 from warclake.tasks.config import ExtractConfig
 from warclake.tasks.dump_lock import DumpLock, DumpLockLost
 from warclake.flows import workers
-from warclake.tasks.extract_archive import record_failure
+from warclake.tasks.extract_archive import SIGNATURES_LEFT, record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, archive_name, check_dump_name
 from warclake.tasks.plan import check_unique_names, plan_dump
@@ -147,7 +147,9 @@ def _extract_one(path: str, args, config: ExtractConfig, progress) -> dict:
 def _extract_all(args, config: ExtractConfig, inputs: list[str], lock: DumpLock) -> int:
     done = 0
     if not args.force:  # incremental, as `run`: an archive whose summary says done is skipped
-        plan = plan_dump(inputs, args.dump, args.lake, config)
+        # a summary the store fails to give is read again (each attempt said, unless quiet)
+        said = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
+        plan = plan_dump(inputs, args.dump, args.lake, config, progress=said)
         todo = [p.input for p in plan if p.todo]
         done = len(inputs) - len(todo)
         if done:
@@ -174,6 +176,8 @@ def _extract_all(args, config: ExtractConfig, inputs: list[str], lock: DumpLock)
                 continue
             bar.archive_done(s["input_bytes"])
             bar.print(archive_line({**s, "documents": s["outcomes"].get("kept", 0), "damaged": len(s["skipped"])}))
+            if s.get(SIGNATURES_LEFT):   # the worker's own warning is not shown
+                bar.print(f"{archive_name(path)}: {s[SIGNATURES_LEFT]}", err=True)
             if s["status"] == "failed":
                 failed += 1
     print(f"{len(inputs)} archives in {time.time() - t0:.1f}s, {failed} failed"

@@ -39,11 +39,16 @@ from warclake.tasks.corpus.manifest import ManifestWriter
 from warclake.tasks.corpus.run_lock import CorpusLock
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
 from warclake.tasks.retries import STEP as STEP_RETRY
-from warclake.tasks.storage_errors import lake_client_errors
+from warclake.tasks.storage_errors import describe, is_storage_client_error, lake_client_errors
 
 
 class CorpusFailed(Exception):
     """The corpus stage refused its input or failed (the flow run's Failed state holds it)."""
+
+
+class CorpusStepFailed(Exception):
+    """A step of the corpus stage, or the run's own reads and writes of the lake, failed
+    after their retries with an error of the storage (the flow run's Failed state holds it)."""
 
 
 # Every step is idempotent (done = its state file), so a step that met a network or
@@ -72,38 +77,51 @@ def sign_task(lake: str, dump: str, warc: str, summary: dict, sig: SignatureConf
     return sign_archive(lake, dump, warc, summary, sig)
 
 
+def _step(run: str | None, known: run_contexts.Known | None, lake: str, dumps: list[str], dump: str,
+          opts: stage.StageOptions, fn) -> dict:
+    """``fn(ctx)`` in the run's context of ``dump``; whether it did work, and the state files
+    its context holds for the run's process to pass on (none when it ran there)."""
+    ctx = run_contexts.context_of(run, lake, dumps, dump, opts, known)
+    done = fn(ctx)
+    return {"done": done, "states": run_contexts.states_of(run, ctx)}
+
+
 @task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", **RETRIES)
 @frames_freed
-def stats_task(lake: str, dump: str, part: int, opts: stage.StageOptions, run: str | None = None) -> bool:
-    return stage.stats_task(lake, dump, part, opts, run_contexts.context_of(run, lake, [dump], dump, opts))
+def stats_task(lake: str, dump: str, part: int, opts: stage.StageOptions, run: str | None = None,
+               known: run_contexts.Known | None = None) -> dict:
+    return _step(run, known, lake, [dump], dump, opts, lambda ctx: stage.stats_task(lake, dump, part, opts, ctx))
 
 
 @task(name="corpus-paragraph-groups", task_run_name="paragraph groups {dump}", **RETRIES)
 @frames_freed
-def groups_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions, run: str | None = None) -> bool:
-    return stage.groups_task(lake, dumps, dump, opts, run_contexts.context_of(run, lake, dumps, dump, opts))
+def groups_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions, run: str | None = None,
+                known: run_contexts.Known | None = None) -> dict:
+    return _step(run, known, lake, dumps, dump, opts, lambda ctx: stage.groups_task(lake, dumps, dump, opts, ctx))
 
 
 @task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", **RETRIES)
 @frames_freed
 def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
-               run: str | None = None) -> bool:
-    return stage.pairs_task(lake, dumps, dump, part, opts, run_contexts.context_of(run, lake, dumps, dump, opts))
+               run: str | None = None, known: run_contexts.Known | None = None) -> dict:
+    return _step(run, known, lake, dumps, dump, opts,
+                 lambda ctx: stage.pairs_task(lake, dumps, dump, part, opts, ctx))
 
 
 @task(name="corpus-paragraph-decisions", task_run_name="paragraph decisions {dump} part {part}", **RETRIES)
 @frames_freed
 def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
-                        run: str | None = None) -> bool:
-    return stage.para_decisions_task(lake, dumps, dump, part, opts,
-                                     run_contexts.context_of(run, lake, dumps, dump, opts))
+                        run: str | None = None, known: run_contexts.Known | None = None) -> dict:
+    return _step(run, known, lake, dumps, dump, opts,
+                 lambda ctx: stage.para_decisions_task(lake, dumps, dump, part, opts, ctx))
 
 
 @task(name="corpus-document-decisions", task_run_name="document decisions {dump}", **RETRIES)
 @frames_freed
 def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions,
-                       run: str | None = None) -> bool:
-    return stage.doc_decisions_task(lake, dumps, dump, opts, run_contexts.context_of(run, lake, dumps, dump, opts))
+                       run: str | None = None, known: run_contexts.Known | None = None) -> dict:
+    return _step(run, known, lake, dumps, dump, opts,
+                 lambda ctx: stage.doc_decisions_task(lake, dumps, dump, opts, ctx))
 
 
 @task(name="corpus-report", **RETRIES)
@@ -122,19 +140,21 @@ def sign_all(lake: str, layout: CorpusLayout, dumps: list[str], archives: dict,
     """The per-archive step of every archive the manifests do not hold as current, one
     task each; each manifest updated here (its one writer) as the tasks complete. Returns
     the archives signed and each dump's inputs, as its manifest now holds them."""
-    writers = {d: STEP_RETRY.run(lambda: ManifestWriter(layout, d), f"{d}: manifest") for d in dumps}
+    said = get_run_logger().warning   # each further attempt of the manifest's reads and writes
+    writers = {d: STEP_RETRY.run(lambda: ManifestWriter(layout, d), f"{d}: manifest", said) for d in dumps}
     try:
-        todo = {d: STEP_RETRY.run(lambda: writers[d].reconcile(archives[d], sig), f"{d}: manifest") for d in dumps}
+        todo = {d: STEP_RETRY.run(lambda: writers[d].reconcile(archives[d], sig), f"{d}: manifest", said)
+                for d in dumps}
         futures = {sign_task.submit(lake, d, w, s, sig): (d, w) for d in dumps for w, s in todo[d]}
         signed = 0
         for f in as_completed(list(futures)):
             res = f.result()
             d, w = futures[f]
-            writers[d].add(w, res["key"])
+            STEP_RETRY.run(lambda: writers[d].add(w, res["key"]), f"{d}: manifest", said)
             signed += res["done"] == "signed"
     finally:
-        for w in writers.values():
-            w.close()
+        for d, w in writers.items():
+            STEP_RETRY.run(w.close, f"{d}: manifest", said)
     return signed, {d: inputs_of(d, w.entries) for d, w in writers.items()}
 
 
@@ -173,6 +193,15 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
         return Failed(message=message, data=CorpusFailed(message))
     try:
         return _judge(lake, dumps, archives, opts, lock, report, report_dir)
+    except Exception as exc:
+        if not (isinstance(exc, OSError) or is_storage_client_error(exc)):
+            raise   # not the storage's: a fault of the stage, with its traceback
+        # a step, or the run's own reads and writes, failed after their retries: the
+        # error's one line (the stage's without Prefect), not the client's traceback
+        message = " ".join(str(exc).split()) if isinstance(exc, OSError) else describe(exc)
+        log.error("%s", message)
+        traceback.clear_frames(exc.__traceback__)   # the run's DuckDB connections go with it
+        return Failed(message=message, data=CorpusStepFailed(message))
     finally:
         lock.release()
 
@@ -186,9 +215,11 @@ def _judge(lake, dumps, archives, opts, lock, report, report_dir) -> State:
     counts = {"signed": signed}
     run = run_contexts.register(run_contexts.RunContexts(layout, known))
     try:
-        _global_steps(lake, dumps, opts, lock, run)
+        gathered = run_contexts.Known(dict(known))
+        _global_steps(lake, dumps, opts, lock, run, gathered)
+        layout.know_states(gathered.states)   # what tasks on other processes read or wrote
         # the run's layout: the state files its tasks wrote or read here are not read again
-        counts["dumps"] = {d: stage.dump_summary(layout, d, opts.sig.partitions) for d in dumps}
+        counts["dumps"] = stage.dump_summaries(layout, dumps, opts.sig.partitions, log.warning)
     finally:
         run_contexts.release(run)
     lock.check()
@@ -200,23 +231,30 @@ def _judge(lake, dumps, archives, opts, lock, report, report_dir) -> State:
     return Completed(message=summary_line(counts), data=counts)
 
 
-def _global_steps(lake, dumps, opts, lock, run: str) -> None:
-    """The global steps' tasks, phase by phase; ``run`` names the run's shared contexts."""
+def _global_steps(lake, dumps, opts, lock, run: str, known: run_contexts.Known) -> None:
+    """The global steps' tasks, phase by phase; ``run`` names the run's shared contexts, and
+    ``known`` is what a task in another process starts from: each dump's inputs, and the
+    state files the tasks of earlier phases read or wrote (a task reads only those and its own)."""
     parts = range(opts.sig.partitions)
+
+    def wait(futures) -> None:
+        for f in futures:
+            known.gather(f.result()["states"])
+
     lock.check()
-    for f in [stats_task.submit(lake, d, p, opts, run) for d in dumps for p in parts]:
-        f.result()
+    k = known.snapshot()
+    wait([stats_task.submit(lake, d, p, opts, run, k) for d in dumps for p in parts])
     for d in dumps:   # in order: a dump's groups build on the earlier dumps'
         lock.check()
-        groups_task.submit(lake, dumps, d, opts, run).result()
+        wait([groups_task.submit(lake, dumps, d, opts, run, known.snapshot())])
     lock.check()
-    futures = [pairs_task.submit(lake, dumps, d, p, opts, run) for d in dumps for p in parts]
-    futures += [para_decisions_task.submit(lake, dumps, d, p, opts, run) for d in dumps for p in parts]
-    for f in futures:
-        f.result()
+    k = known.snapshot()
+    futures = [pairs_task.submit(lake, dumps, d, p, opts, run, k) for d in dumps for p in parts]
+    futures += [para_decisions_task.submit(lake, dumps, d, p, opts, run, k) for d in dumps for p in parts]
+    wait(futures)
     lock.check()
-    for f in [doc_decisions_task.submit(lake, dumps, d, opts, run) for d in dumps]:
-        f.result()
+    k = known.snapshot()
+    wait([doc_decisions_task.submit(lake, dumps, d, opts, run, k) for d in dumps])
 
 
 def summary_line(counts: dict) -> str:

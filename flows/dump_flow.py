@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import queue
 from collections import Counter
+from dataclasses import replace
 
 from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
@@ -20,7 +21,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from warclake.tasks.config import ExtractConfig
 from warclake.tasks.dump_lock import DumpLock, DumpLocked
-from warclake.tasks.extract_archive import record_failure
+from warclake.tasks.extract_archive import SIGNATURES_LEFT, record_failure
 from warclake.tasks.inputs import resolve_inputs
 from warclake.tasks.lake import Lake, check_dump_name
 from warclake.tasks.plan import plan_dump
@@ -57,11 +58,15 @@ def extract_archive_task(input_path: str, name: str, dump: str, lake: str, confi
         return {"warc_file": name, "status": INTERRUPTED}
     where = f"damaged at {summary['error_offset']}: " if summary["error_offset"] is not None else ""
     damage = f" ({where}{summary['error']})" if summary["error"] else ""
-    get_run_logger().info("%s: %s, %d records, %d documents%s", name, summary["status"], summary["records"],
-                          summary["documents"], damage)
+    log = get_run_logger()
+    log.info("%s: %s, %d records, %d documents%s", name, summary["status"], summary["records"],
+             summary["documents"], damage)
+    left = summary.get(SIGNATURES_LEFT)
+    if left:   # the worker process's own warning is not shown
+        log.warning("%s: %s", name, left)
     return {**{k: summary[k] for k in ("warc_file", "status", "records", "documents", "error", "error_offset",
                                        "seconds", "input_bytes", "output_bytes")},
-            "damaged": len(summary["skipped"])}
+            "damaged": len(summary["skipped"]), **({SIGNATURES_LEFT: left} if left else {})}
 
 
 @task(name="resolve-inputs", **retries.INPUTS.prefect_options(), retry_condition_fn=retry_if_transient,
@@ -137,13 +142,15 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
     max_in_flight = max_in_flight or default_in_flight(workers)
     lake_obj.clean_stale_tmp(dump)
 
-    resolve = resolve_task
+    resolve, plan_retry = resolve_task, retries.INPUTS
     if retry_delays is not None:
         resolve = resolve_task.with_options(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
+        plan_retry = replace(retries.INPUTS, delays=tuple(retry_delays))
     try:
         paths = resolve(list(inputs), base_url)
-        plan = plan_dump(paths, dump, lake_obj, config)
-    except (OSError, ValueError) as exc:  # no such input, a listing that stayed unreachable...
+        with lake_client_errors(lake_obj.url, "read"):   # the client's own errors: one line too
+            plan = plan_dump(paths, dump, lake_obj, config, retry=plan_retry, progress=log.warning)
+    except (OSError, ValueError) as exc:  # no such input, a listing or summary that stayed unreachable...
         log.error("%s", exc)
         return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
     todo = [p for p in plan if p.todo]
@@ -220,13 +227,18 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
                f"{len(failed)} failed")
     if failed:
         summary += f" ({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''})"
+    left = sorted(r["warc_file"] for r in results if r.get(SIGNATURES_LEFT))
+    if left:   # the corpus step inside extraction gave up on these (each one's reason logged)
+        summary += (f"; corpus signatures left to the corpus stage: {len(left)} "
+                    f"({', '.join(left[:3])}{', ...' if len(left) > 3 else ''})")
     if report_path:
         summary += f"; report: {report_path}"
     if report_error:
         summary += f"; the report failed: {report_error}"
     data = {"dump": dump, "archives": len(plan), "skipped": len(plan) - len(todo),
             "extracted": len(results), "statuses": dict(statuses), "documents": docs,
-            "failed": failed, "errors": failures, "report": report_path, "report_error": report_error}
+            "failed": failed, "errors": failures, "report": report_path, "report_error": report_error,
+            "signatures_left": left}
     if failed or report_error:
         # Failed states carry an exception (a plain dict makes Prefect's engine log a crash)
         return Failed(message=summary, data=DumpFailed(summary, data))

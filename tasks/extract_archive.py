@@ -38,6 +38,8 @@ PROGRESS_STEP = 256 << 10  # input bytes between two progress calls
 PAGE_BATCH = 64       # pages whose lingua calls (and documents) are made together
 HELD_RECORDS = 1024   # records held behind them at most (memory stays flat)
 _FAULT = fault_injection.from_env()  # None outside the tests
+# the returned summary's note (never stored) when the corpus step run inside extraction gave up
+SIGNATURES_LEFT = "corpus_signatures_left"
 
 class _NameTheArchive(logging.Filter):
     """The reader's messages ("archive damaged at 88285 ...") start with the archive's name:
@@ -240,6 +242,11 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     lake.write_summary(dump, name, summary)
     if signer is not None:   # last: its state file names the documents file and summary now in place
         signer.publish(summary, documents_bytes)
+        if signer.gave_up:
+            # told to the caller, not stored: a worker process shows no warning, and the
+            # summary is in place already (the corpus stage signs the archive as any other)
+            summary = {**summary, SIGNATURES_LEFT: f"corpus signatures not written during extraction "
+                                                   f"({signer.gave_up}); the corpus stage makes them"}
     log.info("%s: %s, %d records, %d documents, %.1fs", name, status, reader.records, docs.count,
              summary["seconds"])
     return summary

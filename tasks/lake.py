@@ -23,7 +23,6 @@ from fsspec.implementations.local import LocalFileSystem
 from .owners import remove_dead_tmp, tmp_name
 
 KINDS = ("documents", "ledger", "files")
-CORPUS_PER_ARCHIVE = ("corpus/paragraphs", "corpus/docsigs", "corpus/state/signatures")
 # A dump name becomes a folder (dump=<DUMP>) and a glob pattern: no separators, no "..".
 _DUMP_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -109,15 +108,21 @@ class Lake:
             raise PermissionError(f"lake {self._root} is not writable: {exc.strerror or exc}") from exc
 
     # -- reading -----------------------------------------------------------------
+    def file_url(self, kind: str, dump: str, warc_name: str) -> str:
+        """An archive's file (``path``) as a path or URL that ``read_bytes`` and DuckDB open."""
+        path = self.path(kind, dump, warc_name)
+        return path if self.is_local else self.fs.unstrip_protocol(path)
+
     def read_summary(self, dump: str, warc_name: str) -> dict | None:
-        path = self.path("files", dump, warc_name)
+        """An archive's summary; None when there is none or it does not parse (being written
+        by hand, damaged): not done. Any other error (the store's 500 or 403, a local file
+        that may not be read) is raised: taken for "not done", it would have the archive
+        extracted again; the caller's retry reads it again, or the run ends with its line."""
         try:
-            with self.fs.open(path, "rb") as fh:
-                return json.loads(fh.read())
-        except FileNotFoundError:
+            summary = json.loads(read_bytes(self.file_url("files", dump, warc_name)))
+        except (FileNotFoundError, ValueError):
             return None
-        except (ValueError, OSError):
-            return None  # unreadable summary: treat as not done
+        return summary if isinstance(summary, dict) else None
 
     # -- writing -----------------------------------------------------------------
     def publish_file(self, local_tmp: str, kind: str, dump: str, warc_name: str) -> int:
@@ -169,16 +174,60 @@ class Lake:
         """Remove temporaries that killed runs left behind: the dump's, and the catalogue's
         at the lake's root (for a remote lake: the local files a killed run did not upload).
         A temporary whose process still runs is another run's work in progress and is left alone."""
-        # a remote lake's temporaries are local files awaiting upload, in one folder
-        # (with the corpus stage's per-archive folders, which extraction writes with corpus_signatures)
-        folders = ([self.dir(kind, dump) for kind in KINDS + CORPUS_PER_ARCHIVE] + [self._root]
-                   if self.is_local else [upload_dir()])
+        if not self.is_local:   # its temporaries are local files awaiting upload, in one folder
+            return remove_dead_tmp(upload_dir())
+        # imported here: the corpus stage's layout is built on this module
+        from .corpus.layout import CorpusLayout
+
+        # with the corpus stage's per-archive folders, which extraction writes with corpus_signatures
+        folders = [self.dir(kind, dump) for kind in KINDS] + CorpusLayout(self).archive_dirs(dump) + [self._root]
         return sum(remove_dead_tmp(d) for d in folders)
 
 
 def upload_dir() -> str:
     """Where files for a remote lake are written before their upload (one folder per user)."""
     return os.path.join(tempfile.gettempdir(), f"warclake-uploads-{os.getuid()}")
+
+
+def is_url(path: str) -> bool:
+    return "://" in path
+
+
+def read_bytes(path: str) -> bytes:
+    """A whole file of a local path or URL. An error of the storage is raised naming the
+    file; FileNotFoundError when it is not there."""
+    if not is_url(path):
+        with open(path, "rb") as fh:
+            return fh.read()
+    fs, p = fsspec.core.url_to_fs(path)
+    try:
+        # one GET, no cached listing involved: a read of a range from 0 (s3fs asks an
+        # object's size with a HEAD before reading it whole)
+        return fs.cat_file(p, start=0)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if is_range_past_end(exc):
+            return b""   # "bytes=0-" lies past the end only of an empty object
+        raise naming(exc, path) from exc
+
+
+def naming(exc: OSError, url: str) -> OSError:
+    """The same error (its class decides whether it is retried) with the object it was
+    about: an object store's error reply names only its code (``SlowDown``)."""
+    said = exc.strerror if exc.errno is not None and exc.strerror else str(exc)
+    text = f"{' '.join(said.split()) or type(exc).__name__} (reading {url})"
+    return type(exc)(exc.errno, text) if exc.errno is not None else type(exc)(text)
+
+
+def is_range_past_end(exc: BaseException) -> bool:
+    """Whether an error is S3's 416 (InvalidRange): s3fs raises it as an OSError whose cause
+    is botocore's ClientError, which holds the reply's code and status."""
+    reply = getattr(exc.__cause__, "response", None)
+    if not isinstance(reply, dict):
+        return False
+    return (reply.get("Error", {}).get("Code") == "InvalidRange"
+            or reply.get("ResponseMetadata", {}).get("HTTPStatusCode") == 416)
 
 
 def remove_quietly(path: str) -> int:

@@ -2,7 +2,9 @@
 
 An archive is done when its summary JSON is in the lake, says ``complete`` or ``salvaged``,
 and was written for the same input (size + mtime or ETag), the same extractor version and
-the same config.
+the same config. Only a missing summary (or one that does not parse) makes an archive
+"new": a summary the store fails to give is read again (``retries.INPUTS``), and an error
+that lasts ends the planning, naming the summary, instead of having the archive redone.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from .config import EXTRACTOR_VERSION, ExtractConfig
 from .inputs import input_identity
 from .lake import Lake, archive_name
+from .retries import INPUTS, RetryPolicy
 
 
 @dataclass
@@ -35,7 +38,8 @@ def identity_matches(old: dict | None, new: dict | None) -> bool:
     return bool(keys) and all(str(old[k]) == str(new[k]) for k in keys) and old.get("size") == new.get("size")
 
 
-def plan_item(path: str, dump: str, lake: Lake, config: ExtractConfig) -> PlanItem:
+def plan_item(path: str, dump: str, lake: Lake, config: ExtractConfig, retry: RetryPolicy = INPUTS,
+              progress=None) -> PlanItem:
     name = archive_name(path)
     try:
         ident = input_identity(path)
@@ -43,7 +47,7 @@ def plan_item(path: str, dump: str, lake: Lake, config: ExtractConfig) -> PlanIt
         return PlanItem(path, name, None, "missing")
     except OSError:
         ident = None  # cannot stat now (network): try to process, the task retries transient errors
-    summary = lake.read_summary(dump, name)
+    summary = retry.run(lambda: lake.read_summary(dump, name), f"{name}: its summary", progress)
     if summary is None:
         reason = "new"
     elif summary.get("status") == "failed":
@@ -68,11 +72,17 @@ def check_unique_names(paths: list[str]) -> None:
 
 
 def plan_dump(paths: list[str], dump: str, lake: Lake | str, config: ExtractConfig,
-              threads: int = 16) -> list[PlanItem]:
-    """Plan every input; lookups run in threads since remote ones are network round trips."""
+              threads: int = 16, retry: RetryPolicy = INPUTS, progress=None) -> list[PlanItem]:
+    """Plan every input; lookups run in threads since remote ones are network round trips.
+    ``retry``: how a summary the store failed to give is read again (``progress`` is told
+    of each new attempt)."""
     lake = lake if isinstance(lake, Lake) else Lake(lake)
     check_unique_names(paths)
+
+    def plan(p: str) -> PlanItem:
+        return plan_item(p, dump, lake, config, retry, progress)
+
     if len(paths) < 4:
-        return [plan_item(p, dump, lake, config) for p in paths]
+        return [plan(p) for p in paths]
     with ThreadPoolExecutor(threads) as pool:
-        return list(pool.map(lambda p: plan_item(p, dump, lake, config), paths))
+        return list(pool.map(plan, paths))

@@ -6,7 +6,8 @@ corpus step when its state file holds its key), so another attempt never doubles
              (``transient.is_transient``; a worker's death is one), again after 2, 8 and
              30 s, each pause up to 30 % longer or shorter (so that archives that failed
              together do not all try again at one instant)
-    INPUTS   the dump flow's listing of its inputs (a listing may be remote): the same,
+    INPUTS   the dump flow's listing of its inputs (a listing may be remote), and the
+             reading of each archive's summary to plan the run (``plan.py``): the same,
              without the spread (the flow's ``retry_delays`` may replace both's pauses)
     STEP     a corpus step (an archive's signatures, a global step), by the stage without
              Prefect and by the corpus flow's tasks: a network or storage error, again

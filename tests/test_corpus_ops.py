@@ -5,6 +5,7 @@ an archive that is not complete), the lake's corpus lock (two real processes), a
 network fault healed by the flow's retries, or ending the run with one line."""
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -377,3 +378,48 @@ def test_a_state_file_the_store_fails_to_give_is_read_again_not_redone(s3, refer
     assert code == 1 and len(lines) == 1 and lines[0].startswith("warclake: error: the corpus stage failed:"), err
     assert "AccessDenied" in lines[0] and "/corpus/state/" in lines[0], lines
     assert corpus_writes(proxy.taken(), judged) == []
+
+
+def manifest_writes(name: str, after: int = 0):
+    """The writes of the dump's manifest (signatures.json) but the first ``after``."""
+    seen = itertools.count()
+    return lambda r: (r.method == "PUT" and r.under(f"/{name}/corpus/manifest/") and r.under("/signatures.json")
+                      and next(seen) >= after)
+
+
+@pytest.mark.parametrize("how", ["library", "flow"])
+def test_a_manifest_write_is_retried_and_a_lasting_failure_ends_with_one_line(s3, reference, how):
+    """The run's own writes of the manifest (the last one, as the per-archive step ends)
+    are retried as a step is; when they fail for good, the run ends with the error's one
+    line (the flow run Failed, not the storage client's traceback) and exit 1."""
+    proxy = s3["proxy"]
+    flow = ["--flow"] if how == "flow" else []
+    name = f"manifest-{how}"
+    url = upload(s3, reference["pristine"], name)
+    # the first write (the manifest rebuilt before the archives are signed) goes through;
+    # the last one's connection is reset for 5 s: healed by the run's retries (2 s, 8 s)
+    rule = proxy.fail(manifest_writes(name, after=1), seconds=5)
+    try:
+        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", *flow, env=NO_CLIENT_RETRIES))
+    finally:
+        proxy.clear()
+    assert code == 0, err[-3000:]
+    assert rule.hits >= 1 and "manifest: Could not connect to the endpoint URL" in err, err[-3000:]
+    assert f"{DUMP}: 11 of 14 documents kept" in out
+    assert remote_decisions(s3, url) == reference["decisions"]
+    assert len(manifest(s3, url)) == 2   # both archives, as the retried write left it
+
+    name += "-permanent"
+    url = upload(s3, reference["pristine"], name)
+    proxy.fail(manifest_writes(name))
+    try:
+        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", "-q", *flow,
+                                      env=dict(NO_CLIENT_RETRIES, PREFECT_LOGGING_LEVEL="WARNING")))
+    finally:
+        proxy.clear()
+    lines = err.strip().splitlines()
+    said = [ln for ln in lines if ln.startswith("warclake: error:")]
+    assert code == 1 and len(said) == 1 and lines[-1] == said[0], err[-3000:]
+    assert "Could not connect to the endpoint URL" in said[0] and "/corpus/manifest/" in said[0], said
+    assert "Traceback" not in err, err[-3000:]
+    assert not s3["fs"].exists(f"{BUCKET}/{name}/corpus/decisions")   # no global step ran

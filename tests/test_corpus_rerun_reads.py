@@ -217,3 +217,45 @@ def test_a_local_lake_notices_a_summary_rewritten_in_place(pristine, tmp_path):
         json.dump({**s, "finished": s["finished"].replace("2024-05-01", "2024-05-02")}, fh)
     assert judge(lake)["signed"] == 1
     assert read_manifest(CorpusLayout(lake), DUMP)["arch-00000.warc.gz"]["finished"].startswith("2024-05-02")
+
+
+@pytest.fixture(scope="module")
+def cluster(s3, prefect_harness):
+    """A scheduler and two worker processes, which inherit this process's environment at
+    start: the Prefect API, and the S3 settings (the proxy's endpoint, so their requests count)."""
+    distributed = pytest.importorskip("distributed")
+    from prefect.settings import PREFECT_API_URL
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PREFECT_API_URL", PREFECT_API_URL.value())
+        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                      dashboard_address=None) as c, distributed.Client(c) as client:
+            client.wait_for_workers(2, timeout=120)
+            yield c.scheduler_address
+
+
+def test_a_flow_run_on_dask_reads_each_state_file_once(s3, cluster, tmp_path):
+    """On Dask worker processes a task cannot share the run's layout: it starts from what the
+    flow passes it (each dump's inputs from the manifests the flow wrote, and the state
+    files the tasks of earlier phases returned), so each state file and manifest is still
+    read at most once per flow run, over two dumps, first run and re-run."""
+    from prefect_dask import DaskTaskRunner
+
+    from warclake.flows.corpus_flow import corpus_flow
+
+    url = two_dump_lake(s3, tmp_path, "dask")
+    on_dask = corpus_flow.with_options(task_runner=DaskTaskRunner(address=cluster))
+
+    def flow_run() -> dict:
+        state = on_dask(lake=url, report=False, return_state=True)
+        assert state.is_completed(), state.message
+        return state.result()
+
+    first, counts_first = requests_of(s3, flow_run)
+    assert first["signed"] == 3
+    again, counts = requests_of(s3, flow_run)
+    assert again["signed"] == 0
+    print("\nrequests of a flow run on Dask over two dumps (first, then again):",
+          json.dumps([brief(counts_first), brief(counts)]))
+    assert counts["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/dask")
+    assert counts_first["most_reads_of_a_state_object"] == counts["most_reads_of_a_state_object"] == 1

@@ -89,6 +89,25 @@ def test_cleaning_leaves_live_runs_temporaries_and_removes_dead_ones(tmp_path):
     assert not any(os.path.exists(p) for p in (dead, untagged, *catalogue))
 
 
+def test_an_extraction_removes_what_a_killed_corpus_step_inside_it_left(tmp_path):
+    """The per-archive corpus step run inside extraction writes its outputs and its state file
+    under temporary names beside their places: the folders extraction's cleaning looks into
+    are the ones the step writes (one home for their names: the corpus layout)."""
+    from warclake.tasks.corpus.archive_step import STEP, ArchiveSigner
+    from warclake.tasks.corpus.layout import CorpusLayout
+
+    signer = ArchiveSigner(str(tmp_path), "D", "a.warc.gz")
+    folders = {os.path.dirname(t) for t in signer.tmps}
+    folders.add(os.path.dirname(CorpusLayout(str(tmp_path)).state_path(STEP, "D", "a.warc.gz")))
+    signer.discard()
+    dead = [os.path.join(f, f".a.warc.gz.{host()}~{dead_pid()}~0123456789ab.tmp") for f in sorted(folders)]
+    for p in dead:
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        open(p, "wb").close()
+    assert len(dead) == 3 and Lake(str(tmp_path)).clean_stale_tmp("D") == 3
+    assert not any(os.path.exists(p) for p in dead)
+
+
 def test_a_temporary_whose_pid_was_reused_by_another_process_counts_as_abandoned(tmp_path):
     lake = Lake(str(tmp_path))
     live = lake.tmp_file("documents", "D", "a.warc.gz")

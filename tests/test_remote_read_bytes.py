@@ -39,7 +39,7 @@ def test_an_empty_object_reads_as_empty_bytes_with_one_get(s3, proxy):
 
 def test_the_416_of_an_empty_object_is_what_s3fs_raises_as_told(s3):
     """The one error read_bytes takes for an empty object, as s3fs raises it from the server's reply."""
-    from warclake.tasks.corpus.layout import is_range_past_end
+    from warclake.tasks.lake import is_range_past_end
 
     s3["fs"].pipe_file(f"{BUCKET}/lake/zero", b"")
     with pytest.raises(OSError) as got:

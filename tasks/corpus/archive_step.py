@@ -24,7 +24,7 @@ from warclake.tasks.lake import remove_quietly
 
 from .archive_pass import sign_table
 from .hosts import registered_domain, url_host
-from .layout import CorpusLayout, file_size, is_url, local_tmp, publish_tmp, read_schema
+from .layout import ARCHIVE_STEP, ARCHIVE_TABLES, CorpusLayout, file_size, is_url, local_tmp, publish_tmp, read_schema
 from .normalise import hash64
 from .quality import document_metrics, is_chrome_path
 from .settings import SignatureConfig
@@ -32,7 +32,7 @@ from .signatures import band_keys, sign_documents
 
 log = logging.getLogger(__name__)
 
-STEP = "signatures"
+STEP = ARCHIVE_STEP
 READ_COLUMNS = ["text", "docId", "url", "lang", "date", "dump", "warc_file", "paragraph_labels"]
 
 PARAGRAPHS = pa.schema([
@@ -206,7 +206,7 @@ class ArchiveSigner:
     def __init__(self, lake, dump: str, warc_name: str, sig: SignatureConfig | None = None):
         self.layout = lake if isinstance(lake, CorpusLayout) else CorpusLayout(lake)
         self.dump, self.warc_name, self.sig = dump, warc_name, sig or SignatureConfig()
-        self.paths = [self.layout.file(t, dump, warc_name) for t in ("paragraphs", "docsigs")]
+        self.paths = [self.layout.file(t, dump, warc_name) for t in ARCHIVE_TABLES]
         self.tmps: list[str] = []
         self.writers: list[pq.ParquetWriter] = []
         try:
@@ -264,6 +264,7 @@ class FusedSigner:
     def __init__(self, lake, dump: str, warc_name: str, sig: SignatureConfig | None = None):
         self.warc_name = warc_name
         self.seconds = 0.0   # in signing and writing row groups (wall clock, as extraction's stages)
+        self.gave_up: str | None = None   # why, once it gave up (extraction tells its caller)
         self.signer: ArchiveSigner | None = None
         try:
             self.signer = ArchiveSigner(lake, dump, warc_name, sig)
@@ -299,6 +300,7 @@ class FusedSigner:
             self.signer = None
 
     def _give_up(self, why: str, exc: Exception) -> None:
+        self.gave_up = f"{why}: {type(exc).__name__}: {' '.join(str(exc).split())}"
         log.warning("%s: corpus signatures not written during extraction (%s: %s: %s); "
                     "the corpus stage makes them", self.warc_name, why, type(exc).__name__, exc)
         self.discard()

@@ -32,12 +32,16 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warclake.tasks.lake import Lake, check_dump_name, remove_quietly, upload_dir
+from warclake.tasks.lake import Lake, check_dump_name, is_url, read_bytes, remove_quietly, upload_dir
 from warclake.tasks.owners import owner_gone, owner_tag, remove_dead_tmp, tmp_name
 
 from .listed_fs import ListedFileSystem, forget
 
 ROOT = "corpus"
+# The per-archive step's tables and step name (its state folder: state/<step>), which
+# extraction writes too (corpus_signatures): its cleaning of temporaries asks ``archive_dirs``.
+ARCHIVE_TABLES = ("paragraphs", "docsigs")
+ARCHIVE_STEP = "signatures"
 
 
 class CorpusLayout:
@@ -63,6 +67,18 @@ class CorpusLayout:
         self._cached_steps = self._cached_steps | frozenset(steps)
         return self
 
+    def known_states(self) -> dict[str, bytes | None]:
+        """The state files this layout holds (``cache_states``): path -> bytes (None: not there)."""
+        return dict(self._states)
+
+    def know_states(self, states: dict[str, bytes | None]) -> "CorpusLayout":
+        """Hold these state files as read (of the run's own steps, whose writes the caller
+        has seen: the run's coordinating process passes them to a task in another process)."""
+        for path, data in states.items():
+            if path.split("/state/")[-1].split("/")[0] in self._cached_steps:
+                self._states.setdefault(path, data)
+        return self
+
     def dir(self, table: str, dump: str | None = None) -> str:
         d = posixpath.join(self.root, *table.split("/"))
         return posixpath.join(d, f"dump={check_dump_name(dump)}") if dump is not None else d
@@ -70,14 +86,17 @@ class CorpusLayout:
     def file(self, table: str, dump: str, name: str, ext: str = ".parquet") -> str:
         return posixpath.join(self.dir(table, dump), name + ext)
 
+    def archive_dirs(self, dump: str) -> list[str]:
+        """The folders of a dump the per-archive step writes into: its outputs and its state."""
+        return [self.dir(t, dump) for t in ARCHIVE_TABLES] + [self.dir(f"state/{ARCHIVE_STEP}", dump)]
+
     def documents(self, dump: str, warc: str) -> str:
         """The lake's documents file of an archive, as a path or URL DuckDB and ``read_parquet`` open."""
         return self.lake_file("documents", dump, warc)
 
     def lake_file(self, kind: str, dump: str, warc: str) -> str:
         """An archive's file of the lake (``Lake.path``'s kinds) as a path or URL."""
-        path = self.lake.path(kind, dump, warc)
-        return path if self.is_local else self.fs.unstrip_protocol(path)
+        return self.lake.file_url(kind, dump, warc)
 
     # -- files of a folder ---------------------------------------------------------
     def names(self, folder: str) -> list[str]:
@@ -199,10 +218,6 @@ class CorpusLayout:
         return n
 
 
-def is_url(path: str) -> bool:
-    return "://" in path
-
-
 def list_names(folder: str) -> list[str]:
     """Names of the files in a local folder or under a URL (none when it is not there),
     sorted, without temporaries (their names start with a dot)."""
@@ -216,41 +231,6 @@ def list_names(folder: str) -> list[str]:
     except (FileNotFoundError, NotADirectoryError):
         return []
     return sorted(n for n in found if not n.startswith("."))
-
-
-def read_bytes(path: str) -> bytes:
-    if not is_url(path):
-        with open(path, "rb") as fh:
-            return fh.read()
-    fs, p = fsspec.core.url_to_fs(path)
-    try:
-        # one GET, no cached listing involved: a read of a range from 0 (s3fs asks an
-        # object's size with a HEAD before reading it whole)
-        return fs.cat_file(p, start=0)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        if is_range_past_end(exc):
-            return b""   # "bytes=0-" lies past the end only of an empty object
-        raise naming(exc, path) from exc
-
-
-def naming(exc: OSError, url: str) -> OSError:
-    """The same error (its class decides whether it is retried) with the object it was
-    about: an object store's error reply names only its code (``SlowDown``)."""
-    said = exc.strerror if exc.errno is not None and exc.strerror else str(exc)
-    text = f"{' '.join(said.split()) or type(exc).__name__} (reading {url})"
-    return type(exc)(exc.errno, text) if exc.errno is not None else type(exc)(text)
-
-
-def is_range_past_end(exc: BaseException) -> bool:
-    """Whether an error is S3's 416 (InvalidRange): s3fs raises it as an OSError whose cause
-    is botocore's ClientError, which holds the reply's code and status."""
-    reply = getattr(exc.__cause__, "response", None)
-    if not isinstance(reply, dict):
-        return False
-    return (reply.get("Error", {}).get("Code") == "InvalidRange"
-            or reply.get("ResponseMetadata", {}).get("HTTPStatusCode") == 416)
 
 
 def remove_file(path: str) -> None:

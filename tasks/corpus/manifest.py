@@ -117,14 +117,15 @@ class ManifestWriter:
         return [(w, s) for w, s in archives if w not in self.entries]
 
     def add(self, warc: str, key: dict) -> None:
-        """An archive whose step has completed (its state file written)."""
+        """An archive whose step has completed (its state file written). A write that
+        failed is tried again by the next call, so the caller may retry this one."""
         key = _as_stored(key)
-        if self.entries.get(warc) == key:
-            return
-        self.entries[warc] = key
-        self._pending += 1
-        self._dirty = True
-        if self._pending >= self.flush_every or time.monotonic() - self._last >= self.flush_seconds:
+        if self.entries.get(warc) != key:
+            self.entries[warc] = key
+            self._pending += 1
+            self._dirty = True
+        if self._dirty and (self._pending >= self.flush_every
+                            or time.monotonic() - self._last >= self.flush_seconds):
             self.flush()
 
     def flush(self) -> None:

@@ -269,12 +269,12 @@ def _run_stage(lake, dumps, archives, opts, progress, lock, layout) -> dict:
             for warc, summary in todo:
                 lock.check()
                 res = retrying(f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, opts.sig), progress)
-                writer.add(warc, res["key"])
+                retrying(f"{dump}: manifest", lambda: writer.add(warc, res["key"]), progress)
                 counts["signed"] += res["done"] == "signed"
                 if progress:
                     progress(f"{dump} {warc}: {res['done']}")
         finally:
-            writer.close()
+            retrying(f"{dump}: manifest", writer.close, progress)
         known[dump] = inputs_of(dump, writer.entries)   # what its manifest now holds
         ctx = DumpContext.build(layout, dumps, dump, opts, known)
         for name, step in GLOBAL_STEPS:
@@ -296,6 +296,11 @@ def dump_summary(lake: str | CorpusLayout, dump: str, parts: int) -> dict:
             "paragraphs_dropped": dropped, "run_id": doc.get("run_id")}
 
 
+def dump_summaries(layout: CorpusLayout, dumps: list[str], parts: int, progress=None) -> dict[str, dict]:
+    """``dump_summary`` of each dump, its reads retried as a step's."""
+    return {d: retrying(f"{d}: decisions", lambda: dump_summary(layout, d, parts), progress) for d in dumps}
+
+
 def finish(lake: str, dumps: list[str], archives: dict, opts: StageOptions, report: bool = True,
            progress=None, report_dir: str | None = None) -> dict:
     """``run_stage``, then the catalogue (so ``warclake sql`` sees the corpus views) and the
@@ -305,7 +310,7 @@ def finish(lake: str, dumps: list[str], archives: dict, opts: StageOptions, repo
     with CorpusLock(lake) as lock:   # one run per lake, through the catalogue and the report
         layout = CorpusLayout(lake)   # the run's: its state files, read once, summarised below
         counts = run_stage(lake, dumps, archives, opts, progress, layout)
-        counts["dumps"] = {d: dump_summary(layout, d, opts.sig.partitions) for d in dumps}
+        counts["dumps"] = dump_summaries(layout, dumps, opts.sig.partitions, progress)
         lock.check()
         if not is_remote(lake):   # a remote lake has no catalogue file: its readers build the views in memory
             build_catalog(lake)

@@ -50,17 +50,6 @@ def _read_cache(layout: CorpusLayout, dump: str) -> dict[str, dict]:
         return {}
 
 
-def read_summary(layout: CorpusLayout, dump: str, warc: str) -> dict | None:
-    """An archive's summary; None when it is gone or does not parse (being written, damaged:
-    not done). An error of the storage is raised, so that an archive the network hid for a
-    moment is not taken for one whose extraction did not finish."""
-    try:
-        summary = json.loads(read_bytes(layout.lake_file("files", dump, warc)))
-    except (FileNotFoundError, ValueError):
-        return None
-    return summary if isinstance(summary, dict) else None
-
-
 def summary_fields(layout: CorpusLayout, dump: str) -> dict[str, dict]:
     """{archive: its summary's FIELDS} for every readable summary of the dump (one listing,
     one read of the record, and one read per summary that is new or changed)."""
@@ -72,7 +61,7 @@ def summary_fields(layout: CorpusLayout, dump: str) -> dict[str, dict]:
         if tag is not None and hit is not None and hit.get("tag") == tag:
             found[warc] = hit
             continue
-        summary = read_summary(layout, dump, warc)
+        summary = layout.lake.read_summary(dump, warc)   # an error of the storage is raised
         changed.add(warc)
         if summary is not None:   # unreadable (being written, damaged): not done, not recorded
             found[warc] = {"tag": tag, **{f: summary.get(f) for f in FIELDS}}
