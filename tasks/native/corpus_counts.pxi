@@ -37,6 +37,9 @@ cdef uint8_t STOP_FIRST[65536]     # 1 for a stop word's first character
 cdef uint64_t MIX_AT[16 * 128]     # mix(position << 21 | character) of ASCII characters at positions 0-15
 cdef uint8_t CLASS[65536]
 cdef uint32_t LOWER[65536]
+# per ASCII character, 0x80 | its class when the character scan's body does nothing for
+# it but count a non-space character (of no unit script) and copy its lower case, else 0
+cdef uint8_t WORD_ASCII[128]
 cdef bint CONFIGURED = False
 
 
@@ -77,6 +80,17 @@ def configure(bytes classes, list lower):
     for i in range(65536):
         CLASS[i] = classes[i]
         LOWER[i] = SPECIAL if lower[i] < 0 else <uint32_t> lower[i]
+    for i in range(128):
+        WORD_ASCII[i] = 0
+        # not whitespace, a unit, a dot (runs of dots), a stop mark, "#", a curly bracket
+        if (not CLASS[i] & (C_SPACE | C_UNIT | C_CJK | C_HIRA) and LOWER[i] != SPECIAL
+                and chr(i) not in ".!?#{}"):
+            WORD_ASCII[i] = 0x80 | CLASS[i]
+    for i in range(0x21, 0x7F):
+        # what word8 takes for granted of its characters
+        if chr(i) not in ".!?#{}" and (not WORD_ASCII[i] or LOWER[i] != ord(chr(i).lower())
+                                       or bool(CLASS[i] & C_LETTER) != chr(i).isalpha()):
+            raise ValueError("an ASCII character's class or lower case is not as word8 takes it")
     CONFIGURED = True
 
 
@@ -220,9 +234,10 @@ cdef inline uint64_t poly_hash(const uint32_t *cp, Py_ssize_t n) noexcept nogil:
 
 
 cdef int64_t duplicates(Work *work, const uint32_t *cp, const Py_ssize_t *start, const Py_ssize_t *length,
-                        Py_ssize_t items, int64_t *dup_chars, int64_t *chars) except -1:
-    """``quality._duplicates`` over spans of ``cp``: occurrences after the first of an
-    identical span, their characters, all characters (spans compared in full)."""
+                        const uint64_t *keys, Py_ssize_t items, int64_t *dup_chars, int64_t *chars) except -1:
+    """``quality._duplicates`` over spans of ``cp`` (``keys``: their ``poly_hash``):
+    occurrences after the first of an identical span, their characters, all characters
+    (spans compared in full)."""
     cdef Table t
     cdef Py_ssize_t i, s
     cdef uint64_t k
@@ -234,7 +249,7 @@ cdef int64_t duplicates(Work *work, const uint32_t *cp, const Py_ssize_t *start,
     table_init(work, &t, items)
     for i in range(items):
         chars[0] += length[i]
-        k = poly_hash(cp + start[i], length[i])
+        k = keys[i]
         s = <Py_ssize_t> ((k * GOLDEN) >> 32) & t.mask
         while t.slot[s].n:
             if t.slot[s].key == k and length[t.slot[s].first] == length[i] and memcmp(
@@ -249,6 +264,75 @@ cdef int64_t duplicates(Work *work, const uint32_t *cp, const Py_ssize_t *start,
             t.slot[s].first = i
             t.slot[s].n = 1
     return dup
+
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #if defined(__SSE2__)
+    #include <emmintrin.h>
+    #define WORD8 1
+    /* Eight characters of a word at once: bit k of the result set when cp[k] is printable
+       ASCII but the space and . ! ? # { } (a subset of WORD_ASCII, checked by configure);
+       low[0..7] get cp[0..7] with A-Z lowered (past the run too: the scan writes those
+       again); bit k of *letters when cp[k] is an ASCII letter. */
+    static inline unsigned word8(const uint32_t *cp, uint32_t *low, unsigned *letters) {
+        __m128i a = _mm_loadu_si128((const __m128i *) cp);
+        __m128i b = _mm_loadu_si128((const __m128i *) (cp + 4));
+        __m128i x = _mm_packs_epi32(a, b);   /* 16-bit lanes; above 0x7FFF saturates */
+        __m128i ok = _mm_and_si128(_mm_cmpgt_epi16(x, _mm_set1_epi16(0x20)),
+                                   _mm_cmplt_epi16(x, _mm_set1_epi16(0x7F)));
+        __m128i no = _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi16(x, _mm_set1_epi16(0x2E)), _mm_cmpeq_epi16(x, _mm_set1_epi16(0x21))),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(x, _mm_set1_epi16(0x3F)), _mm_cmpeq_epi16(x, _mm_set1_epi16(0x23))),
+                         _mm_or_si128(_mm_cmpeq_epi16(x, _mm_set1_epi16(0x7B)), _mm_cmpeq_epi16(x, _mm_set1_epi16(0x7D)))));
+        __m128i f = _mm_or_si128(x, _mm_set1_epi16(0x20));
+        __m128i let = _mm_and_si128(_mm_cmpgt_epi16(f, _mm_set1_epi16(0x60)), _mm_cmplt_epi16(f, _mm_set1_epi16(0x7B)));
+        __m128i up_a = _mm_and_si128(_mm_cmpgt_epi32(a, _mm_set1_epi32(0x40)), _mm_cmplt_epi32(a, _mm_set1_epi32(0x5B)));
+        __m128i up_b = _mm_and_si128(_mm_cmpgt_epi32(b, _mm_set1_epi32(0x40)), _mm_cmplt_epi32(b, _mm_set1_epi32(0x5B)));
+        _mm_storeu_si128((__m128i *) low, _mm_add_epi32(a, _mm_and_si128(up_a, _mm_set1_epi32(0x20))));
+        _mm_storeu_si128((__m128i *) (low + 4), _mm_add_epi32(b, _mm_and_si128(up_b, _mm_set1_epi32(0x20))));
+        *letters = (unsigned) _mm_movemask_epi8(_mm_packs_epi16(let, _mm_setzero_si128())) & 0xFF;
+        return (unsigned) _mm_movemask_epi8(_mm_packs_epi16(_mm_andnot_si128(no, ok), _mm_setzero_si128())) & 0xFF;
+    }
+    #else
+    #define WORD8 0
+    static inline unsigned word8(const uint32_t *cp, uint32_t *low, unsigned *letters) { return 0; }
+    #endif
+    """
+    bint WORD8
+    unsigned word8(const uint32_t *cp, uint32_t *low, unsigned *letters) noexcept nogil
+    int __builtin_ctz(unsigned x) noexcept nogil
+
+
+cdef inline Py_ssize_t ascii_word(const uint32_t *cp, uint32_t *low, Py_ssize_t i, Py_ssize_t n,
+                                  uint8_t *cl) noexcept nogil:
+    """The end of the run of ``WORD_ASCII`` characters from ``i``: their lower case put in
+    ``low``, their classes or-ed into ``cl``. Eight at a time where the processor allows:
+    a word's end is then found without a branch per character (words end at random)."""
+    cdef uint32_t ch
+    cdef uint8_t w
+    cdef unsigned m, letters, k
+    if WORD8:
+        while i + 8 <= n:
+            m = word8(cp + i, low + i, &letters)
+            k = <unsigned> __builtin_ctz(~m)      # the run's characters among the eight
+            if letters & ((1U << k) - 1):
+                cl[0] |= C_LETTER
+            i += k
+            if k < 8:
+                break
+    while i < n:
+        ch = cp[i]
+        if ch >= 128:
+            break
+        w = WORD_ASCII[ch]
+        if not w:
+            break
+        cl[0] |= w
+        low[i] = LOWER[ch]
+        i += 1
+    return i
 
 
 cdef inline bint is_terminal(uint32_t c) noexcept nogil:
@@ -311,6 +395,45 @@ cdef inline uint32_t phrases_from(uint32_t c) noexcept nogil:
         if PHRASE[k][0] == c:
             heads |= (<uint32_t> 1) << k
     return heads
+
+
+cdef inline void phrases_at(const uint32_t *low, Py_ssize_t i, Py_ssize_t n, bint *found_js,
+                            bint *found_policy, int64_t *lorem) noexcept nogil:
+    """The phrases at ``low[i]`` of the lower-case text's ``n`` characters: "lorem ipsum"
+    counted, javascript or a policy found (each once a line)."""
+    cdef uint32_t ch = low[i], heads
+    cdef int k
+    if ch == 0x6C and i + PHRASE_LEN[14] <= n and memcmp(low + i, PHRASE[14], PHRASE_LEN[14] * sizeof(uint32_t)) == 0:
+        lorem[0] += 1
+    heads = phrases_from(ch)
+    for k in range(14):
+        if not (heads >> k) & 1 or (found_js[0] if k == 0 else found_policy[0]) or i + PHRASE_LEN[k] > n:
+            continue
+        if memcmp(low + i, PHRASE[k], PHRASE_LEN[k] * sizeof(uint32_t)) == 0:
+            if k == 0:
+                found_js[0] = True
+            else:
+                found_policy[0] = True
+
+
+cdef inline Py_ssize_t ascii_unit(const uint32_t *low, Py_ssize_t i, Py_ssize_t n, Py_ssize_t us, uint64_t *acc,
+                                  bint *found_js, bint *found_policy, int64_t *lorem) noexcept nogil:
+    """The end of the run of ASCII characters but whitespace from ``i`` in the unit that
+    started at ``us`` (ASCII is of no unit script): their terms added to the unit's text
+    hash ``acc``, the phrases at each of them looked for."""
+    cdef uint64_t h = acc[0]
+    cdef uint32_t ch
+    while i < n:
+        ch = low[i]
+        if ch >= 128 or CLASS[ch] & C_SPACE:
+            break
+        h += mix_at(i - us, ch)
+        # (a rare match of the pair: no branch to mispredict on the first character alone)
+        if i + 1 < n and PHRASE_PAIRS[(ch << 8) | (low[i + 1] & 0xFF)]:
+            phrases_at(low, i, n, found_js, found_policy, lorem)
+        i += 1
+    acc[0] = h
+    return i
 
 
 cdef void ngram_shares(const uint64_t *ids, const int64_t *csum, Py_ssize_t w, int scale,
@@ -439,7 +562,7 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     cdef Py_ssize_t i, k, a, ne = 0, nlines = 0, w = 0, lf = -1, ll = 0, us = -1, L
     cdef uint64_t key, acc = 0
     cdef uint32_t ch, run_ch
-    cdef uint8_t cl
+    cdef uint8_t cl, word_cl
     cdef bint char_mode, space, prev_space, prev_unit, unit, special = False, in_close = False, ns, letter, new_word
     cdef uint32_t lw
     cdef uint8_t kind[32]
@@ -458,6 +581,8 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     cdef Py_ssize_t *ustart = NULL
     cdef Py_ssize_t *ulen = NULL
     cdef uint64_t *ids = NULL
+    cdef uint64_t *lkeys = NULL
+    cdef uint64_t *pkeys = NULL
     cdef uint64_t *hbuf = NULL
     cdef int64_t *csum = NULL
     cdef char *rep = NULL
@@ -510,6 +635,36 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
             if i == plain.len:
                 break
             ch = NL
+        elif ch == 32:
+            # a space (one character in seven): what the body below does for it; and a word
+            # of plain ASCII after it at once (most words)
+            if run:
+                symbols += run // 3
+                run_ch, run = 0, 0
+            if in_close:
+                in_close = False
+                lse += 1
+            sp += 1
+            prev_space, prev_unit = True, False
+            low.cp[i] = 32
+            i += 1
+            if i < plain.len and plain.cp[i] < 128 and WORD_ASCII[plain.cp[i]]:
+                a = i
+                word_cl = 0
+                i = ascii_word(plain.cp, low.cp, i, plain.len, &word_cl)
+                tokens += 1
+                tokens_u += 1
+                if word_cl & C_LETTER:
+                    lettered += 1
+                    last_lettered = tokens
+                    lettered_u += 1
+                    last_lettered_u = tokens_u
+                nonspace += i - a
+                if lf < 0:
+                    lf, sp_f = a, sp
+                ll, sp_l = i - 1, sp
+                prev_space = False
+            continue
         # without a branch on whether the character is a space (words and spaces alternate
         # at random): the counts add 0 or 1
         cl = cls(ch)
@@ -561,18 +716,45 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
                 elif is_stop_mark(ch):
                     in_close = True
         i += 1
+        if ns and not unit and not in_close and not run:
+            # the rest of a word of plain ASCII at once: no word, unit or line starts in it
+            a = i
+            word_cl = 0
+            i = ascii_word(plain.cp, low.cp, i, plain.len, &word_cl)
+            if i > a:
+                nonspace += i - a
+                ll = i - 1
+                if word_cl & C_LETTER:
+                    if tokens != last_lettered:
+                        lettered += 1
+                        last_lettered = tokens
+                    if tokens_u != last_lettered_u:
+                        lettered_u += 1
+                        last_lettered_u = tokens_u
     symbols += run // 3
     char_mode = bool(lang_units) or (plain.len > 0 and 2 * units_script >= nonspace)
     if char_mode:
         lettered = lettered_u
-    dl = duplicates(work, plain.cp, lstart, llen, nlines, &dl_chars, &l_chars)
-    # the non-empty paragraphs, packed to the front of the arrays
+    lkeys = <uint64_t *> scratch(work, 18, (nlines + 1) * sizeof(uint64_t))
+    for i in range(nlines):
+        lkeys[i] = poly_hash(plain.cp + lstart[i], llen[i])
+    dl = duplicates(work, plain.cp, lstart, llen, lkeys, nlines, &dl_chars, &l_chars)
+    # the non-empty paragraphs, packed to the front of the arrays; a paragraph that is one
+    # line as it stands (most) has that line's hash
+    pkeys = <uint64_t *> scratch(work, 19, (nchunks + 1) * sizeof(uint64_t))
     ne = 0
+    a = 0
     for i in range(nchunks):
         if plen[i]:
             pstart[ne], plen[ne] = pstart[i], plen[i]
+            while a < nlines and lstart[a] < pstart[ne]:
+                a += 1
+            if a < nlines and lstart[a] == pstart[ne] and llen[a] == plen[ne]:
+                pkeys[ne] = lkeys[a]
+            else:
+                pkeys[ne] = poly_hash(plain.cp + pstart[ne], plen[ne])
             ne += 1
-    dp = duplicates(work, plain.cp, pstart, plen, ne, &dp_chars, &p_chars)
+    dp = duplicates(work, plain.cp, pstart, plen, pkeys, ne, &dp_chars, &p_chars)
     # lower case: by the table (above), or str.lower where a character needs more
     if special:
         low_str = PyUnicode_FromKindAndData(4, plain.cp, plain.len).lower()
@@ -592,7 +774,8 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
     csum[0] = 0
     for k in range(32):     # per class: 0 part of a unit, 1 whitespace, 2 a unit alone
         kind[k] = 2 if char_mode and k & C_UNIT else (1 if k & C_SPACE else 0)
-    for i in range(low.len + 1):
+    i = 0
+    while True:
         if i < low.len:
             ch = low.cp[i]
             kd = kind[cls(ch) & 31]
@@ -613,6 +796,11 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
                     js_lines += found_js
                     policy_lines += found_policy
                     found_js = found_policy = False
+                i += 1
+                if i < low.len and low.cp[i] < 128 and not CLASS[low.cp[i]] & C_SPACE:
+                    # a unit of ASCII characters starts (most units)
+                    us, acc = i, 0
+                    i = ascii_unit(low.cp, i, low.len, us, &acc, &found_js, &found_policy, &lorem)
                 continue
             ustart[w], ulen[w] = i, 1      # a character of a unit script, a unit alone
             ids[w] = mix(mix_at(0, ch) + LEN_MUL + HASH_SEED)
@@ -623,18 +811,10 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
                 us, acc = i, 0
             acc += mix_at(i - us, ch)
         if i + 1 < low.len and PHRASE_PAIRS[((ch & 0xFF) << 8) | (low.cp[i + 1] & 0xFF)]:
-            if ch == 0x6C and i + PHRASE_LEN[14] <= low.len and memcmp(
-                    low.cp + i, PHRASE[14], PHRASE_LEN[14] * sizeof(uint32_t)) == 0:
-                lorem += 1
-            heads = phrases_from(ch)
-            for k in range(14):
-                if not (heads >> k) & 1 or (found_js if k == 0 else found_policy) or i + PHRASE_LEN[k] > low.len:
-                    continue
-                if memcmp(low.cp + i, PHRASE[k], PHRASE_LEN[k] * sizeof(uint32_t)) == 0:
-                    if k == 0:
-                        found_js = True
-                    else:
-                        found_policy = True
+            phrases_at(low.cp, i, low.len, &found_js, &found_policy, &lorem)
+        i += 1
+        if not kd:
+            i = ascii_unit(low.cp, i, low.len, us, &acc, &found_js, &found_policy, &lorem)
     js_lines += found_js
     policy_lines += found_policy
     if english:

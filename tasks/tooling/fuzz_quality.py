@@ -4,8 +4,9 @@
 
 Case ``i`` of seed ``S`` is always the same document (``--start I --cases 1`` replays it):
 paragraphs with and without CSS paths (chrome paths among them), made of words, stop words,
-CJK, kana, Hangul, Thai, astral characters, combining marks, capital sigma, dotted capital
-I and other characters whose lower case is longer, every kind of Unicode whitespace,
+runs of plain ASCII of 15 to 33 characters, CJK, kana, Hangul, Thai, astral characters,
+combining marks, capital sigma, dotted capital I and other characters whose lower case is
+longer, every kind of Unicode whitespace,
 bullets, ellipses, sentence ends and closing quotes, the phrases the line rules look for,
 curly brackets, the lake's separators and link markers in and out of place; repeated
 lines, paragraphs and runs of words (sometimes hundreds of times); empty documents; labels
@@ -35,7 +36,11 @@ from warclake.tasks.tooling.fuzz_compare import compare_cases, load_module_file,
 WORDS = ["the", "be", "to", "of", "and", "that", "have", "with", "The", "THE", "word", "river",
          "Internationalisation", "a", "I", "x" * 40, "42", "3.14", "#tag", "{", "}", "{x}",
          "javascript", "JavaScript", "Terms of Use", "privacy policy", "uses cookies", "cookie",
-         "lorem ipsum", "Lorem Ipsum", "LOREM", "ipsum"]
+         "lorem ipsum", "Lorem Ipsum", "LOREM", "ipsum",
+         # runs of plain ASCII (the counts take them at once): punctuation and controls inside
+         # words, phrases inside longer words, lengths about the 16 positions of a look-up
+         "don't", "(word),", "e-mail", "a\x01b", "\x7f", "myjavascriptcode", "xlorem", "Privacy-Policy",
+         "x" * 15, "Y" * 16, "abcdefghijklmnopq", "z" * 31, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefg"]
 PIECES = ["日本語の文章", "東京", "ひらがな", "カタカナ", "中文段落", "隐私政策", "使用条款", "プライバシーポリシー",
           "利用規約", "クッキー", "한국어", "개인정보", "이용약관", "ภาษาไทย", "ຂໍ້ຄວາມ", "ខ្មែរ", "မြန်မာ",
           "\U0002000b", "\U0002a6d6", "\U0001F600", "\U00010400", "\U0010fffd", "e\u0301", "\u0301",
