@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from corpus_lake import known_lake, write_archive
+from dask_cluster import two_worker_processes
 from test_corpus import DUMP, decision_bytes, run
 from test_corpus_remote import remote_decision_bytes, s3, upload_lake  # noqa: F401  (s3 is a fixture)
 
@@ -16,18 +17,8 @@ pytestmark = pytest.mark.usefixtures("prefect_harness")
 
 @pytest.fixture(scope="module")
 def cluster(prefect_harness, s3):  # noqa: F811
-    """A scheduler and two worker processes. They inherit this process's environment at
-    start: the Prefect API the flow reports to (else each worker would start a temporary
-    API server of its own) and the S3 server's settings."""
-    distributed = pytest.importorskip("distributed")
-    from prefect.settings import PREFECT_API_URL
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PREFECT_API_URL", PREFECT_API_URL.value())
-        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                      dashboard_address=None) as c, distributed.Client(c) as client:
-            client.wait_for_workers(2, timeout=120)
-            yield {"address": c.scheduler_address, "client": client}
+    with two_worker_processes() as (c, client):
+        yield {"address": c.scheduler_address, "client": client}
 
 
 def executed(client) -> dict[str, int]:

@@ -283,6 +283,21 @@ def test_a_lease_not_renewed_is_taken_over_and_the_old_holder_stops(s3):
 NO_CLIENT_RETRIES = dict(ONE_CLIENT_ATTEMPT, PREFECT_LOGGING_LEVEL="INFO")
 
 
+def fails_for_good(s3, url: str, flow: tuple, rule) -> tuple[str, list[str], str]:
+    """A corpus run while ``rule``'s requests fail for ever: it must end with exit 1 and one
+    error line, the last; returns that line, stderr's lines and stderr."""
+    s3["proxy"].fail(rule)
+    try:
+        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", "-q", *flow,
+                                      env=dict(NO_CLIENT_RETRIES, PREFECT_LOGGING_LEVEL="WARNING")))
+    finally:
+        s3["proxy"].clear()
+    lines = err.strip().splitlines()
+    said = [ln for ln in lines if ln.startswith("warclake: error:")]
+    assert code == 1 and len(said) == 1 and lines[-1] == said[0], err[-3000:]
+    return said[0], lines, err
+
+
 def pairs_writes(name: str):
     return lambda r: r.method == "PUT" and r.under(f"/{name}/corpus/pairs/")
 
@@ -307,16 +322,8 @@ def test_a_network_fault_is_healed_by_a_retry_and_a_permanent_one_ends_with_one_
 
     # the same fault for ever: the run fails after its retries, with one line and exit 1
     url = upload(s3, reference["pristine"], f"faults-{how}-permanent")
-    proxy.fail(pairs_writes(f"faults-{how}-permanent"))
-    try:
-        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", "-q", *flow,
-                                      env=dict(NO_CLIENT_RETRIES, PREFECT_LOGGING_LEVEL="WARNING")))
-    finally:
-        proxy.clear()
-    lines = err.strip().splitlines()
-    said = [ln for ln in lines if ln.startswith("warclake: error:")]
-    assert code == 1 and len(said) == 1 and lines[-1] == said[0], err[-3000:]
-    assert "Could not connect to the endpoint URL" in said[0] and "/corpus/pairs/" in said[0], said
+    said, lines, err = fails_for_good(s3, url, flow, pairs_writes(f"faults-{how}-permanent"))
+    assert "Could not connect to the endpoint URL" in said and "/corpus/pairs/" in said, said
     if not flow:   # without Prefect, nothing but that line (the flow's own log comes before it)
         assert len(lines) == 1, err
     s3["fs"].invalidate_cache()
@@ -411,15 +418,7 @@ def test_a_manifest_write_is_retried_and_a_lasting_failure_ends_with_one_line(s3
 
     name += "-permanent"
     url = upload(s3, reference["pristine"], name)
-    proxy.fail(manifest_writes(name))
-    try:
-        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", "-q", *flow,
-                                      env=dict(NO_CLIENT_RETRIES, PREFECT_LOGGING_LEVEL="WARNING")))
-    finally:
-        proxy.clear()
-    lines = err.strip().splitlines()
-    said = [ln for ln in lines if ln.startswith("warclake: error:")]
-    assert code == 1 and len(said) == 1 and lines[-1] == said[0], err[-3000:]
-    assert "Could not connect to the endpoint URL" in said[0] and "/corpus/manifest/" in said[0], said
+    said, _, err = fails_for_good(s3, url, flow, manifest_writes(name))
+    assert "Could not connect to the endpoint URL" in said and "/corpus/manifest/" in said, said
     assert "Traceback" not in err, err[-3000:]
     assert not s3["fs"].exists(f"{BUCKET}/{name}/corpus/decisions")   # no global step ran

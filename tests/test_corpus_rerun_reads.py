@@ -15,6 +15,7 @@ from collections import Counter
 import pytest
 
 from corpus_lake import known_lake
+from dask_cluster import two_worker_processes
 from s3_lake import s3_fixture
 from test_corpus import DUMP, second_dump
 from test_corpus_ops import split_lake
@@ -139,6 +140,26 @@ def test_a_run_over_two_dumps_reads_each_state_file_once(s3, pristine, tmp_path)
     assert counts["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/two-dumps")
 
 
+def flow_runs_read_each_state_once(s3, flow, url: str, name: str, what: str) -> dict:
+    """A first flow run over the two-dump lake ``name`` at ``url`` and a re-run: each reads
+    every state file and manifest at most once, the re-run all of the global steps' state
+    files; returns the first run's request counts."""
+    def flow_run() -> dict:
+        state = flow(lake=url, report=False, return_state=True)
+        assert state.is_completed(), state.message
+        return state.result()
+
+    first, counts_first = requests_of(s3, flow_run)
+    assert first["signed"] == 3
+    again, counts = requests_of(s3, flow_run)
+    assert again["signed"] == 0
+    print(f"\nrequests of {what} over two dumps (first, then again):",
+          json.dumps([brief(counts_first), brief(counts)]))
+    assert counts["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/{name}")
+    assert counts_first["most_reads_of_a_state_object"] == counts["most_reads_of_a_state_object"] == 1
+    return counts_first
+
+
 def test_a_flow_run_reads_each_state_file_once(s3, prefect_harness, tmp_path):
     """The flow's tasks (on its default runner, threads of one process) share the run's
     state files and manifests as the stage without Prefect does: each read at most once per
@@ -147,20 +168,8 @@ def test_a_flow_run_reads_each_state_file_once(s3, prefect_harness, tmp_path):
 
     url = two_dump_lake(s3, tmp_path, "flow")
 
-    def flow_run() -> dict:
-        state = corpus_flow(lake=url, report=False, return_state=True)
-        assert state.is_completed(), state.message
-        return state.result()
-
-    first, counts_first = requests_of(s3, flow_run)
-    assert first["signed"] == 3
-    again, counts = requests_of(s3, flow_run)
-    assert again["signed"] == 0
-    print("\nrequests of a flow run over two dumps (first, then again):",
-          json.dumps([brief(counts_first), brief(counts)]))
+    counts_first = flow_runs_read_each_state_once(s3, corpus_flow, url, "flow", "a flow run")
     assert_tables_read_from_listings(counts_first)
-    assert counts["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/flow")
-    assert counts_first["most_reads_of_a_state_object"] == counts["most_reads_of_a_state_object"] == 1
 
 
 def test_a_changed_or_failed_summary_is_still_noticed(s3, pristine, tmp_path):
@@ -221,17 +230,8 @@ def test_a_local_lake_notices_a_summary_rewritten_in_place(pristine, tmp_path):
 
 @pytest.fixture(scope="module")
 def cluster(s3, prefect_harness):
-    """A scheduler and two worker processes, which inherit this process's environment at
-    start: the Prefect API, and the S3 settings (the proxy's endpoint, so their requests count)."""
-    distributed = pytest.importorskip("distributed")
-    from prefect.settings import PREFECT_API_URL
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("PREFECT_API_URL", PREFECT_API_URL.value())
-        with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                      dashboard_address=None) as c, distributed.Client(c) as client:
-            client.wait_for_workers(2, timeout=120)
-            yield c.scheduler_address
+    with two_worker_processes() as (c, _):
+        yield c.scheduler_address
 
 
 def test_a_flow_run_on_dask_reads_each_state_file_once(s3, cluster, tmp_path):
@@ -246,16 +246,4 @@ def test_a_flow_run_on_dask_reads_each_state_file_once(s3, cluster, tmp_path):
     url = two_dump_lake(s3, tmp_path, "dask")
     on_dask = corpus_flow.with_options(task_runner=DaskTaskRunner(address=cluster))
 
-    def flow_run() -> dict:
-        state = on_dask(lake=url, report=False, return_state=True)
-        assert state.is_completed(), state.message
-        return state.result()
-
-    first, counts_first = requests_of(s3, flow_run)
-    assert first["signed"] == 3
-    again, counts = requests_of(s3, flow_run)
-    assert again["signed"] == 0
-    print("\nrequests of a flow run on Dask over two dumps (first, then again):",
-          json.dumps([brief(counts_first), brief(counts)]))
-    assert counts["state_objects_read"] == global_state_objects(s3, f"{BUCKET}/dask")
-    assert counts_first["most_reads_of_a_state_object"] == counts["most_reads_of_a_state_object"] == 1
+    flow_runs_read_each_state_once(s3, on_dask, url, "dask", "a flow run on Dask")
