@@ -283,15 +283,20 @@ def test_a_lease_not_renewed_is_taken_over_and_the_old_holder_stops(s3):
 NO_CLIENT_RETRIES = dict(ONE_CLIENT_ATTEMPT, PREFECT_LOGGING_LEVEL="INFO")
 
 
+def under_fault(s3, url: str, *args: str, env: dict = NO_CLIENT_RETRIES) -> tuple[int, str, str]:
+    """A corpus run (no report) with the fault the caller gave the proxy; the fault is
+    cleared once the run ends, however it ends."""
+    try:
+        return finished(cli(s3, "corpus", "--lake", url, "--no-report", *args, env=env))
+    finally:
+        s3["proxy"].clear()
+
+
 def fails_for_good(s3, url: str, flow: tuple, rule) -> tuple[str, list[str], str]:
     """A corpus run while ``rule``'s requests fail for ever: it must end with exit 1 and one
     error line, the last; returns that line, stderr's lines and stderr."""
     s3["proxy"].fail(rule)
-    try:
-        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", "-q", *flow,
-                                      env=dict(NO_CLIENT_RETRIES, PREFECT_LOGGING_LEVEL="WARNING")))
-    finally:
-        s3["proxy"].clear()
+    code, out, err = under_fault(s3, url, "-q", *flow, env=dict(NO_CLIENT_RETRIES, PREFECT_LOGGING_LEVEL="WARNING"))
     lines = err.strip().splitlines()
     said = [ln for ln in lines if ln.startswith("warclake: error:")]
     assert code == 1 and len(said) == 1 and lines[-1] == said[0], err[-3000:]
@@ -310,10 +315,7 @@ def test_a_network_fault_is_healed_by_a_retry_and_a_permanent_one_ends_with_one_
     # every write of the pairs step has its connection reset for 5 seconds: longer than the
     # storage client's own attempts, shorter than the stage's retries (2 s, then 8 s)
     rule = proxy.fail(pairs_writes(f"faults-{how}"), seconds=5)
-    try:
-        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", *flow, env=NO_CLIENT_RETRIES))
-    finally:
-        proxy.clear()
+    code, out, err = under_fault(s3, url, *flow)
     assert code == 0, err
     assert rule.hits >= 1
     assert ("Retry 1/2" if flow else ": pairs: Could not connect to the endpoint URL") in err, err[-3000:]
@@ -362,10 +364,7 @@ def test_a_state_file_the_store_fails_to_give_is_read_again_not_redone(s3, refer
     url = f"s3://{BUCKET}/{judged}"
     proxy.reset_counts()
     rule = proxy.answer(state_reads_of(judged), 500, "InternalError", seconds=1)
-    try:
-        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", *flow, env=NO_CLIENT_RETRIES))
-    finally:
-        proxy.clear()
+    code, out, err = under_fault(s3, url, *flow)
     assert code == 0, err[-3000:]
     assert rule.hits >= 1 and "InternalError" in err, err[-3000:]
     assert corpus_writes(proxy.taken(), judged) == []   # every step found done, none redone
@@ -377,10 +376,7 @@ def test_a_state_file_the_store_fails_to_give_is_read_again_not_redone(s3, refer
     # no retry helps a refusal: one line, exit 1, nothing redone
     proxy.reset_counts()
     proxy.answer(state_reads_of(judged), 403, "AccessDenied")
-    try:
-        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", "-q", env=NO_CLIENT_RETRIES))
-    finally:
-        proxy.clear()
+    code, out, err = under_fault(s3, url, "-q")
     lines = err.strip().splitlines()
     assert code == 1 and len(lines) == 1 and lines[0].startswith("warclake: error: the corpus stage failed:"), err
     assert "AccessDenied" in lines[0] and "/corpus/state/" in lines[0], lines
@@ -406,10 +402,7 @@ def test_a_manifest_write_is_retried_and_a_lasting_failure_ends_with_one_line(s3
     # the first write (the manifest rebuilt before the archives are signed) goes through;
     # the last one's connection is reset for 5 s: healed by the run's retries (2 s, 8 s)
     rule = proxy.fail(manifest_writes(name, after=1), seconds=5)
-    try:
-        code, out, err = finished(cli(s3, "corpus", "--lake", url, "--no-report", *flow, env=NO_CLIENT_RETRIES))
-    finally:
-        proxy.clear()
+    code, out, err = under_fault(s3, url, *flow)
     assert code == 0, err[-3000:]
     assert rule.hits >= 1 and "manifest: Could not connect to the endpoint URL" in err, err[-3000:]
     assert f"{DUMP}: 11 of 14 documents kept" in out
