@@ -92,11 +92,7 @@ class CorpusLayout:
 
     def documents(self, dump: str, warc: str) -> str:
         """The lake's documents file of an archive, as a path or URL DuckDB and ``read_parquet`` open."""
-        return self.lake_file("documents", dump, warc)
-
-    def lake_file(self, kind: str, dump: str, warc: str) -> str:
-        """An archive's file of the lake (``Lake.path``'s kinds) as a path or URL."""
-        return self.lake.file_url(kind, dump, warc)
+        return self.lake.file_url("documents", dump, warc)
 
     # -- files of a folder ---------------------------------------------------------
     def names(self, folder: str) -> list[str]:
