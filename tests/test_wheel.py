@@ -28,6 +28,7 @@ def test_the_wheel_installs_one_import_name_with_its_data(wheel_env):
     assert {n.split("/")[0] for n in names} == {"warclake", dist_info}
     top_level = zipfile.ZipFile(wheel_env["wheel"]).read(f"{dist_info}/top_level.txt").decode().split()
     assert top_level == ["warclake"]
+    assert any(n.startswith("warclake/tasks/corpus/unicode_tables_") and n.endswith(".bin") for n in names)
     for needed in ("warclake/sql/views.sql", "warclake/tasks/boilerplate/sieve.json",
                    "warclake/tasks/boilerplate/stoplists/en.txt", "warclake/deployments/dumps.toml",
                    "warclake/__main__.py"):

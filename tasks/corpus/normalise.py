@@ -49,8 +49,17 @@ def normalised_document(text: str) -> str:
     return text.lower() if text.isascii() else nfkc_lower(text)
 
 
-@lru_cache(maxsize=1)     # built once per process (each compiled module is configured with it)
 def simple_nfkc_lower_table() -> list:
+    """:func:`simple_nfkc_lower_table_built`, stored for this Python's Unicode data
+    (``unicode_tables``), else built (once per process)."""
+    from . import unicode_tables
+
+    stored = unicode_tables.stored()
+    return stored[2] if stored is not None else simple_nfkc_lower_table_built()
+
+
+@lru_cache(maxsize=1)
+def simple_nfkc_lower_table_built() -> list:
     """Per BMP code point, ``normalize("NFKC", c).lower()`` (at most 8 characters) when
     every text made only of such characters normalises character by character, else None.
     Kept: characters whose decomposition starts with a base character (combining class

@@ -27,6 +27,7 @@ from itertools import repeat
 import numpy as np
 
 from ..paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
+from . import unicode_tables
 from .signatures import text_hashes
 
 # Languages written without spaces between words, and Korean, whose syllable blocks each
@@ -84,7 +85,8 @@ _CJK_RANGES = ((0x3040, 0x30FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xAC00, 0x
                (0xF900, 0xFAFF))
 
 
-def _class_table() -> np.ndarray:
+def class_table_built() -> np.ndarray:
+    """The class table from the ``str`` methods (``unicode_tables`` keeps it stored)."""
     t = np.array([(_SPACE if chr(i).isspace() else 0) | (_LETTER if chr(i).isalpha() else 0)
                   for i in range(0x10000)], dtype=np.uint8)
     for a, b in _UNIT_RANGES:
@@ -95,7 +97,8 @@ def _class_table() -> np.ndarray:
     return t
 
 
-_CLASS = _class_table()
+_STORED = unicode_tables.stored()
+_CLASS = np.frombuffer(_STORED[0], np.uint8) if _STORED is not None else class_table_built()
 # Outside the BMP only the CJK extensions (U+20000-2FFFF) are letters, units and CJK.
 _ASTRAL_CJK = _LETTER | _UNIT | _CJK
 
@@ -435,10 +438,16 @@ def _metrics_from_counts(c: dict, has_labels: bool, lang: str | None) -> dict[st
     return m
 
 
-@lru_cache(maxsize=1)
 def _lower_table() -> list[int]:
     """Per BMP code point its lower case when that is one character that needs no context
-    (everything ``str.lower`` does but capital sigma's final form), else -1."""
+    (everything ``str.lower`` does but capital sigma's final form), else -1. Stored for
+    this Python's Unicode data (``unicode_tables``), else built."""
+    return _STORED[1] if _STORED is not None else lower_table_built()
+
+
+@lru_cache(maxsize=1)
+def lower_table_built() -> list[int]:
+    """:func:`_lower_table` from ``str.lower``."""
     out = []
     for i in range(0x10000):
         low = chr(i).lower()
