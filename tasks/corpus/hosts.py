@@ -10,9 +10,26 @@ from urllib.parse import urlsplit
 
 @lru_cache(maxsize=1)
 def _psl():
+    """The list as its package reads it, with every rule also in its ASCII (punycode) form."""
     from publicsuffixlist import PublicSuffixList
 
     return PublicSuffixList()
+
+
+@lru_cache(maxsize=1)
+def _psl_as_written():
+    """The list's rules as written, without their punycode forms: a third of the cost of
+    :func:`_psl` (encoding the 459 rules in other scripts is the rest). A punycode form
+    holds "xn--" (an IDNA label of another script), so a host without "xn--" matches the
+    same rules of both."""
+    from publicsuffixlist import PSLFILE, PublicSuffixList
+
+    with open(PSLFILE, "rb") as fh:
+        return PublicSuffixList(fh, accept_encoded_idn=False)
+
+
+def _suffix_list(host: str):
+    return _psl() if "xn--" in host.lower() else _psl_as_written()
 
 
 # An http(s) URL whose authority is a plain host name (no user, port, brackets, percent
@@ -46,6 +63,7 @@ def registered_domain(host: str | None) -> str | None:
     except ValueError:
         pass
     try:
-        return _psl().privatesuffix(host.encode("idna").decode("ascii") if not host.isascii() else host)
+        ascii_host = host.encode("idna").decode("ascii") if not host.isascii() else host
     except (UnicodeError, ValueError):
-        return _psl().privatesuffix(host)
+        return _suffix_list(host).privatesuffix(host)
+    return _suffix_list(ascii_host).privatesuffix(ascii_host)
