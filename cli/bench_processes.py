@@ -32,19 +32,20 @@ def extract_command(config: ExtractConfig, inputs: list[str], lake: str) -> list
     return cmd + (["--corpus-signatures"] if config.corpus_signatures else []) + inputs
 
 
-def run_extract(config: ExtractConfig, inputs: list[str], lake: str) -> dict:
-    """One run: the child's CPU seconds (user + system), wall seconds and peak RSS."""
-    with tempfile.TemporaryFile() as err:
+def run_extract(mode: str, config: ExtractConfig, inputs: list[str], lake: str) -> dict:
+    """One run: the child's CPU seconds (user + system), wall seconds and peak RSS. A run that
+    fails (an archive failed: its figures would be of less work) ends the bench, its output shown."""
+    with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(extract_command(config, inputs, lake), stdout=subprocess.DEVNULL, stderr=err)
+        proc = subprocess.Popen(extract_command(config, inputs, lake), stdout=out, stderr=subprocess.STDOUT)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)   # reaped here, not by Popen
         if proc.returncode != 0:
-            err.seek(0)
-            said = err.read().decode("utf-8", "replace").strip().splitlines()
-            raise SystemExit(f"warclake: error: bench: `warclake extract` exited with {proc.returncode}"
-                             + (f": {said[-1]}" if said else ""))
+            out.seek(0)
+            sys.stderr.write(out.read().decode("utf-8", "replace"))
+            raise SystemExit(f"warclake: error: bench: mode {mode}: `warclake extract` exited with "
+                             f"{proc.returncode} (its output above)")
     return {"cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "rss_mb": usage.ru_maxrss / 1024}
 
 
@@ -68,7 +69,7 @@ def measure(modes: list[str], configs: list[ExtractConfig], inputs: list[str], r
         runs = []
         for mode, config in zip(modes, configs):
             with tempfile.TemporaryDirectory() as lake:
-                run = run_extract(config, inputs, lake)
+                run = run_extract(mode, config, inputs, lake)
                 run["docs"], run["signed"] = lake_counts(lake, inputs)
             runs.append(run)
             print(f"round {r + 1}, {mode}: {run['cpu']:.2f} CPU s", file=sys.stderr, flush=True)
