@@ -297,7 +297,7 @@ def run_modes(args) -> int:
             raise SystemExit("--extract-processes: extraction modes only (not read, reader), without --walks and --profile")
         from warclake.cli.bench_processes import run_processes  # not imported by every command
 
-        return run_processes(modes, configs, inputs, args.repeat, args.markdown)
+        return show_table(run_processes(modes, configs, inputs, args.repeat), args.markdown)
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per mode
     walks = [w.strip() for w in args.walks.split(",")] if args.walks else [None]
     for w in walks:
@@ -347,9 +347,13 @@ def run_modes(args) -> int:
             cells = [f"{100 * r['stages'].get(st, 0) / sum(r['stages'].values()):.1f} %"
                      for r in results if r["stages"]]
             lines.append(f"| {st} | " + " | ".join(cells) + " |")
-    table = "\n".join(lines)
+    return show_table("\n".join(lines), args.markdown)
+
+
+def show_table(table: str, markdown: str | None) -> int:
+    """Print the table, and write it to ``markdown`` when given."""
     print(table)
-    if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as fh:
+    if markdown:
+        with open(markdown, "w", encoding="utf-8") as fh:
             fh.write(table + "\n")
     return 0

@@ -81,11 +81,17 @@ def added(run: dict, base: dict) -> float:
     return 100 * (run["cpu"] - base["cpu"]) / base["cpu"]
 
 
+def spread(values) -> str:
+    """One value, or its range when the runs disagree (they should not)."""
+    lo, hi = min(values := list(values)), max(values)
+    return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+
+
 def table(modes: list[str], rounds: list[list[dict]], inputs: list[str]) -> str:
     mb = sum(os.path.getsize(p) for p in inputs) / 1e6
     head = (f"Inputs: {len(inputs)} archives, {mb:.1f} MB of WARC.gz. Each run is `warclake extract "
             f"--workers 0 -q` in a process of its own, into a fresh lake; CPU s is that process's user + "
-            f"system time; the modes alternate within each of {len(rounds)} rounds.")
+            f"system time; the modes alternate, round by round ({len(rounds)} rounds).")
     if sys.argv[1:2] == ["bench"]:
         head += f" Command: `warclake bench {' '.join(shlex.quote(a) for a in sys.argv[2:])}`"
     extra = modes[1:]
@@ -107,15 +113,10 @@ def table(modes: list[str], rounds: list[list[dict]], inputs: list[str]) -> str:
         cpu = [run["cpu"] for run in runs]
         lines.append(f"| {mode} | {med(cpu):.2f} | {min(cpu):.2f}-{max(cpu):.2f} | "
                      f"{med(run['wall'] for run in runs):.2f} | {max(run['rss_mb'] for run in runs):.0f} | "
-                     f"{runs[0]['docs']:,} | {runs[0]['signed']} of {len(inputs)} |")
+                     f"{spread(run['docs'] for run in runs)} | {spread(run['signed'] for run in runs)} of {len(inputs)} |")
     return "\n".join(lines)
 
 
-def run_processes(modes: list[str], configs: list[ExtractConfig], inputs: list[str], repeat: int,
-                  markdown: str | None) -> int:
-    text = table(modes, measure(modes, configs, inputs, max(1, repeat)), inputs)
-    print(text)
-    if markdown:
-        with open(markdown, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
-    return 0
+def run_processes(modes: list[str], configs: list[ExtractConfig], inputs: list[str], repeat: int) -> str:
+    """The table of ``repeat`` rounds (at least one)."""
+    return table(modes, measure(modes, configs, inputs, max(1, repeat)), inputs)
