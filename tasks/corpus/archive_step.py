@@ -93,18 +93,18 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
     hosts_arr = pa.array(hosts, pa.string())
     domains_arr = pa.array([registered_domain(h) for h in hosts], pa.string())
     url_hashes = np.fromiter((hash64(u or "") for u in urls), np.int64, n)
-    # the documents' own columns stay Arrow arrays (no Python object per value), repeated
-    # on their paragraphs' rows by the compute core's take
+    # the documents' own columns stay Arrow arrays (no Python object per value)
     doc_id, lang, dump = _array(docs, "docId"), _array(docs, "lang"), _array(docs, "dump")
     dates = _array(docs, "date", pa.timestamp("us", tz="UTC"))
+    counts = signed.doc_paragraphs
     doc_of = arrow_numbers(para_doc)
     para = pa.table({
-        "docId": take(doc_id, doc_of), "idx": arrow_numbers(para_idx),
+        "docId": repeated(doc_id, counts, doc_of), "idx": arrow_numbers(para_idx),
         "text_hash": arrow_numbers(signed.para_hash), "simhash": arrow_numbers(signed.para_simhash.view(np.int64)),
         "n_chars": arrow_numbers(signed.para_chars), "path": signed.para_paths, "label": p_label,
-        "host": take(hosts_arr, doc_of), "domain": take(domains_arr, doc_of),
-        "url_hash": arrow_numbers(url_hashes[para_doc]), "lang": take(lang, doc_of),
-        "dump": take(dump, doc_of), "date": take(dates, doc_of),
+        "host": repeated(hosts_arr, counts, doc_of), "domain": repeated(domains_arr, counts, doc_of),
+        "url_hash": arrow_numbers(np.repeat(url_hashes, counts)), "lang": repeated(lang, counts, doc_of),
+        "dump": repeated(dump, counts, doc_of), "date": repeated(dates, counts, doc_of),
     }, schema=PARAGRAPHS)
     docsig = pa.table({
         "docId": doc_id, "url": _array(docs, "url"), "url_hash": arrow_numbers(url_hashes),
@@ -116,6 +116,28 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
         "metrics": metrics_column(metrics),
     }, schema=DOCSIGS)
     return para, docsig
+
+
+def repeated(values: pa.Array, counts: np.ndarray, doc_of: pa.Array) -> pa.Array:
+    """Each document's value on each of its paragraphs' rows (``counts`` rows, ``doc_of``
+    their documents): values of one width (64-bit numbers and timestamps, a string column
+    whose values all have one length, as document ids) repeated by numpy, three to four
+    times quicker than the compute core's take, which does the others."""
+    n, m = len(values), len(doc_of)
+    bufs = values.buffers()
+    if not n or values.null_count:
+        return take(values, doc_of)
+    if pa.types.is_string(values.type) and bufs[2] is not None:
+        offsets = np.frombuffer(bufs[1], np.int32, n + 1, values.offset * 4)
+        size = int(offsets[1] - offsets[0])
+        if (offsets[1:] - offsets[:-1] == size).all():
+            data = np.frombuffer(bufs[2], np.uint8, n * size, int(offsets[0])).reshape(n, size)
+            return pa.StringArray.from_buffers(m, pa.py_buffer(np.arange(m + 1, dtype=np.int32) * size),
+                                               pa.py_buffer(np.repeat(data, counts, axis=0)))
+    elif pa.types.is_primitive(values.type) and values.type.bit_width == 64:
+        data = np.frombuffer(bufs[1], np.int64, n, values.offset * 8)
+        return pa.Array.from_buffers(values.type, m, [None, pa.py_buffer(np.repeat(data, counts))], null_count=0)
+    return take(values, doc_of)
 
 
 def _lists(rows: np.ndarray) -> pa.Array:
