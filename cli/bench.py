@@ -6,7 +6,8 @@ time per stage (grouped by module). ``--modes`` measures several configurations 
 run, each in a fresh process (its own peak RSS, no warm caches), beside ``read``: a bare
 warcio read of every record, the ceiling of the reader, and ``reader``: every record through
 the project's reader (every gzip member checked, damage resynced), its payload read as
-extraction reads it (chunked and content codings undone).
+extraction reads it (chunked and content codings undone). With ``--extract-processes`` each
+mode is instead a whole ``warclake extract`` process (cli/bench_processes.py).
 """
 from __future__ import annotations
 
@@ -51,12 +52,18 @@ def add_parser(sub) -> None:
     p.add_argument("--modes", default=None, metavar="MODE,...",
                    help="compare modes in one run: 'read' (bare warcio), 'reader' (warclake's reader and "
                         "payload stream, as extraction reads) and LANGS[+BOILERPLATE], e.g. "
-                        "read,reader,ja,all,all+sieve (LANGS joined by '/' for several: ja/en+sieve)")
+                        "read,reader,ja,all,all+sieve (LANGS joined by '/' for several: ja/en+sieve); "
+                        "+signatures adds the corpus signatures (--corpus-signatures): all,all+signatures")
     p.add_argument("--walks", default=None, metavar="compiled,python",
                    help="with --modes: run every mode with each paragraph walk (WARCLAKE_NATIVE=1/0), "
                         "alternating, in one sitting")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
                    help="with --modes: measure every row N times, alternating, and report the median CPU")
+    p.add_argument("--extract-processes", action="store_true",
+                   help="with --modes: run each mode as a `warclake extract --workers 0` process of its own "
+                        "(a fresh lake each; imports and model loading counted, as for a worker), alternating "
+                        "the modes round by round, and report each run's CPU (user + system) and what each "
+                        "mode adds to the first, per round and as the median")
     p.add_argument("--markdown", default=None, metavar="FILE", help="with --modes: write the table to FILE")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.set_defaults(handler=run)
@@ -90,6 +97,8 @@ def extract_all(inputs: list[str], lake: str, config: ExtractConfig,
 def run(args) -> int:
     if args.modes:
         return run_modes(args)
+    if args.extract_processes:
+        raise SystemExit("--extract-processes: give the modes to compare with --modes, e.g. all,all+signatures")
     config = ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate)
     inputs = resolve_inputs(args.inputs)
     t_load = time.perf_counter()
@@ -199,10 +208,15 @@ def bench_flow(inputs: list[str], config: ExtractConfig, worker_counts: list[int
 
 
 # -- several modes in one run ------------------------------------------------------------
-def parse_mode(mode: str) -> tuple[str, str]:
-    """``all+sieve`` -> ("all", "sieve"); ``ja/en`` -> ("ja,en", "none"); ``read`` stays."""
-    langs, _, boilerplate = mode.partition("+")
-    return langs.replace("/", ","), boilerplate or "none"
+def mode_config(mode: str) -> ExtractConfig:
+    """``all+sieve``: langs all, boilerplate sieve; ``ja/en``: langs ja,en; ``+signatures``:
+    the corpus stage's per-archive outputs written while extracting (``--corpus-signatures``)."""
+    langs, *extras = mode.split("+")
+    boilerplate = [e for e in extras if e != "signatures"]
+    if len(boilerplate) > 1:
+        raise ValueError(f"mode {mode!r}: one boilerplate mode at most")
+    return ExtractConfig.from_langs(langs.replace("/", ","), boilerplate=boilerplate[0] if boilerplate else "none",
+                                    corpus_signatures="signatures" in extras)
 
 
 def read_as_extraction_does(rec) -> int:
@@ -249,8 +263,7 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
                     records += 1
         cpu = time.process_time() - cpu0
     else:
-        langs, boilerplate = parse_mode(mode)
-        config = ExtractConfig.from_langs(langs, boilerplate=boilerplate)
+        config = mode_config(mode)
         forget_answers()  # the profiled run follows the timed one in the same process
         t = time.process_time()
         LanguageDetector.from_config(config).preload()
@@ -264,7 +277,7 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
         for (filename, _, function), (_, _, tottime, _, _) in pstats.Stats(prof).stats.items():
             stages[stage_of(filename, function)] += tottime
     walk = native.STATUS if mode not in ("read", "reader") else "-"
-    if mode not in ("read", "reader") and parse_mode(mode)[1] == "sieve":
+    if mode not in ("read", "reader") and mode_config(mode).boilerplate == "sieve":
         sieve_compiled.describe()  # the features' choice is made when they are first imported
         walk += f", sieve features {sieve_compiled.STATUS}"
     return {"mode": mode, "walk": walk, "cpu": cpu, "load": load_s, "in_bytes": in_bytes, "records": records, "docs": docs,
@@ -278,9 +291,13 @@ def run_modes(args) -> int:
 
     inputs = [p for p in resolve_inputs(args.inputs) if "://" not in p]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    for m in modes:  # a typo fails before minutes of measuring
-        if m not in ("read", "reader"):
-            ExtractConfig.from_langs(parse_mode(m)[0], boilerplate=parse_mode(m)[1])
+    configs = [mode_config(m) for m in modes if m not in ("read", "reader")]  # a typo fails before minutes of measuring
+    if args.extract_processes:
+        if len(configs) < len(modes) or args.walks or args.profile:
+            raise SystemExit("--extract-processes: extraction modes only (not read, reader), without --walks and --profile")
+        from warclake.cli.bench_processes import run_processes  # not imported by every command
+
+        return show_table(run_processes(modes, configs, inputs, args.repeat), args.markdown)
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per mode
     walks = [w.strip() for w in args.walks.split(",")] if args.walks else [None]
     for w in walks:
@@ -330,9 +347,13 @@ def run_modes(args) -> int:
             cells = [f"{100 * r['stages'].get(st, 0) / sum(r['stages'].values()):.1f} %"
                      for r in results if r["stages"]]
             lines.append(f"| {st} | " + " | ".join(cells) + " |")
-    table = "\n".join(lines)
+    return show_table("\n".join(lines), args.markdown)
+
+
+def show_table(table: str, markdown: str | None) -> int:
+    """Print the table, and write it to ``markdown`` when given."""
     print(table)
-    if args.markdown:
-        with open(args.markdown, "w", encoding="utf-8") as fh:
+    if markdown:
+        with open(markdown, "w", encoding="utf-8") as fh:
             fh.write(table + "\n")
     return 0

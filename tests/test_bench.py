@@ -64,3 +64,39 @@ def test_the_reader_row_reads_payloads_as_extraction_does(tmp_path):
     assert sizes == [len(page), 0, len(page)]
     row = measure_mode("reader", [str(path)], False)
     assert row["records"] == 3 and row["cpu"] > 0
+
+
+def test_extract_processes_measure_each_mode_as_a_whole_extraction_and_what_it_adds(tmp_path, capsys):
+    paths = make_dump(str(tmp_path / "dump"), files=2, pages_per_file=10, dump="B", truncate_last=False)
+    table = tmp_path / "bench.md"
+    assert main(["bench", "--modes", "all,all+signatures", "--extract-processes", "--repeat", "1",
+                 "--markdown", str(table), *paths]) == 0
+    out, err = capsys.readouterr()
+    text = table.read_text()
+    assert text.strip() in out  # printed as written
+    cells = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]]
+             for ln in text.splitlines() if ln.startswith("| ")}
+    # one row per round and the medians: both modes' CPU seconds, then what signatures add
+    assert cells["round"] == ["all CPU s", "all+signatures CPU s", "all+signatures adds to all"]
+    assert set(cells) >= {"1", "median"} and "2" not in cells
+    base, fused, pct = cells["1"]
+    assert float(base) > 0 and float(fused) > 0
+    assert pct.endswith(" %")  # of the unrounded seconds: within rounding of the shown ones
+    assert abs(float(pct[:-2]) - 100 * (float(fused) - float(base)) / float(base)) < 0.5
+    assert cells["median"][2] == pct  # one round: its percentage is the median
+    # each mode ran as configured, in a lake of its own: the same documents, signatures only when asked
+    docs = {m: int(cells[m][4].replace(",", "")) for m in ("all", "all+signatures")}
+    assert docs["all"] > 0 and docs["all"] == docs["all+signatures"]
+    assert cells["all"][5] == "0 of 2" and cells["all+signatures"][5] == "2 of 2"
+    assert err.index("round 1, all:") < err.index("round 1, all+signatures:")
+
+
+def test_extract_processes_stop_at_a_run_that_fails_with_its_output(tmp_path, capsys):
+    junk = tmp_path / "junk.warc.gz"
+    junk.write_bytes(b"not an archive " * 100)
+    with pytest.raises(SystemExit) as stop:
+        main(["bench", "--modes", "ja", "--extract-processes", str(junk)])
+    assert "mode ja: `warclake extract` exited with 1" in str(stop.value)
+    assert "junk.warc.gz: failed" in capsys.readouterr().err  # the extraction's own words
+    with pytest.raises(SystemExit, match="extraction modes only"):
+        main(["bench", "--modes", "read,ja", "--extract-processes", str(junk)])

@@ -1,0 +1,122 @@
+"""``warclake bench --modes A,B --extract-processes``: each mode as a whole ``warclake extract``
+process, alternated round by round, and what each mode adds to the first in CPU time.
+
+A worker pays its once-per-process costs (imports, model loading, a compiled module's check)
+once, so they count here as they do for a worker: each run is ``warclake extract --workers 0
+-q`` in a process of its own, into a fresh lake, and its CPU time is the user + system time
+of that whole process (``os.wait4``). Alternating the modes within each round lets a drift
+of the machine's load hit them alike; the percentage is taken per round, then its median.
+"""
+from __future__ import annotations
+
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+from warclake.tasks.config import ExtractConfig
+from warclake.tasks.corpus.layout import ARCHIVE_STEP, ARCHIVE_TABLES, CorpusLayout
+from warclake.tasks.lake import Lake, archive_name
+
+DUMP = "BENCH"
+
+
+def extract_command(config: ExtractConfig, inputs: list[str], lake: str) -> list[str]:
+    """The ``warclake extract`` command line of a mode (``--workers 0``: the process measured
+    is the one that extracts)."""
+    cmd = [sys.executable, "-m", "warclake", "extract", "--dump", DUMP, "--lake", lake,
+           "--langs", ",".join(config.langs), "--boilerplate", config.boilerplate, "--workers", "0", "-q"]
+    return cmd + (["--corpus-signatures"] if config.corpus_signatures else []) + inputs
+
+
+def run_extract(mode: str, config: ExtractConfig, inputs: list[str], lake: str) -> dict:
+    """One run: the child's CPU seconds (user + system), wall seconds and peak RSS. A run that
+    fails (an archive failed: its figures would be of less work) ends the bench, its output shown."""
+    with tempfile.TemporaryFile() as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(extract_command(config, inputs, lake), stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        proc.returncode = os.waitstatus_to_exitcode(status)   # reaped here, not by Popen
+        if proc.returncode != 0:
+            out.seek(0)
+            sys.stderr.write(out.read().decode("utf-8", "replace"))
+            raise SystemExit(f"warclake: error: bench: mode {mode}: `warclake extract` exited with "
+                             f"{proc.returncode} (its output above)")
+    return {"cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "rss_mb": usage.ru_maxrss / 1024}
+
+
+def lake_counts(lake: str, inputs: list[str]) -> tuple[int, int]:
+    """Documents the run extracted (its summaries) and archives whose corpus signatures are
+    complete (both outputs and the step's state file): what shows the mode really ran."""
+    store, layout = Lake(lake), CorpusLayout(lake)
+    docs = signed = 0
+    for path in inputs:
+        name = archive_name(path)
+        docs += (store.read_summary(DUMP, name) or {}).get("documents", 0)
+        files = [layout.file(t, DUMP, name) for t in ARCHIVE_TABLES] + [layout.state_path(ARCHIVE_STEP, DUMP, name)]
+        signed += all(os.path.exists(f) for f in files)
+    return docs, signed
+
+
+def measure(modes: list[str], configs: list[ExtractConfig], inputs: list[str], repeat: int) -> list[list[dict]]:
+    """``rounds[r][m]``: mode m's run in round r, the modes in the order given in every round."""
+    rounds = []
+    for r in range(repeat):
+        runs = []
+        for mode, config in zip(modes, configs):
+            with tempfile.TemporaryDirectory() as lake:
+                run = run_extract(mode, config, inputs, lake)
+                run["docs"], run["signed"] = lake_counts(lake, inputs)
+            runs.append(run)
+            print(f"round {r + 1}, {mode}: {run['cpu']:.2f} CPU s", file=sys.stderr, flush=True)
+        rounds.append(runs)
+    return rounds
+
+
+def added(run: dict, base: dict) -> float:
+    return 100 * (run["cpu"] - base["cpu"]) / base["cpu"]
+
+
+def spread(values) -> str:
+    """One value, or its range when the runs disagree (they should not)."""
+    lo, hi = min(values := list(values)), max(values)
+    return f"{lo:,}" if lo == hi else f"{lo:,}-{hi:,}"
+
+
+def table(modes: list[str], rounds: list[list[dict]], inputs: list[str]) -> str:
+    mb = sum(os.path.getsize(p) for p in inputs) / 1e6
+    head = (f"Inputs: {len(inputs)} archives, {mb:.1f} MB of WARC.gz. Each run is `warclake extract "
+            f"--workers 0 -q` in a process of its own, into a fresh lake; CPU s is that process's user + "
+            f"system time; the modes alternate, round by round ({len(rounds)} rounds).")
+    if sys.argv[1:2] == ["bench"]:
+        head += f" Command: `warclake bench {' '.join(shlex.quote(a) for a in sys.argv[2:])}`"
+    extra = modes[1:]
+    lines = [head, "",
+             "| round | " + " | ".join(f"{m} CPU s" for m in modes)
+             + "".join(f" | {m} adds to {modes[0]}" for m in extra) + " |",
+             "|---|" + "---:|" * (len(modes) + len(extra))]
+    for r, runs in enumerate(rounds, 1):
+        lines.append(f"| {r} | " + " | ".join(f"{run['cpu']:.2f}" for run in runs)
+                     + "".join(f" | {added(run, runs[0]):.1f} %" for run in runs[1:]) + " |")
+    med = statistics.median
+    lines.append("| median | " + " | ".join(f"{med(rs[i]['cpu'] for rs in rounds):.2f}" for i in range(len(modes)))
+                 + "".join(f" | {med(added(rs[i], rs[0]) for rs in rounds):.1f} %" for i in range(1, len(modes)))
+                 + " |")
+    lines += ["", "| mode | median CPU s | CPU s, min-max | median wall s | peak RSS MB | documents | archives with corpus signatures |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    for i, mode in enumerate(modes):
+        runs = [rs[i] for rs in rounds]
+        cpu = [run["cpu"] for run in runs]
+        lines.append(f"| {mode} | {med(cpu):.2f} | {min(cpu):.2f}-{max(cpu):.2f} | "
+                     f"{med(run['wall'] for run in runs):.2f} | {max(run['rss_mb'] for run in runs):.0f} | "
+                     f"{spread(run['docs'] for run in runs)} | {spread(run['signed'] for run in runs)} of {len(inputs)} |")
+    return "\n".join(lines)
+
+
+def run_processes(modes: list[str], configs: list[ExtractConfig], inputs: list[str], repeat: int) -> str:
+    """The table of ``repeat`` rounds (at least one)."""
+    return table(modes, measure(modes, configs, inputs, max(1, repeat)), inputs)
