@@ -10,10 +10,10 @@ of place, paragraphs without a path) is counted by ``quality.document_metrics``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from .normalise import nfkc_lower
 from .quality import (CHAR_UNIT_LANGS, CHECK_DOCS, _CHROME_CACHE, _CLASS, _lower_table, _metrics_from_counts,
@@ -24,12 +24,34 @@ from .signatures import (CHECK_TEXTS, COMPARED_MIN_CHARS, EMPTY_MINHASH, Signed,
 
 
 @dataclass
+class Metrics:
+    """The documents' metrics as a matrix: ``values[i, j]`` is metric ``keys[j]`` of
+    document i, keys in sorted order (the map column's)."""
+    keys: list[str]
+    values: np.ndarray    # (documents, keys) float64, C order
+
+    @classmethod
+    def of(cls, rows: list[dict]) -> "Metrics":
+        """From one dict per document (every one with the same keys)."""
+        keys = sorted(rows[0]) if rows else []
+        if any(r.keys() != rows[0].keys() for r in rows):
+            raise ValueError("documents with different metrics")
+        return cls(keys, np.array([[r[k] for k in keys] for r in rows], np.float64).reshape(len(rows), len(keys)))
+
+    def rows(self) -> list[dict]:
+        return [dict(zip(self.keys, r)) for r in self.values.tolist()]
+
+
+@dataclass
 class Pass:
     """What the pass gives for a table: the signatures (``signed.para_paths`` is an Arrow
-    string array) and each document's metrics (empty dicts when not asked for)."""
+    string array), the documents' metrics (no keys when not asked for), and per paragraph
+    its document, its position in it (from 1) and its label (null past its document's list)."""
     signed: Signed
-    metrics: list
-    para_labels: pa.Array | None = None    # each paragraph's label (null past its document's list)
+    metrics: Metrics
+    para_doc: np.ndarray | None = None     # int32
+    para_idx: np.ndarray | None = None     # int32
+    para_labels: pa.Array | None = None
 
 
 class PathMemory:
@@ -102,8 +124,8 @@ def pass_equal(a: Pass, b: Pass) -> bool:
     pb_paths = b.signed.para_paths if isinstance(b.signed.para_paths, list) else b.signed.para_paths.to_pylist()
     sa = Signed(**{**a.signed.__dict__, "para_paths": pa_paths})
     sb = Signed(**{**b.signed.__dict__, "para_paths": pb_paths})
-    return (signed_equal(sa, sb) and len(a.metrics) == len(b.metrics)
-            and all(metrics_equal(x, y) for x, y in zip(a.metrics, b.metrics)))
+    ma, mb = a.metrics.rows(), b.metrics.rows()
+    return signed_equal(sa, sb) and len(ma) == len(mb) and all(metrics_equal(x, y) for x, y in zip(ma, mb))
 
 
 def reference(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, with_metrics: bool = True) -> Pass:
@@ -113,7 +135,7 @@ def reference(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, wi
     signed = sign_documents_reference(texts, labels, is_chrome_path, para_ngram, doc_ngram, num_perm)
     metrics = [document_metrics_reference(t, lb, lg) if with_metrics else {}
                for t, lb, lg in zip(texts, labels, langs)]
-    return Pass(signed, metrics)
+    return Pass(signed, Metrics.of(metrics))
 
 
 def _column(docs: pa.Table, name: str) -> list:
@@ -169,32 +191,82 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
                                                      pa.py_buffer(path_data[:pos]))
     else:
         out.para_paths = pa.LargeStringArray.from_buffers(n_para, pa.py_buffer(path_off), pa.py_buffer(path_data[:pos]))
-    metrics = []
-    if with_metrics:
-        texts = docs.column("text")
-        labels = None
-        for i, (c, lg) in enumerate(zip(counts, langs)):
-            if c is None:    # left to the whole-text counts
-                if labels is None:
-                    labels = _column(docs, "paragraph_labels")
-                metrics.append(document_metrics(texts[i].as_py() or "", labels[i], lg))
-            else:
-                metrics.append(_metrics_from_counts(c, bool(lab_valid[i]), lg))
-    else:
-        metrics = [{} for _ in range(n)]
-    return Pass(out, metrics, _paragraph_labels(out.doc_paragraphs, lab_off, lab_valid, label_values))
+    metrics = _metrics(docs, counts, lab_valid, langs) if with_metrics else Metrics([], np.zeros((n, 0)))
+    para_doc, para_idx = paragraph_positions(out.doc_paragraphs)
+    return Pass(out, metrics, para_doc, para_idx,
+                _paragraph_labels(para_doc, para_idx, lab_off, lab_valid, label_values))
 
 
-def _paragraph_labels(per_doc: np.ndarray, lab_off: np.ndarray, lab_valid: np.ndarray, values: pa.Array) -> pa.Array:
-    """Paragraph j of a document gets label j of its list, null past the list's end."""
+def _metrics(docs: pa.Table, counts: list, has_labels: np.ndarray, langs: list) -> Metrics:
+    """The documents' metrics from the pass's counts, a column of documents at a time; a
+    document the pass left to the whole-text counts (None) by ``quality.document_metrics``."""
+    n = len(counts)
+    left = [i for i, c in enumerate(counts) if c is None]
+    own = {}
+    if left:
+        texts, labels = docs.column("text"), _column(docs, "paragraph_labels")
+        own = {i: document_metrics(texts[i].as_py() or "", labels[i], langs[i]) for i in left}
+        if len(left) == n:
+            return Metrics.of([own[i] for i in range(n)])
+    counted = np.flatnonzero(np.array([c is not None for c in counts], bool)) if left else slice(None)
+    got = [c for c in counts if c is not None] if left else counts
+    scalars = [k for k in got[0] if k not in ("top", "dup")]
+    table = np.array(list(map(itemgetter(*scalars), got)), np.float64).T
+    columns = dict(zip(scalars, table))
+    for k in ("top", "dup"):
+        columns[k] = np.array([c[k] for c in got], np.float64).reshape(len(got), -1).T
+    per_key = _metrics_from_counts(columns, has_labels[counted] != 0, np.array(langs, object)[counted])
+    keys = sorted(per_key)
+    values = np.empty((n, len(keys)), np.float64)
+    values[counted] = np.column_stack([per_key[k] for k in keys])
+    for i, m in own.items():
+        if m.keys() != per_key.keys():
+            raise ValueError("the whole-text counts gave other metrics than the pass")
+        values[i] = [m[k] for k in keys]
+    return Metrics(keys, values)
+
+
+def paragraph_positions(per_doc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(document, position in it from 1) of each paragraph, int32, given each document's
+    number of paragraphs."""
     counts = per_doc.astype(np.int64)
-    doc_of = np.repeat(np.arange(counts.size), counts)
-    j = np.arange(int(counts.sum()), dtype=np.int64) - np.repeat(np.cumsum(counts) - counts, counts)
-    have = (lab_valid[doc_of] != 0) & (j < (lab_off[1:] - lab_off[:-1])[doc_of])
-    idx = np.where(have, lab_off[:-1][doc_of] + j, 0)
+    doc = np.repeat(np.arange(counts.size, dtype=np.int32), counts)
+    idx = np.arange(1, doc.size + 1, dtype=np.int32) - np.repeat((np.cumsum(counts) - counts).astype(np.int32), counts)
+    return doc, idx
+
+
+def _paragraph_labels(doc: np.ndarray, idx: np.ndarray, lab_off: np.ndarray, lab_valid: np.ndarray,
+                      values: pa.Array) -> pa.Array:
+    """Paragraph j of a document gets label j of its list, null past the list's end."""
     if not len(values):
-        return pa.nulls(idx.size, pa.string())
-    return values.take(arrow_numbers(idx, ~have)).cast(pa.string())
+        return pa.nulls(doc.size, pa.string())
+    start = lab_off[:-1]
+    have = (lab_valid[doc] != 0) & (idx <= (lab_off[1:] - start)[doc])
+    where = start[doc] + (idx - 1)
+    if have.all():
+        return take(values, arrow_numbers(where))
+    return take(values, arrow_numbers(np.where(have, where, 0), ~have))
+
+
+def take(values: pa.Array, indices: pa.Array) -> pa.Array:
+    """``values.take(indices)``, called through the compute core (``pyarrow._compute``, where
+    ``pyarrow.compute.call_function`` lives) and not the ``pyarrow.compute`` module, whose
+    import costs about 0.03 CPU s once per process (its wrappers are made at import) that
+    extraction does not otherwise pay."""
+    from pyarrow._compute import call_function
+
+    return call_function("take", [values, indices])
+
+
+def valid_flags(arr: pa.Array) -> np.ndarray:
+    """1 where ``arr`` is not null, 0 where it is (uint8), from its validity bitmap."""
+    if arr.null_count == 0:
+        return np.ones(len(arr), np.uint8)
+    bitmap = arr.buffers()[0]
+    if bitmap is None:    # the null type: every value null
+        return np.zeros(len(arr), np.uint8)
+    bits = np.unpackbits(np.frombuffer(bitmap, np.uint8), count=arr.offset + len(arr), bitorder="little")
+    return bits[arr.offset:]
 
 
 def _buffers(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -203,9 +275,7 @@ def _buffers(chunk: pa.Array) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     width = np.int64 if chunk.type == pa.large_string() else np.int32
     offsets = np.frombuffer(bufs[1], width, len(chunk) + 1, chunk.offset * np.dtype(width).itemsize).astype(np.int64)
     data = np.frombuffer(bufs[2], np.uint8) if bufs[2] is not None and bufs[2].size else np.zeros(1, np.uint8)
-    valid = (np.ones(len(chunk), np.uint8) if chunk.null_count == 0
-             else chunk.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8))
-    return offsets, data, valid
+    return offsets, data, valid_flags(chunk)
 
 
 def _labels(docs: pa.Table):
@@ -222,9 +292,18 @@ def _labels(docs: pa.Table):
         arr = arr.combine_chunks()
     offsets = arr.offsets.to_numpy().astype(np.int64)
     values = arr.values
-    good = pc.fill_null(pc.equal(values, "good"), False).to_numpy(zero_copy_only=False)
-    bad = pc.fill_null(pc.equal(values, "bad"), False).to_numpy(zero_copy_only=False)
-    codes = (good.astype(np.int8) + 2 * bad.astype(np.int8))
-    valid = (np.ones(n, np.uint8) if arr.null_count == 0
-             else arr.is_valid().to_numpy(zero_copy_only=False).astype(np.uint8))
-    return offsets, valid, codes if codes.size else np.zeros(1, np.int8), values
+    codes = _label_codes(values)
+    return offsets, valid_flags(arr), codes if codes.size else np.zeros(1, np.int8), values
+
+
+def _label_codes(values: pa.Array) -> np.ndarray:
+    """Per label value 1 for "good", 2 for "bad", 0 for any other or null (int8)."""
+    off, data, valid = _buffers(values)
+    size = off[1:] - off[:-1]
+    codes = np.zeros(len(values), np.int8)
+    for code, word in ((1, b"good"), (2, b"bad")):
+        at = np.flatnonzero((size == len(word)) & (valid != 0))
+        if at.size:
+            same = (data[off[at][:, None] + np.arange(len(word))] == np.frombuffer(word, np.uint8)).all(axis=1)
+            codes[at[same]] = code
+    return codes

@@ -398,43 +398,59 @@ def _metrics_compiled(native, text: str, paragraph_labels, lang: str | None) -> 
     return _metrics_from_counts(c, paragraph_labels is not None, lang)
 
 
-def _metrics_from_counts(c: dict, has_labels: bool, lang: str | None) -> dict[str, float]:
-    n_units, n_lines, nonspace, char_mode = c["units"], c["lines"], c["nonspace"], c["char_mode"]
-    m: dict[str, float] = {"char_units": float(char_mode), "paragraphs": float(c["paragraphs"]),
-                           "chars": float(nonspace), "word_count": float(n_units)}
-    m["mean_word_length"] = math.nan if char_mode or not n_units else nonspace / n_units
-    m["symbol_word_ratio"] = c["symbols"] / n_units if n_units else 0.0
-    m["bullet_line_share"] = c["bullet_lines"] / n_lines if n_lines else 0.0
-    m["ellipsis_line_share"] = c["ellipsis_lines"] / n_lines if n_lines else 0.0
-    m["alpha_word_share"] = c["lettered"] / n_units if n_units else 0.0
-    m["en_stop_words"] = float(c["stop_words"]) if lang == "en" else math.nan
-    m["dup_line_share"] = c["dup_lines"] / n_lines if n_lines else 0.0
-    m["dup_line_char_share"] = c["dup_line_chars"] / c["line_chars"] if c["line_chars"] else 0.0
-    m["dup_para_share"] = c["dup_paragraphs"] / c["nonempty_paragraphs"] if c["nonempty_paragraphs"] else 0.0
-    m["dup_para_char_share"] = (c["dup_paragraph_chars"] / c["paragraph_chars"]
-                                if c["paragraph_chars"] else 0.0)
-    total = float(c["unit_chars"])
-    for n, num in zip(range(2, 5), c["top"]):
-        m[f"top_{n}gram_char_share"] = float(num) / total if num > 0 else 0.0
-    for n, num in zip(range(5, 11), c["dup"]):
-        m[f"dup_{n}gram_char_share"] = float(num) / total if num >= 0 else 0.0
-    m["terminal_punct_line_share"] = c["terminal_lines"] / n_lines if n_lines else 0.0
-    m["c4_sentences"] = float(c["sentences"])
-    m["short_line_share"] = float(c["short_lines"]) / n_lines if n_lines else 0.0
-    m["javascript_line_share"] = c["javascript_lines"] / n_lines if c["javascript_lines"] else 0.0
-    m["policy_line_share"] = c["policy_lines"] / n_lines if c["policy_lines"] else 0.0
-    m["lorem_ipsum"] = float(c["lorem_ipsum"])
-    m["curly_brackets"] = float(c["curly_brackets"])
-    m["cjk_char_share"] = c["cjk"] / nonspace if nonspace else 0.0
-    m["hiragana_share"] = c["hiragana"] / nonspace if nonspace else 0.0
-    m["link_char_share"] = c["link_chars"] / nonspace if nonspace else 0.0
-    body = c["body_chars"]
-    if has_labels and c["labels_fit"] and body:
-        m["boilerplate_char_share"] = c["bad_chars"] / body
+def _metrics_from_counts(c: dict, has_labels, lang) -> dict:
+    """Every metric of a document from its whole-number counts ``c``, or of many documents
+    at once: ``c`` a dict of float64 columns (``top`` and ``dup`` (3, n) and (6, n)),
+    ``has_labels`` a bool array and ``lang`` an object array give a dict of columns. Both
+    give the reference's doubles: a quotient of whole numbers below 2**53 is the same
+    correctly rounded double in Python and numpy, and NaN is the same quiet NaN."""
+    if isinstance(has_labels, np.ndarray):
+        def div(num, den, ok, other=0.0):    # num / den where ok, else other
+            return np.where(ok, num / np.where(ok, den, 1.0), other)
+
+        def pick(ok, value, other):
+            return np.where(ok, value, other)
+        num = np.asarray
     else:
-        m["boilerplate_char_share"] = math.nan
-    m["chrome_path_char_share"] = c["chrome_chars"] / body if body else 0.0
-    m["mean_path_depth"] = c["path_elements"] / c["paragraphs"] if c["paragraphs"] else 0.0
+        def div(num, den, ok, other=0.0):
+            return num / den if ok else other
+
+        def pick(ok, value, other):
+            return float(value) if ok else other
+        num = float
+    n_units, n_lines, nonspace, char_mode = c["units"], c["lines"], c["nonspace"], c["char_mode"]
+    has_units, has_lines, has_chars = n_units != 0, n_lines != 0, nonspace != 0
+    m = {"char_units": num(char_mode), "paragraphs": num(c["paragraphs"]),
+         "chars": num(nonspace), "word_count": num(n_units)}
+    m["mean_word_length"] = div(nonspace, n_units, (char_mode == 0) & has_units, math.nan)
+    m["symbol_word_ratio"] = div(c["symbols"], n_units, has_units)
+    m["bullet_line_share"] = div(c["bullet_lines"], n_lines, has_lines)
+    m["ellipsis_line_share"] = div(c["ellipsis_lines"], n_lines, has_lines)
+    m["alpha_word_share"] = div(c["lettered"], n_units, has_units)
+    m["en_stop_words"] = pick(lang == "en", c["stop_words"], math.nan)
+    m["dup_line_share"] = div(c["dup_lines"], n_lines, has_lines)
+    m["dup_line_char_share"] = div(c["dup_line_chars"], c["line_chars"], c["line_chars"] != 0)
+    m["dup_para_share"] = div(c["dup_paragraphs"], c["nonempty_paragraphs"], c["nonempty_paragraphs"] != 0)
+    m["dup_para_char_share"] = div(c["dup_paragraph_chars"], c["paragraph_chars"], c["paragraph_chars"] != 0)
+    total = num(c["unit_chars"])
+    for n, count in zip(range(2, 5), c["top"]):
+        m[f"top_{n}gram_char_share"] = div(count, total, count > 0)
+    for n, count in zip(range(5, 11), c["dup"]):
+        m[f"dup_{n}gram_char_share"] = div(count, total, count >= 0)
+    m["terminal_punct_line_share"] = div(c["terminal_lines"], n_lines, has_lines)
+    m["c4_sentences"] = num(c["sentences"])
+    m["short_line_share"] = div(c["short_lines"], n_lines, has_lines)
+    m["javascript_line_share"] = div(c["javascript_lines"], n_lines, c["javascript_lines"] != 0)
+    m["policy_line_share"] = div(c["policy_lines"], n_lines, c["policy_lines"] != 0)
+    m["lorem_ipsum"] = num(c["lorem_ipsum"])
+    m["curly_brackets"] = num(c["curly_brackets"])
+    m["cjk_char_share"] = div(c["cjk"], nonspace, has_chars)
+    m["hiragana_share"] = div(c["hiragana"], nonspace, has_chars)
+    m["link_char_share"] = div(c["link_chars"], nonspace, has_chars)
+    body = c["body_chars"]
+    m["boilerplate_char_share"] = div(c["bad_chars"], body, has_labels & (c["labels_fit"] != 0) & (body != 0), math.nan)
+    m["chrome_path_char_share"] = div(c["chrome_chars"], body, body != 0)
+    m["mean_path_depth"] = div(c["path_elements"], c["paragraphs"], c["paragraphs"] != 0)
     return m
 
 

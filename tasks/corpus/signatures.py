@@ -196,17 +196,15 @@ def simhash64(texts: list[str], n: int, batch_ngrams: int = 1 << 19) -> np.ndarr
 def band_keys(sigs: np.ndarray, bands: int, rows: int) -> np.ndarray:
     """(len, bands) int64: each band's ``rows`` MinHash values hashed together (with the
     band's number, so equal values in different bands are different keys). An empty
-    text's keys are 0, which the banding step skips."""
+    text's keys are 0, which the banding step skips. All bands at once: a numpy call per
+    row of a band, not per band and row."""
     n = sigs.shape[0]
-    keys = np.zeros((n, bands), np.uint64)
-    empty = (sigs == EMPTY_MINHASH).all(axis=1)
+    by_band = sigs[:, :bands * rows].reshape(n, bands, rows)
     with np.errstate(over="ignore"):
-        for bnd in range(bands):
-            acc = np.full(n, np.uint64(bnd + 1) * np.uint64(0x9E3779B97F4A7C15), np.uint64)
-            for r in range(rows):
-                acc = _mix(acc ^ sigs[:, bnd * rows + r].astype(np.uint64))
-            keys[:, bnd] = acc
-    keys[empty] = 0
+        keys = np.zeros((n, bands), np.uint64) + np.arange(1, bands + 1, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+        for r in range(rows):
+            keys = _mix(keys ^ by_band[:, :, r])
+    keys[(sigs == EMPTY_MINHASH).all(axis=1)] = 0
     return keys.view(np.int64)
 
 
