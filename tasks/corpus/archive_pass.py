@@ -10,7 +10,6 @@ of place, paragraphs without a path) is counted by ``quality.document_metrics``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import itemgetter
 
 import numpy as np
 import pyarrow as pa
@@ -113,7 +112,7 @@ def _check(native) -> None:
     for ngrams in ((3, 5, 120), (1, 2, 7)):
         got = run(native, table, *ngrams)
         ref = reference(table, *ngrams, with_metrics=False)
-        ref.metrics = metrics
+        ref.metrics = Metrics.of(metrics)
         if not pass_equal(got, ref):
             raise ValueError("the pass differs from the references on a check document")
 
@@ -174,7 +173,8 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
                  np.full((n, num_perm), EMPTY_MINHASH, np.uint32))
     path_off = np.zeros(n_para + 1, np.int64)
     path_data = (paths or PathMemory()).take(max(path_bytes, 1))
-    counts: list = []
+    count_rows = np.empty((n, len(native.count_names())), np.int64)
+    counted = np.zeros(n, np.uint8)
     pi = pos = lo = 0
     for chunk, (offsets, data, valid) in zip(chunks, parts):
         hi = lo + len(chunk)
@@ -182,7 +182,8 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
             offsets, data, valid, lab_off[lo:hi + 1], lab_valid[lo:hi], lab_code, lang_flags[lo:hi],
             is_chrome_path, _CHROME_CACHE, nfkc_lower, para_ngram, doc_ngram, num_perm, COMPARED_MIN_CHARS,
             out.para_hash, out.para_simhash, out.para_chars, path_off, path_data, pi, pos,
-            out.clean_hash[lo:], out.clean_chars[lo:], out.minhash[lo:], out.doc_paragraphs[lo:], counts)
+            out.clean_hash[lo:], out.clean_chars[lo:], out.minhash[lo:], out.doc_paragraphs[lo:],
+            count_rows[lo:], counted[lo:])
         lo = hi
     if pi != n_para:
         raise ValueError(f"the pass cut {pi} paragraphs, the separators say {n_para}")
@@ -191,30 +192,30 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
                                                      pa.py_buffer(path_data[:pos]))
     else:
         out.para_paths = pa.LargeStringArray.from_buffers(n_para, pa.py_buffer(path_off), pa.py_buffer(path_data[:pos]))
-    metrics = _metrics(docs, counts, lab_valid, langs) if with_metrics else Metrics([], np.zeros((n, 0)))
+    metrics = (_metrics(docs, native.count_names(), count_rows, counted != 0, lab_valid, langs) if with_metrics
+               else Metrics([], np.zeros((n, 0))))
     para_doc, para_idx = paragraph_positions(out.doc_paragraphs)
     return Pass(out, metrics, para_doc, para_idx,
                 _paragraph_labels(para_doc, para_idx, lab_off, lab_valid, label_values))
 
 
-def _metrics(docs: pa.Table, counts: list, has_labels: np.ndarray, langs: list) -> Metrics:
-    """The documents' metrics from the pass's counts, a column of documents at a time; a
-    document the pass left to the whole-text counts (None) by ``quality.document_metrics``."""
-    n = len(counts)
-    left = [i for i, c in enumerate(counts) if c is None]
+def _metrics(docs: pa.Table, names: tuple, count_rows: np.ndarray, counted: np.ndarray, has_labels: np.ndarray,
+             langs: list) -> Metrics:
+    """The documents' metrics from the pass's counts (``count_rows``, a row per document in
+    the order of ``names``), a column of documents at a time; a document the pass left to
+    the whole-text counts (not ``counted``) by ``quality.document_metrics``."""
+    n = len(counted)
+    left = np.flatnonzero(~counted).tolist()
     own = {}
     if left:
         texts, labels = docs.column("text"), _column(docs, "paragraph_labels")
         own = {i: document_metrics(texts[i].as_py() or "", labels[i], langs[i]) for i in left}
         if len(left) == n:
             return Metrics.of([own[i] for i in range(n)])
-    counted = np.flatnonzero(np.array([c is not None for c in counts], bool)) if left else slice(None)
-    got = [c for c in counts if c is not None] if left else counts
-    scalars = [k for k in got[0] if k not in ("top", "dup")]
-    table = np.array(list(map(itemgetter(*scalars), got)), np.float64).T
-    columns = dict(zip(scalars, table))
+    rows = count_rows[counted].astype(np.float64).T if left else count_rows.astype(np.float64).T
+    columns = {k: rows[j] for j, k in enumerate(names) if k not in ("top", "dup")}
     for k in ("top", "dup"):
-        columns[k] = np.array([c[k] for c in got], np.float64).reshape(len(got), -1).T
+        columns[k] = rows[[j for j, name in enumerate(names) if name == k]]
     per_key = _metrics_from_counts(columns, has_labels[counted] != 0, np.array(langs, object)[counted])
     keys = sorted(per_key)
     values = np.empty((n, len(keys)), np.float64)

@@ -546,10 +546,39 @@ cdef inline uint64_t mix_at(Py_ssize_t k, uint32_t c) noexcept nogil:
     return mix((<uint64_t> k << CP_BITS) | c)
 
 
-cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_ssize_t *pstart, Py_ssize_t *plen,
-                       Py_ssize_t nchunks, bint lang_units, bint english, int64_t link_chars,
-                       int64_t chrome_chars, int64_t depth, int64_t total, bint labels_fit,
-                       int64_t bad_chars):
+# The counts in the order ``plain_counts`` writes them (``COUNTS``), "top" (3: n = 2..4) and
+# "dup" (6: n = 5..10) as runs of their own; ``counts_dict`` gives them by name.
+COUNTS = ("char_mode", "paragraphs", "nonspace", "units", "symbols", "lines", "bullet_lines",
+          "ellipsis_lines", "lettered", "stop_words", "dup_lines", "dup_line_chars", "line_chars",
+          "nonempty_paragraphs", "dup_paragraphs", "dup_paragraph_chars", "paragraph_chars",
+          "unit_chars", "top", "top", "top", "dup", "dup", "dup", "dup", "dup", "dup",
+          "terminal_lines", "sentences", "short_lines", "javascript_lines", "policy_lines",
+          "lorem_ipsum", "curly_brackets", "cjk", "hiragana", "link_chars", "body_chars",
+          "labels_fit", "bad_chars", "chrome_chars", "path_elements")
+cdef enum:
+    N_COUNTS = 42
+    AT_TOP = 18
+    AT_DUP = 21
+
+
+cdef dict counts_dict(const int64_t *row):
+    """The counts of one document by name (``quality._metrics_from_counts``'s input)."""
+    cdef dict out = {}
+    cdef Py_ssize_t k
+    for k in range(N_COUNTS):
+        if k == AT_TOP:
+            out["top"] = [row[AT_TOP + j] for j in range(3)]
+        elif k == AT_DUP:
+            out["dup"] = [row[AT_DUP + j] for j in range(6)]
+        elif not AT_TOP < k < AT_DUP + 6:
+            out[COUNTS[k]] = bool(row[k]) if k == 0 or k == 38 else row[k]
+    return out
+
+
+cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_ssize_t *pstart, Py_ssize_t *plen,
+                      Py_ssize_t nchunks, bint lang_units, bint english, int64_t link_chars,
+                      int64_t chrome_chars, int64_t depth, int64_t total, bint labels_fit,
+                      int64_t bad_chars, int64_t *row) except -1:
     """The counts of ``document_counts`` from the plain text (``plain_cp``: the paragraphs'
     bodies without link markers joined by line feeds, in working memory slot 1), its
     paragraphs (``pstart``/``plen`` in slots 3 and 4: where each body is in it) and what
@@ -847,15 +876,16 @@ cdef dict plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_
             top_num[k] = -1
         for k in range(6):
             dup_chars[k] = -1
-    return {"char_mode": char_mode, "paragraphs": nchunks, "nonspace": nonspace, "units": w,
-            "symbols": symbols, "lines": nlines, "bullet_lines": bullets, "ellipsis_lines": ell,
-            "lettered": lettered, "stop_words": stop, "dup_lines": dl, "dup_line_chars": dl_chars,
-            "line_chars": l_chars, "nonempty_paragraphs": ne, "dup_paragraphs": dp,
-            "dup_paragraph_chars": dp_chars, "paragraph_chars": p_chars,
-            "unit_chars": total_units, "top": [top_num[k] for k in range(3)],
-            "dup": [dup_chars[k] for k in range(6)], "terminal_lines": terminal,
-            "sentences": sent_c if char_mode else sent_w, "short_lines": short15 if char_mode else short30,
-            "javascript_lines": js_lines, "policy_lines": policy_lines, "lorem_ipsum": lorem,
-            "curly_brackets": curly, "cjk": cjk, "hiragana": hira, "link_chars": link_chars,
-            "body_chars": total, "labels_fit": labels_fit, "bad_chars": bad_chars,
-            "chrome_chars": chrome_chars, "path_elements": depth}
+    cdef int64_t *r = row
+    r[0], r[1], r[2], r[3], r[4], r[5], r[6] = char_mode, nchunks, nonspace, w, symbols, nlines, bullets
+    r[7], r[8], r[9], r[10], r[11], r[12] = ell, lettered, stop, dl, dl_chars, l_chars
+    r[13], r[14], r[15], r[16], r[17] = ne, dp, dp_chars, p_chars, total_units
+    for k in range(3):
+        r[AT_TOP + k] = top_num[k]
+    for k in range(6):
+        r[AT_DUP + k] = dup_chars[k]
+    r[27], r[28] = terminal, (sent_c if char_mode else sent_w)
+    r[29], r[30], r[31] = (short15 if char_mode else short30), js_lines, policy_lines
+    r[32], r[33], r[34], r[35], r[36], r[37] = lorem, curly, cjk, hira, link_chars, total
+    r[38], r[39], r[40], r[41] = labels_fit, bad_chars, chrome_chars, depth
+    return 0

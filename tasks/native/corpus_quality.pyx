@@ -51,6 +51,7 @@ cdef dict _counts(Work *work, str text, Py_ssize_t n, int kind, void *data, list
     cdef Py_ssize_t *plen = NULL
     cdef object path, chrome
     cdef bint labels_fit
+    cdef int64_t row[N_COUNTS]
     clean.len = plain.len = 0
     # the text without link markers; the link text's characters but spaces and line feeds
     clean.cp = <uint32_t *> scratch(work, 0, (n + 1) * sizeof(uint32_t))
@@ -116,7 +117,8 @@ cdef dict _counts(Work *work, str text, Py_ssize_t n, int kind, void *data, list
         for i in range(nchunks):
             if lab_list[i] == "bad":
                 bad_chars += plen[i]
-    return plain_counts(work, plain.cp, plain.len, pstart, plen, nchunks, lang_units, english,
-                        link_chars, chrome_chars, depth, total, labels_fit, bad_chars)
+    plain_counts(work, plain.cp, plain.len, pstart, plen, nchunks, lang_units, english,
+                 link_chars, chrome_chars, depth, total, labels_fit, bad_chars, row)
+    return counts_dict(row)
 
 

@@ -18,8 +18,8 @@ document_metrics_reference``):
 * the metrics' counts are taken from the paragraphs' bodies when the document's
   paragraphs are those of its text without link markers (no marker in a path or between
   two line feeds, no link open across paragraphs, every non-empty paragraph with a path);
-  otherwise the document's entry in ``counts`` is None and the caller counts it from its
-  text (``corpus_quality.document_counts``).
+  otherwise the document's ``counted`` is 0 and the caller counts it from its text
+  (``corpus_quality.document_counts``).
 
 Paths are most of a lake text's characters (page templates nest deeply): they are found
 with ``memchr`` and copied, and only their last elements are looked at.
@@ -154,6 +154,12 @@ cdef int path_flags(PathMemo *m, const uint8_t *p, Py_ssize_t n, Py_ssize_t *dep
     return fl
 
 
+def count_names() -> tuple:
+    """The counts' names in the order ``sign_and_count`` writes a document's row ("top"
+    three times: n = 2..4; "dup" six times: n = 5..10)."""
+    return COUNTS
+
+
 def count_paragraphs(const int64_t[::1] offsets, const uint8_t[::1] data, const uint8_t[::1] valid):
     """Paragraphs of the documents (a non-empty text has one more than its separators)."""
     cdef Py_ssize_t di, a, e, n, total = 0
@@ -232,14 +238,15 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                    int64_t[::1] p_hash, uint64_t[::1] p_sim, int32_t[::1] p_chars,
                    int64_t[::1] path_off, uint8_t[::1] path_data, Py_ssize_t pi, Py_ssize_t path_pos,
                    int64_t[::1] d_hash, int32_t[::1] d_chars, uint32_t[:, ::1] d_minhash,
-                   int32_t[::1] d_paras, list counts):
+                   int32_t[::1] d_paras, int64_t[:, ::1] count_rows, uint8_t[::1] counted):
     """Every signature and the metrics' counts of the documents ``offsets``/``data``/``valid``
     (an Arrow string column's offsets rebased to ``data``, its bytes, 1 where not null).
     Per document: ``lab_off``/``lab_valid`` its labels in ``lab_code`` (1 good, 2 bad, 0
     other), ``lang_flags`` (1: measured in units, 2: English). Paragraph outputs are filled
     from index ``pi`` and the path bytes from ``path_pos`` (``path_off[pi]`` must be it);
-    document outputs from 0; ``counts`` gets a dict per document (None: count it from its
-    text). Returns (paragraphs, path bytes) filled up to."""
+    document outputs from 0; ``count_rows`` gets each document's counts (``count_names``'
+    order) and ``counted`` 1, or 0 where it is left to be counted from its text. Returns
+    (paragraphs, path bytes) filled up to."""
     cdef Py_ssize_t nd = valid.shape[0], di, n, a, e, sep, bs, be, i, j, k, x, nlab, pcap, para_start
     cdef Py_ssize_t plain_len, g_max, c, depth, out_n
     cdef uint32_t *out_cp
@@ -265,7 +272,8 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
     cdef Work *work = NULL
     if not CONFIGURED or not NFKC_READY:
         raise RuntimeError("corpus_step is not configured")
-    if d_minhash.shape[1] != bins or d_minhash.shape[0] < nd or offsets.shape[0] < nd + 1:
+    if (d_minhash.shape[1] != bins or d_minhash.shape[0] < nd or offsets.shape[0] < nd + 1
+            or count_rows.shape[0] < nd or count_rows.shape[1] != N_COUNTS or counted.shape[0] < nd):
         raise ValueError("document arrays of the wrong shape")
     spans.start = NULL; spans.length = NULL; spans.flag = NULL; spans.cap = 0
     memo.p = NULL; memo.n = 0; memo.ngt = 0; memo.cap = 0; memo.gt = NULL; memo.flags_at = NULL; memo.flags = 0
@@ -445,16 +453,16 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
             d_chars[di] = <int32_t> clean.len
             one_permutation(clean.cp, clean.len, doc_ngram, pw, bins, &d_minhash[di, 0], filled)
             if not metrics_ok:
-                counts.append(None)
+                counted[di] = 0
                 continue
             labels_fit = lab_valid[di] and nlab == j
             if labels_fit:
                 for x in range(j):
                     if lab_code[lab_off[di] + x] == 2:
                         bad_chars += plen[x]
-            counts.append(plain_counts(work, plain_cp, plain_len, pstart, plen, j, lang_flags[di] & 1,
-                                       lang_flags[di] & 2, link_chars, chrome_chars, depth_sum,
-                                       total, labels_fit, bad_chars))
+            plain_counts(work, plain_cp, plain_len, pstart, plen, j, lang_flags[di] & 1, lang_flags[di] & 2,
+                         link_chars, chrome_chars, depth_sum, total, labels_fit, bad_chars, &count_rows[di, 0])
+            counted[di] = 1
         return pi, path_pos
     finally:
         work.p[14], work.cap[14] = para.cp, para.cap * sizeof(uint32_t)
