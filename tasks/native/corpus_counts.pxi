@@ -559,6 +559,7 @@ cdef enum:
     N_COUNTS = 42
     AT_TOP = 18
     AT_DUP = 21
+    AT_LABELS_FIT = 38      # with "char_mode" (0), the counts that are yes or no
 
 
 cdef dict counts_dict(const int64_t *row):
@@ -571,7 +572,7 @@ cdef dict counts_dict(const int64_t *row):
         elif k == AT_DUP:
             out["dup"] = [row[AT_DUP + j] for j in range(6)]
         elif not AT_TOP < k < AT_DUP + 6:
-            out[COUNTS[k]] = bool(row[k]) if k == 0 or k == 38 else row[k]
+            out[COUNTS[k]] = bool(row[k]) if k == 0 or k == AT_LABELS_FIT else row[k]
     return out
 
 
@@ -887,5 +888,5 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
     r[27], r[28] = terminal, (sent_c if char_mode else sent_w)
     r[29], r[30], r[31] = (short15 if char_mode else short30), js_lines, policy_lines
     r[32], r[33], r[34], r[35], r[36], r[37] = lorem, curly, cjk, hira, link_chars, total
-    r[38], r[39], r[40], r[41] = labels_fit, bad_chars, chrome_chars, depth
+    r[AT_LABELS_FIT], r[39], r[40], r[41] = labels_fit, bad_chars, chrome_chars, depth
     return 0
