@@ -11,7 +11,6 @@ from setuptools.extension import Extension
 NATIVE = [("warclake.tasks.native.lexbor_walk", "tasks/native/lexbor_walk.pyx"),
           ("warclake.tasks.native.sieve_features", "tasks/native/sieve_features.pyx"),
           ("warclake.tasks.native.sieve_structure", "tasks/native/sieve_structure.pyx"),
-          ("warclake.tasks.native.sieve_train", "tasks/native/sieve_train.pyx"),
           ("warclake.tasks.native.corpus_signatures", "tasks/native/corpus_signatures.pyx"),
           ("warclake.tasks.native.corpus_quality", "tasks/native/corpus_quality.pyx"),
           ("warclake.tasks.native.corpus_step", "tasks/native/corpus_step.pyx")]

@@ -19,13 +19,13 @@ import tempfile
 import time
 from collections import defaultdict
 
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.extract_archive import extract_archive
-from warclake.tasks.owners import proc_stat
-from warclake.tasks.inputs import resolve_inputs
-from warclake.tasks.language import LanguageDetector, forget_answers
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.lake.owners import proc_stat
+from warclake.tasks.archive.inputs import resolve_inputs
+from warclake.tasks.extract.language import LanguageDetector, forget_answers
 from warclake.tasks import native
-from warclake.tasks.boilerplate import compiled as sieve_compiled  # loads nothing until asked
+from warclake.tasks.extract.boilerplate import compiled as sieve_compiled  # loads nothing until asked
 
 # module path fragment -> stage name, first match wins
 STAGES = [
@@ -221,7 +221,7 @@ def mode_config(mode: str) -> ExtractConfig:
 
 def read_as_extraction_does(rec) -> int:
     """A record read the way extraction reads it: HTTP payloads through the payload stream
-    (chunked and content codings undone, tasks/content_encoding.py), other blocks raw, then
+    (chunked and content codings undone, tasks/archive/content_encoding.py), other blocks raw, then
     the rest of the record drained and checked. Returns the bytes read (decoded)."""
     data = b""
     try:
@@ -253,7 +253,7 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
                     records += 1
         cpu = time.process_time() - cpu0
     elif mode == "reader":
-        from warclake.tasks.warc_reader import ArchiveReader
+        from warclake.tasks.archive.reader import ArchiveReader
 
         cpu0 = time.process_time()
         for path in inputs:

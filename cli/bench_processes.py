@@ -17,9 +17,9 @@ import sys
 import tempfile
 import time
 
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.corpus.layout import ARCHIVE_STEP, ARCHIVE_TABLES, CorpusLayout
-from warclake.tasks.lake import Lake, archive_name
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.corpus.storage.layout import ARCHIVE_STEP, ARCHIVE_TABLES, CorpusLayout
+from warclake.tasks.lake.layout import Lake, archive_name
 
 DUMP = "BENCH"
 

@@ -68,7 +68,7 @@ def run_corpus_cmd(args) -> int:
     if args.flow or args.dask:   # the flow reads the summaries and checks them, as when a deployment starts it
         from warclake.flows.corpus_flow import CorpusFailed, corpus_dump
         from warclake.tasks.corpus.checks import check_request
-        from warclake.tasks.run_checks import check_dask_address
+        from warclake.tasks.runtime.run_checks import check_dask_address
 
         check_request(args.lake, args.dump, opts.decide)   # before Prefect starts: no summary read
         if args.dask:
@@ -81,7 +81,7 @@ def run_corpus_cmd(args) -> int:
         counts = state.result()
     else:
         from warclake.tasks.corpus.checks import prepare
-        from warclake.tasks.corpus.run_lock import CorpusLocked
+        from warclake.tasks.corpus.storage.run_lock import CorpusLocked
         from warclake.tasks.corpus.stage import finish
 
         dumps, archives = prepare(args.lake, args.dump, opts.decide)
@@ -106,7 +106,7 @@ def run_corpus_cmd(args) -> int:
 
 def run_export_cmd(args) -> int:
     from warclake.tasks.corpus.checks import reachable
-    from warclake.tasks.corpus.export import export_corpus
+    from warclake.tasks.corpus.steps.export import export_corpus
 
     lake = reachable(args.lake)
     if args.dump:

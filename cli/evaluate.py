@@ -57,9 +57,9 @@ def _parse_gold(spec: str, default_split: str) -> tuple[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from warclake.tasks.tooling.evaluation.gold import read_gold
-    from warclake.tasks.tooling.evaluation.runner import (available_extractors, environment_note, evaluate,
-                                         markdown_table)
+    from warclake.tasks.evaluation.gold import read_gold
+    from warclake.tasks.evaluation.runner import (available_extractors, environment_note, evaluate,
+                                           markdown_table)
 
     installed = available_extractors()
     names = list(dict.fromkeys(args.extractor or installed))
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
                 "benchmarks (per-page normalised, macro-averaged); shingle-4: the same over "
                 "4-token shingles; edit sim: CLEANEVAL-style word-level 1 - Levenshtein / "
                 "max length, page mean; ms/page: extraction + classification on one core, "
-                "process CPU time, decoding and I/O excluded. See `tasks/tooling/evaluation/metrics.py`.\n\n")
+                "process CPU time, decoding and I/O excluded. See `tasks/evaluation/metrics.py`.\n\n")
         existing = _keep_notes(args.markdown)
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(head + "\n".join(sections) + existing, encoding="utf-8")

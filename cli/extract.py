@@ -6,18 +6,18 @@ import os
 import sys
 import time
 
-from warclake.tasks.boilerplate import MODES
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.dump_lock import DumpLock, DumpLockLost
-from warclake.flows import workers
-from warclake.tasks.extract_archive import SIGNATURES_LEFT, record_failure
-from warclake.tasks.inputs import resolve_inputs
-from warclake.tasks.lake import Lake, archive_name, check_dump_name
-from warclake.tasks.plan import check_unique_names, plan_dump
-from warclake.tasks import retries
+from warclake.tasks.extract.boilerplate import MODES
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.lake.dump_lock import DumpLock, DumpLockLost
+from warclake.tasks.runtime import workers
+from warclake.tasks.extract.archive import SIGNATURES_LEFT, record_failure
+from warclake.tasks.archive.inputs import resolve_inputs
+from warclake.tasks.lake.layout import Lake, archive_name, check_dump_name
+from warclake.tasks.lake.plan import check_unique_names, plan_dump
+from warclake.tasks.runtime import retries
 
-from .interrupt import on_ctrl_c, raise_interrupt
-from .progress import TerminalProgress, archive_line
+from warclake.tasks.runtime.interrupt import on_ctrl_c, raise_interrupt
+from warclake.cli.progress import TerminalProgress, archive_line
 
 
 def add_extract_options(p) -> None:
@@ -139,7 +139,7 @@ def _stop() -> None:
 def _extract_one(path: str, args, config: ExtractConfig, progress) -> dict:
     """One archive, in a watched worker (or inline with ``--workers 0``). A worker that died
     on a record is given the archive again: a second death there ledgers that record
-    ``worker_crashed`` and reading goes on after it (tasks/retries.py: WORKER)."""
+    ``worker_crashed`` and reading goes on after it (tasks/runtime/retries.py: WORKER)."""
     return retries.WORKER.run(
         lambda: workers.run_extraction(path, args.dump, args.lake, config, args.workers, progress=progress))
 

@@ -10,8 +10,11 @@ import sys
 import duckdb
 
 from warclake import __version__
-from warclake.cli import bench, corpus, evaluate, extract, interrupt, report, run, show
-from warclake.tasks import native, storage_errors
+from warclake.cli import bench, corpus, evaluate, extract
+from warclake.tasks.runtime import interrupt
+from warclake.cli import report, run, show
+from warclake.tasks import native
+from warclake.tasks.lake import storage_errors
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
 COMMANDS = (extract, run, report, evaluate, bench, show, corpus)
@@ -57,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"warclake: error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # stopped cleanly (cli/interrupt.py); one line, no traceback
+    except KeyboardInterrupt:  # stopped cleanly (tasks/runtime/interrupt.py); one line, no traceback
         if not interrupt.said:
             print("warclake: interrupted", file=sys.stderr)
         return interrupt.INTERRUPTED

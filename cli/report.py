@@ -11,9 +11,9 @@ import sys
 
 import duckdb
 
-from warclake.tasks.catalog import build_catalog, catalog_path, connect_catalog, is_remote
-from warclake.tasks.lake import Lake
-from warclake.tasks.reports import markdown_table, write_report
+from warclake.tasks.lake.catalog import build_catalog, catalog_path, connect_catalog, is_remote
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.reporting import markdown_table, write_report
 
 
 def add_parser(sub) -> None:

@@ -6,14 +6,14 @@ import shutil
 import sys
 import time
 
-from warclake.tasks.boilerplate import MODES
-from warclake.tasks.dump_lock import DumpLock
-from warclake.tasks.lake import Lake
-from warclake.tasks.run_checks import check_counts, check_dask_address
+from warclake.tasks.extract.boilerplate import MODES
+from warclake.tasks.lake.dump_lock import DumpLock
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.runtime.run_checks import check_counts, check_dask_address
 
-from .extract import add_extract_options, add_guard_options, config_from_args, corpus_signatures
-from .interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
-from .progress import TerminalProgress, archive_line
+from warclake.cli.extract import add_extract_options, add_guard_options, config_from_args, corpus_signatures
+from warclake.tasks.runtime.interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
+from warclake.cli.progress import TerminalProgress, archive_line
 
 
 def add_parser(sub) -> None:
@@ -60,7 +60,7 @@ def flow_for(args):
 
 
 def run_flow(args, inputs: list[str]):
-    from warclake.flows import workers
+    from warclake.tasks.runtime import workers
     from warclake.flows.progress import listening
 
     flow_fn = flow_for(args)
@@ -113,7 +113,7 @@ def run(args) -> int:
 
 
 def demo(args) -> int:
-    from warclake.tasks.tooling.sample_dump import make_dump
+    from warclake.tasks.sample_dump import make_dump
 
     check_run_options(args)
     root = os.path.abspath(args.dir)
@@ -148,6 +148,6 @@ def _command_prefix() -> str:
 
 
 if __name__ == "__main__":
-    from .main import main
+    from warclake.cli.main import main
 
     sys.exit(main(["run", *sys.argv[1:]]))

@@ -11,10 +11,10 @@ import sys
 
 import duckdb
 
-from warclake.tasks.catalog import install_views
-from warclake.tasks.inputs import open_at
-from warclake.tasks.lake import Lake
-from warclake.tasks.warc_reader import ArchiveReader
+from warclake.tasks.lake.catalog import install_views
+from warclake.tasks.archive.inputs import open_at
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.archive.reader import ArchiveReader
 
 _FILE_OFFSET = re.compile(r"^(?P<file>.+):(?P<offset>\d+)$")
 

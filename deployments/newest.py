@@ -21,8 +21,8 @@ from prefect import flow, get_run_logger
 from prefect.states import Failed
 
 from warclake.flows.dump_flow import DumpFailed, extract_dump
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.run_checks import check_counts, check_dask_address
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.runtime.run_checks import check_counts, check_dask_address
 
 DUMP_PATTERN = r"CC-MAIN-\d{4}-\d{2}"
 LISTINGS = ("warc.paths.gz", "warc.paths")

@@ -8,7 +8,7 @@
 
 Every task is a function of warclake.tasks.corpus that skips work already in the lake, so a
 re-run after a crash does only what is missing. The global steps' tasks that run in the
-flow's own process share the run's contexts (tasks/corpus/run_contexts.py: each state file
+flow's own process share the run's contexts (tasks/corpus/storage/run_contexts.py: each state file
 read at most once per run); on Dask (``--dask``) the same tasks run
 on the cluster's workers; the lake must then be one they all reach: a shared folder or an
 object store (``s3://...``, read by DuckDB through fsspec).
@@ -30,16 +30,17 @@ from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from warclake.flows.dump_flow import retry_if_transient
-from warclake.tasks.corpus import run_contexts, stage
-from warclake.tasks.corpus.archive_step import sign_archive
+from warclake.tasks.corpus.storage import run_contexts
+from warclake.tasks.corpus import stage
+from warclake.tasks.corpus.signals.archive_step import sign_archive
 from warclake.tasks.corpus.checks import prepare
-from warclake.tasks.corpus.dump_inputs import DumpInputs, inputs_of
-from warclake.tasks.corpus.layout import CorpusLayout
-from warclake.tasks.corpus.manifest import ManifestWriter
-from warclake.tasks.corpus.run_lock import CorpusLock
+from warclake.tasks.corpus.storage.dump_inputs import DumpInputs, inputs_of
+from warclake.tasks.corpus.storage.layout import CorpusLayout
+from warclake.tasks.corpus.storage.manifest import ManifestWriter
+from warclake.tasks.corpus.storage.run_lock import CorpusLock
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
-from warclake.tasks.retries import STEP as STEP_RETRY
-from warclake.tasks.storage_errors import describe, is_storage_client_error, lake_client_errors
+from warclake.tasks.runtime.retries import STEP as STEP_RETRY
+from warclake.tasks.lake.storage_errors import describe, is_storage_client_error, lake_client_errors
 
 
 class CorpusFailed(Exception):
@@ -53,7 +54,7 @@ class CorpusStepFailed(Exception):
 
 # Every step is idempotent (done = its state file), so a step that met a network or
 # storage error (a remote lake) is simply run again, as extraction's archives are
-# (tasks/retries.py: STEP, as the stage without Prefect).
+# (tasks/runtime/retries.py: STEP, as the stage without Prefect).
 RETRIES = dict(**STEP_RETRY.prefect_options(), retry_condition_fn=retry_if_transient, persist_result=False)
 
 
@@ -127,8 +128,8 @@ def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: stage.Stage
 @task(name="corpus-report", **RETRIES)
 @frames_freed
 def report_task(lake: str, report_dir: str | None) -> str:
-    from warclake.tasks.catalog import build_catalog, is_remote
-    from warclake.tasks.corpus.report import write_corpus_report
+    from warclake.tasks.lake.catalog import build_catalog, is_remote
+    from warclake.tasks.corpus.steps.report import write_corpus_report
 
     if not is_remote(lake):   # a remote lake has no catalogue file (its readers build the views)
         build_catalog(lake)

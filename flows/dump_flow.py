@@ -19,26 +19,26 @@ from prefect.context import FlowRunContext
 from prefect.states import Cancelled, Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.dump_lock import DumpLock, DumpLocked
-from warclake.tasks.extract_archive import SIGNATURES_LEFT, record_failure
-from warclake.tasks.inputs import resolve_inputs
-from warclake.tasks.lake import Lake, check_dump_name
-from warclake.tasks.plan import plan_dump
-from warclake.tasks import retries
-from warclake.tasks.run_checks import check_counts
-from warclake.tasks.storage_errors import lake_client_errors
-from warclake.tasks.transient import PERMANENT_ERRNOS, TRANSIENT, is_transient  # noqa: F401 (used by others)
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.lake.dump_lock import DumpLock, DumpLocked
+from warclake.tasks.extract.archive import SIGNATURES_LEFT, record_failure
+from warclake.tasks.archive.inputs import resolve_inputs
+from warclake.tasks.lake.layout import Lake, check_dump_name
+from warclake.tasks.lake.plan import plan_dump
+from warclake.tasks.runtime import retries
+from warclake.tasks.runtime.run_checks import check_counts
+from warclake.tasks.lake.storage_errors import lake_client_errors
+from warclake.tasks.runtime.transient import PERMANENT_ERRNOS, TRANSIENT, is_transient  # noqa: F401 (used by others)
 
 from warclake.flows.progress import RunProgress, reading
-from warclake.flows.workers import (RunInterrupted, default_workers, interrupted, run_extraction,
-                                    shutdown as shutdown_workers)
+from warclake.tasks.runtime.workers import (RunInterrupted, default_workers, interrupted, run_extraction,
+                                     shutdown as shutdown_workers)
 
 INTERRUPTED = "interrupted"  # an archive's task stopped by Ctrl-C: neither done nor failed
 
 
 def retry_if_transient(task_, task_run, state) -> bool:
-    """The flows' retry condition (the policies of tasks/retries.py ask ``is_transient``): a
+    """The flows' retry condition (the policies of tasks/runtime/retries.py ask ``is_transient``): a
     plain function on purpose, as Prefect ignores a functools.partial here."""
     try:
         state.result()

@@ -15,8 +15,8 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.context import FlowRunContext, TaskRunContext
 
-from warclake.tasks.catalog import build_catalog, is_remote
-from warclake.tasks.reports import artifact_summary, write_report
+from warclake.tasks.lake.catalog import build_catalog, is_remote
+from warclake.tasks.reporting import artifact_summary, write_report
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 -- warclake: views over the corpus stage's tables (<lake>/corpus/...), after sql/views.sql.
 --
--- tasks/corpus/catalog_views.py runs this file; a table with no file yet is first defined
+-- tasks/corpus/storage/catalog_views.py runs this file; a table with no file yet is first defined
 -- from its empty_corpus_<name>() macro (same columns, no rows), as views.sql does for the
 -- lake's sources. Statements end with ';' at the end of a line.
 

@@ -1,6 +1,6 @@
 -- warclake: analysts' views over the lake (data contract: README.md, "The lake").
 --
--- tasks/catalog.py runs this file after defining these macros:
+-- tasks/lake/catalog.py runs this file after defining these macros:
 --   warclake_root()       the lake's absolute path or URL, no trailing slash
 --   warclake_dumps()      the partition folders to read: 'dump=*', or 'dump=<DUMP>' for one dump
 --   charset_label(label)  an encoding label as the extractor reports it (WHATWG names, lower

@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 SHARED_DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
 sys.path.insert(0, HERE)  # test helpers (lakegen, http_server, procs) import as plain modules
+sys.path.insert(1, REPO)  # the development tools: ``tools.NAME`` (not shipped in the wheel)
 
 import procs  # noqa: E402  (needs the path above)
 

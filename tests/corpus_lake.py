@@ -11,8 +11,8 @@ from datetime import datetime, timedelta, timezone
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warclake.tasks.config import SCHEMA_VERSION
-from warclake.tasks.schema import DOCUMENTS
+from warclake.tasks.extract.config import SCHEMA_VERSION
+from warclake.tasks.lake.schema import DOCUMENTS
 
 T0 = datetime(2024, 5, 1, tzinfo=timezone.utc)
 _NOUNS = ("river mountain lantern harbour meadow orchard garden market bridge candle forest island "

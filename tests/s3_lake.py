@@ -15,7 +15,7 @@ import pytest
 
 import procs
 from s3_proxy import S3Proxy
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.sample_dump import make_dump
 
 
 @contextmanager

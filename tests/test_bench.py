@@ -5,7 +5,7 @@ import re
 import pytest
 
 from warclake.cli.main import main
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.sample_dump import make_dump
 
 
 def test_modes_give_one_row_each_with_the_read_ceiling(tmp_path, capsys):
@@ -47,7 +47,7 @@ def test_the_reader_row_reads_payloads_as_extraction_does(tmp_path):
     from warcio.warcwriter import WARCWriter
 
     from warclake.cli.bench import measure_mode, read_as_extraction_does
-    from warclake.tasks.warc_reader import ArchiveReader
+    from warclake.tasks.archive.reader import ArchiveReader
 
     page = b"<html><body><p>" + b"coded payload " * 500 + b"</p></body></html>"
     path = tmp_path / "coded.warc.gz"

@@ -4,9 +4,9 @@ import json
 import numpy as np
 import pytest
 
-from warclake.tasks.boilerplate import features, model
-from warclake.tasks.tooling import train_sieve as train
-from warclake.tasks.paragraph import Paragraph
+from warclake.tasks.extract.boilerplate import features, model
+from tools import train_sieve as train
+from warclake.tasks.extract.paragraph import Paragraph
 
 
 def test_alignment_labels_mark_paragraphs_found_in_the_gold_text():
@@ -125,8 +125,8 @@ MODERN_FLOOR = {"f1": 0.857, "precision": 0.847}
 @pytest.mark.shared_data("gold", "dragnet")
 def test_sieve_on_held_back_dragnet_pages_keeps_main_content_precision():
     from conftest import shared_data
-    from warclake.tasks.tooling.evaluation.gold import read_gold
-    from warclake.tasks.tooling.evaluation.runner import evaluate
+    from warclake.tasks.evaluation.gold import read_gold
+    from warclake.tasks.evaluation.runner import evaluate
 
     pages = read_gold(f"dragnet:{shared_data('gold', 'dragnet')}", "heldout")
     none, sieve = (r.summary() for r in evaluate(pages, ["none", "sieve"], "auto"))
@@ -138,8 +138,8 @@ def test_sieve_on_held_back_dragnet_pages_keeps_main_content_precision():
 @pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
 def test_sieve_on_held_back_cleaneval_pages_keeps_its_f1():
     from conftest import shared_data
-    from warclake.tasks.tooling.evaluation.gold import read_gold
-    from warclake.tasks.tooling.evaluation.runner import evaluate
+    from warclake.tasks.evaluation.gold import read_gold
+    from warclake.tasks.evaluation.runner import evaluate
 
     root = shared_data("gold", "cleaneval")
     pages = read_gold(f"cleaneval:{root}/cleaneval-dev,{root}/cleaneval-final", "heldout")
@@ -150,8 +150,8 @@ def test_sieve_on_held_back_cleaneval_pages_keeps_its_f1():
 @pytest.mark.shared_data("gold", "wceb_modern_1000")
 def test_sieve_on_held_back_modern_pages_keeps_its_f1_and_precision():
     from conftest import shared_data
-    from warclake.tasks.tooling.evaluation.gold import read_gold
-    from warclake.tasks.tooling.evaluation.runner import evaluate
+    from warclake.tasks.evaluation.gold import read_gold
+    from warclake.tasks.evaluation.runner import evaluate
 
     pages = read_gold(f"wceb:{shared_data('gold', 'wceb_modern_1000')}", "heldout")
     (sieve,) = (r.summary() for r in evaluate(pages, ["sieve"], "auto"))
@@ -160,7 +160,7 @@ def test_sieve_on_held_back_modern_pages_keeps_its_f1_and_precision():
 
 
 def test_cutoff_is_chosen_on_the_tuning_pages_of_gold_sets(tmp_path):
-    from warclake.tasks.tooling.evaluation.gold import split_of
+    from warclake.tasks.evaluation.gold import split_of
 
     article = "The river rose slowly through the night and the town watched it from the bridge. "
     nav = "".join(f"<li><a href='/s{k}'>Section {k}</a></li>" for k in range(8))

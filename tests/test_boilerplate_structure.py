@@ -5,8 +5,8 @@ import re
 import numpy as np
 import pytest
 
-from warclake.tasks.boilerplate import classify, features, structure
-from warclake.tasks.html_paragraphs import extract_paragraphs
+from warclake.tasks.extract.boilerplate import classify, features, structure
+from warclake.tasks.extract.html_paragraphs import extract_paragraphs
 
 ARTICLE = ("The council met on Tuesday to decide the future of the old river bridge, which has "
            "carried the town's traffic for more than a century and now needs repair.")
@@ -177,7 +177,7 @@ def test_fuzz_sieve_runs_the_structure_columns_from_a_given_module_file(tmp_path
     built = pytest.importorskip("warclake.tasks.native.sieve_structure")
     copy = tmp_path / "sieve_structure.so"
     shutil.copy(built.__file__, copy)
-    run = subprocess.run([sys.executable, "-m", "warclake.tasks.tooling.fuzz_sieve",
+    run = subprocess.run([sys.executable, "-m", "tools.fuzz_sieve",
                           "--structure-module", str(copy), "--cases", "40", "--seed", "5"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -6,9 +6,9 @@ import duckdb
 import pytest
 
 from lakegen import make_lake
-from warclake.tasks.catalog import (CATALOG_NAME, build_catalog, charset_label_sql, connect_catalog, install_views,
-                           read_sql, sql_literal)
-from warclake.tasks.paragraph import split_document
+from warclake.tasks.lake.catalog import (CATALOG_NAME, build_catalog, charset_label_sql, connect_catalog,
+                                  install_views, read_sql, sql_literal)
+from warclake.tasks.extract.paragraph import split_document
 
 
 def count(con, sql, params=None):
@@ -147,7 +147,7 @@ def test_text_macros_agree_with_the_paragraph_model(lake):
 def test_charset_label_maps_labels_as_the_extractor_does():
     """The SQL macro is written from the extractor's label table: every label maps exactly as
     normalize_label maps it, whatever its case and surrounding whitespace."""
-    from warclake.tasks.charset import normalize_label, report_labels
+    from warclake.tasks.extract.charset import normalize_label, report_labels
 
     con = duckdb.connect()  # the macro alone, no lake needed
     for stmt in charset_label_sql():

@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import procs
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.sample_dump import make_dump
 from test_wheel import run
 
 pytestmark = pytest.mark.slow

@@ -14,9 +14,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from corpus_lake import T0, doc_id, known_lake, page, sentence, write_archive
-from warclake.tasks.catalog import connect_catalog
+from warclake.tasks.lake.catalog import connect_catalog
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
-from warclake.tasks.corpus.quality import QUALITY_RULES, evaluate_rules
+from warclake.tasks.corpus.signals.quality import QUALITY_RULES, evaluate_rules
 from warclake.tasks.corpus.settings import DecisionConfig
 from warclake.tasks.corpus.stage import StageOptions, finish
 
@@ -197,7 +197,7 @@ def test_a_later_dump_is_deduplicated_against_earlier_ones_keeping_real_ids(lake
 
 
 def test_export_writes_sharded_parquet_and_jsonl(lake, tmp_path):
-    from warclake.tasks.corpus.export import export_corpus
+    from warclake.tasks.corpus.steps.export import export_corpus
 
     path, exp = lake
     run(path)
@@ -212,7 +212,7 @@ def test_export_writes_sharded_parquet_and_jsonl(lake, tmp_path):
 
 
 def test_near_duplicate_clusters_entry_point(lake):
-    from warclake.tasks.corpus.dedup import near_duplicate_clusters
+    from tools.corpus_dedup import near_duplicate_clusters
 
     path, exp = lake
     t = pa.concat_tables([pq.read_table(f) for f in sorted(glob.glob(os.path.join(path, "documents", "*", "*.parquet")))])
@@ -225,7 +225,7 @@ def test_near_duplicate_clusters_entry_point(lake):
 
 
 def test_report_page_shows_removals_and_samples(lake):
-    from warclake.tasks.corpus.report import write_corpus_report
+    from warclake.tasks.corpus.steps.report import write_corpus_report
 
     path, _ = lake
     run(path)
@@ -240,7 +240,7 @@ def cli(*args, check=False):
 
 
 def test_bad_input_gets_one_line_and_a_non_zero_exit(tmp_path):
-    from warclake.tasks.dump_lock import DumpLock
+    from warclake.tasks.lake.dump_lock import DumpLock
 
     empty = tmp_path / "empty"
     os.makedirs(empty / "files")

@@ -45,7 +45,7 @@ def test_a_dump_whose_archives_all_failed_has_no_documents(tmp_path, capsys):
 def test_an_earlier_dump_being_extracted_stops_a_later_dump_s_run(tmp_path, capsys):
     """A dump is judged against every earlier one: an earlier dump still being written
     would be read half-done, so the run stops, naming it."""
-    from warclake.tasks.dump_lock import DumpLock
+    from warclake.tasks.lake.dump_lock import DumpLock
 
     lake = str(tmp_path / "lake")
     known_lake(lake, DUMP)

@@ -73,7 +73,7 @@ def test_flow_bad_input_is_one_line_and_exit_2(cluster, tmp_path, capsys):
     """Summaries are read once, in the flow, whose Failed state the command prints as its
     last line; what needs no summary is refused before Prefect starts, in one line."""
     from warclake.cli.main import main
-    from warclake.tasks.dump_lock import DumpLock
+    from warclake.tasks.lake.dump_lock import DumpLock
 
     old = str(tmp_path / "old")
     write_archive(old, DUMP, "a.warc.gz", [{"docId": "x", "url": "https://x.org/", "text": "p\x1chello"}],
@@ -103,7 +103,7 @@ def test_an_extraction_on_dask_is_followed_by_the_corpus_stage_on_that_cluster(c
     from prefect_dask import DaskTaskRunner
 
     from warclake.flows.dump_flow import extract_dump
-    from warclake.tasks.tooling.sample_dump import make_dump
+    from warclake.tasks.sample_dump import make_dump
 
     make_dump(str(tmp_path / "dump"), files=2, pages_per_file=12, dump="TEST-DUMP")
     lake = str(tmp_path / "lake")

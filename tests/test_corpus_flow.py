@@ -38,7 +38,7 @@ def test_flow_with_a_threshold_out_of_range_fails_with_the_reason(tmp_path):
 
 def test_run_with_corpus_extracts_then_judges_the_dump(tmp_path):
     from warclake.cli.main import main
-    from warclake.tasks.tooling.sample_dump import make_dump
+    from warclake.tasks.sample_dump import make_dump
 
     dump_dir, lake = tmp_path / "dump", tmp_path / "lake"
     make_dump(str(dump_dir), files=2, pages_per_file=12, dump="TEST-DUMP")

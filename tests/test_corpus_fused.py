@@ -16,15 +16,15 @@ import pyarrow.parquet as pq
 import pytest
 
 from s3_lake import s3_fixture
-from warclake.tasks import extract_archive as extraction
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.corpus.archive_step import STEP, archive_key, sign_archive
+from warclake.tasks.extract import archive as extraction
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.corpus.signals.archive_step import STEP, archive_key, sign_archive
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
 from warclake.tasks.corpus.settings import SignatureConfig
 from warclake.tasks.corpus.stage import StageOptions, run_stage
-from warclake.tasks.corpus.summaries import finished_archives
-from warclake.tasks.lake import archive_name
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.corpus.signals.summaries import finished_archives
+from warclake.tasks.lake.layout import archive_name
+from warclake.tasks.sample_dump import make_dump
 
 DUMP = "CC-MAIN-2099-01"
 SMALL_BATCH = 7   # documents per row group: every archive gives several to sign one by one
@@ -122,7 +122,7 @@ def test_an_extraction_without_the_option_writes_no_corpus_outputs(archives, tmp
 def test_a_row_group_the_step_cannot_sign_leaves_the_archive_to_the_stage(archives, reference, tmp_path, monkeypatch):
     """The step failing inside extraction (here: its third row group raises) costs nothing of
     the extraction, leaves no output or temporary, and the stage signs the archive later."""
-    from warclake.tasks.corpus import archive_step
+    from warclake.tasks.corpus.signals import archive_step
 
     calls = []
     real = archive_step.signatures_of
@@ -163,7 +163,7 @@ def crash_marker(archives: list[str], index: int, nth: int = 25) -> str:
 
 def warclake(*args, env=None, batch: int | None = None) -> subprocess.CompletedProcess:
     """The CLI in a process of its own (``batch``: documents per row group)."""
-    code = ("import sys; import warclake.tasks.extract_archive as e; "
+    code = ("import sys; import warclake.tasks.extract.archive as e; "
             + (f"e.DOC_BATCH = {batch}; " if batch else "")
             + "from warclake.cli.main import main; sys.exit(main(sys.argv[1:]))")
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=600,

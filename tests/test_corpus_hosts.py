@@ -2,7 +2,7 @@
 import random
 from urllib.parse import urlsplit
 
-from warclake.tasks.corpus.hosts import url_host
+from warclake.tasks.corpus.signals.hosts import url_host
 
 
 def by_urlsplit(url):
@@ -60,7 +60,7 @@ def test_registered_domains_are_those_of_the_full_list_for_every_rule_and_script
     registered domain the full list does; hosts with "xn--" ask the full list."""
     from publicsuffixlist import PSLFILE, PublicSuffixList
 
-    from warclake.tasks.corpus import hosts
+    from warclake.tasks.corpus.signals import hosts
 
     full = PublicSuffixList()
     as_written = hosts._psl_as_written()

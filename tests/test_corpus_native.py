@@ -11,10 +11,10 @@ import pytest
 
 from conftest import REPO, shared_data
 from warclake.tasks import native
-from warclake.tasks.corpus import signatures as sg
-from warclake.tasks.corpus.quality import is_chrome_path
-from warclake.tasks.paragraph import join_paragraphs
-from warclake.tasks.tooling import fuzz_signatures
+from warclake.tasks.corpus.signals import signatures as sg
+from warclake.tasks.corpus.signals.quality import is_chrome_path
+from warclake.tasks.extract.paragraph import join_paragraphs
+from tools import fuzz_signatures
 
 compiled_only = pytest.mark.skipif(
     os.environ.get(native.ENV) == "0", reason="WARCLAKE_NATIVE=0: the compiled signatures are off")
@@ -35,9 +35,9 @@ def test_the_installed_package_runs_the_compiled_signatures():
 @compiled_only
 @pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
 def test_real_pages_give_the_reference_values():
-    from warclake.tasks.boilerplate import classify
-    from warclake.tasks.html_paragraphs import extract_paragraphs
-    from warclake.tasks.tooling.evaluation.gold import decode_page, read_cleaneval
+    from warclake.tasks.extract.boilerplate import classify
+    from warclake.tasks.extract.html_paragraphs import extract_paragraphs
+    from warclake.tasks.evaluation.gold import decode_page, read_cleaneval
 
     texts, labels = [], []
     for page in read_cleaneval(Path(shared_data("gold", "cleaneval", "cleaneval-dev")))[:60]:
@@ -88,7 +88,7 @@ def test_text_hash_tells_texts_apart_and_is_the_same_in_every_process():
     texts = ["", "a", "b", "ab", "ba", "abc", "日本語", "\U0001F600", "a" * 1000, "a" * 1001]
     h = sg.text_hashes(texts)
     assert len(set(h.tolist())) == len(texts)
-    code = ("from warclake.tasks.corpus.signatures import text_hashes, minhash;"
+    code = ("from warclake.tasks.corpus.signals.signatures import text_hashes, minhash;"
             f"t={texts!r};print(text_hashes(t).tolist(), minhash(t, 5, 120).sum(axis=1).tolist())")
     outs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
@@ -142,7 +142,7 @@ def test_nfkc_by_table_equals_unicodedata_on_any_text_of_its_characters():
     leaves every other text to unicodedata."""
     import random
 
-    from warclake.tasks.corpus.normalise import normalised_document, simple_nfkc_lower_table
+    from warclake.tasks.corpus.signals.normalise import normalised_document, simple_nfkc_lower_table
 
     mod = sg.compiled_module()
     table = simple_nfkc_lower_table()

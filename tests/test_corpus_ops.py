@@ -94,7 +94,7 @@ def metadata_requests(reqs) -> dict:
 
 def global_step_requests(s3, url: str) -> tuple[dict, dict]:
     """Requests of the global steps of the dump: doing them, then finding them done."""
-    from warclake.tasks.corpus.layout import CorpusLayout
+    from warclake.tasks.corpus.storage.layout import CorpusLayout
     from warclake.tasks.corpus.stage import GLOBAL_STEPS, DumpContext, StageOptions
 
     out = []
@@ -109,8 +109,8 @@ def global_step_requests(s3, url: str) -> tuple[dict, dict]:
 
 def test_the_global_steps_read_one_manifest_however_many_archives(s3, reference, tmp_path):
     from warclake.tasks.corpus.checks import prepare
-    from warclake.tasks.corpus.dump_inputs import dump_inputs
-    from warclake.tasks.corpus.layout import CorpusLayout
+    from warclake.tasks.corpus.storage.dump_inputs import dump_inputs
+    from warclake.tasks.corpus.storage.layout import CorpusLayout
     from warclake.tasks.corpus.stage import GLOBAL_STATE_STEPS, StageOptions, run_stage
 
     counts = {}
@@ -219,12 +219,12 @@ def test_two_runs_on_one_remote_lake_one_writes(s3, reference):
 @pytest.mark.parametrize("where", ["s3", "local"])
 def test_two_processes_that_start_together_one_gets_the_lock(s3, tmp_path, where):
     url = f"s3://{BUCKET}/race" if where == "s3" else str(tmp_path / "race")
-    race_for_lock(url, s3["env"], "warclake.tasks.corpus.run_lock", "CorpusLock", "CorpusLocked")
+    race_for_lock(url, s3["env"], "warclake.tasks.corpus.storage.run_lock", "CorpusLock", "CorpusLocked")
 
 
 HOLD = """
 import sys, time
-from warclake.tasks.corpus.run_lock import CorpusLock
+from warclake.tasks.corpus.storage.run_lock import CorpusLock
 with CorpusLock(sys.argv[1]):
     print("held", flush=True)
     time.sleep(4)
@@ -234,7 +234,7 @@ with CorpusLock(sys.argv[1]):
 @pytest.mark.parametrize("where", ["s3", "local"])
 def test_a_run_that_may_wait_takes_the_lock_once_the_other_run_ends(s3, tmp_path, where):
     """What an extraction's corpus follow-up does when another dump's corpus run holds the lake."""
-    from warclake.tasks.corpus.run_lock import CorpusLock, CorpusLocked
+    from warclake.tasks.corpus.storage.run_lock import CorpusLock, CorpusLocked
 
     url = f"s3://{BUCKET}/wait" if where == "s3" else str(tmp_path / "wait")
     holder = subprocess.Popen([sys.executable, "-c", HOLD, url], stdout=subprocess.PIPE, text=True,
@@ -253,7 +253,7 @@ def test_a_run_that_may_wait_takes_the_lock_once_the_other_run_ends(s3, tmp_path
 
 
 def test_a_lease_not_renewed_is_taken_over_and_the_old_holder_stops(s3):
-    from warclake.tasks.corpus.run_lock import CorpusLock, CorpusLocked, CorpusLockLost
+    from warclake.tasks.corpus.storage.run_lock import CorpusLock, CorpusLocked, CorpusLockLost
 
     url = f"s3://{BUCKET}/lease"
     path = f"{BUCKET}/lease/corpus/lock.json"

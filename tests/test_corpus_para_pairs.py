@@ -11,7 +11,7 @@ from datetime import timedelta
 import pyarrow.parquet as pq
 
 from corpus_lake import T0, doc_id, page, write_archive
-from warclake.tasks.catalog import connect_catalog
+from warclake.tasks.lake.catalog import connect_catalog
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
 from warclake.tasks.corpus.settings import DecisionConfig
 from warclake.tasks.corpus.stage import StageOptions, finish

@@ -3,9 +3,9 @@ import math
 
 import pytest
 
-from warclake.tasks.corpus.quality import (QUALITY_RULES, RULES_BY_NAME, document_metrics,
-                                           evaluate_rules, validate_thresholds)
-from warclake.tasks.tooling.sample_dump import SENTENCES
+from warclake.tasks.corpus.signals.quality import (QUALITY_RULES, RULES_BY_NAME, document_metrics,
+                                            evaluate_rules, validate_thresholds)
+from warclake.tasks.sample_dump import SENTENCES
 
 ARTICLE = "body>div#main>article>p"
 
@@ -195,7 +195,7 @@ def test_metrics_do_not_depend_on_the_process_hash_seed():
     import sys
 
     text = hand_doc()    # its most frequent 2-grams tie, with different lengths
-    code = ("import json; from warclake.tasks.corpus.quality import document_metrics; "
+    code = ("import json; from warclake.tasks.corpus.signals.quality import document_metrics; "
             f"print(json.dumps(document_metrics({text!r}, None, 'en'), sort_keys=True))")
     outs = [subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONHASHSEED": seed},
                            capture_output=True, text=True, check=True).stdout for seed in ("1", "2", "3")]

@@ -10,9 +10,9 @@ import pytest
 
 from conftest import REPO, shared_data
 from warclake.tasks import native
-from warclake.tasks.corpus import quality as q
-from warclake.tasks.paragraph import join_paragraphs
-from warclake.tasks.tooling import fuzz_quality
+from warclake.tasks.corpus.signals import quality as q
+from warclake.tasks.extract.paragraph import join_paragraphs
+from tools import fuzz_quality
 
 compiled_only = pytest.mark.skipif(
     os.environ.get(native.ENV) == "0", reason="WARCLAKE_NATIVE=0: the compiled metrics are off")
@@ -31,9 +31,9 @@ def test_the_installed_package_runs_the_compiled_metrics():
 @compiled_only
 @pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
 def test_real_pages_give_the_reference_values():
-    from warclake.tasks.boilerplate import classify
-    from warclake.tasks.html_paragraphs import extract_paragraphs
-    from warclake.tasks.tooling.evaluation.gold import decode_page, read_cleaneval
+    from warclake.tasks.extract.boilerplate import classify
+    from warclake.tasks.extract.html_paragraphs import extract_paragraphs
+    from warclake.tasks.evaluation.gold import decode_page, read_cleaneval
 
     seen = set()
     for i, page in enumerate(read_cleaneval(Path(shared_data("gold", "cleaneval", "cleaneval-dev")))[:60]):

@@ -68,9 +68,9 @@ def local_reference(tmp_path_factory):
 
 
 def test_a_remote_lake_gives_the_local_decisions_reports_and_exports(s3, local_reference, tmp_path):
-    from warclake.tasks.catalog import connect_catalog
+    from warclake.tasks.lake.catalog import connect_catalog
     from warclake.tasks.corpus.checks import prepare
-    from warclake.tasks.corpus.export import export_corpus
+    from warclake.tasks.corpus.steps.export import export_corpus
     from warclake.tasks.corpus.stage import StageOptions, finish
 
     fs = s3["fs"]

@@ -212,8 +212,8 @@ def test_a_local_lake_notices_a_summary_rewritten_in_place(pristine, tmp_path):
     """A local summary's identity is its size, modification time and inode."""
     import shutil
 
-    from warclake.tasks.corpus.layout import CorpusLayout
-    from warclake.tasks.corpus.manifest import read_manifest
+    from warclake.tasks.corpus.storage.layout import CorpusLayout
+    from warclake.tasks.corpus.storage.manifest import read_manifest
 
     lake = str(tmp_path / "lake")
     shutil.copytree(pristine, lake)

@@ -3,9 +3,10 @@ import random
 
 import numpy as np
 
-from warclake.tasks.corpus.components import component_labels
-from warclake.tasks.corpus.normalise import hash64, normalise, split_paragraphs
-from warclake.tasks.corpus.signatures import EMPTY_MINHASH, band_keys, estimated_jaccard, minhash, simhash64
+from warclake.tasks.corpus.steps.components import component_labels
+from warclake.tasks.corpus.signals.normalise import hash64, normalise, split_paragraphs
+from warclake.tasks.corpus.signals.signatures import (EMPTY_MINHASH, band_keys, estimated_jaccard, minhash,
+                                               simhash64)
 
 
 def shingles(t: str, n: int) -> set[str]:
@@ -40,7 +41,7 @@ def test_cjk_text_needs_no_tokenizer_and_empty_text_is_marked():
 
 
 def test_simhash_is_the_majority_vote_of_ngram_hash_bits():
-    from warclake.tasks.corpus.signatures import ngram_hashes
+    from warclake.tasks.corpus.signals.signatures import ngram_hashes
 
     texts = ["the cat sat on the mat", "the cat sat on the hat", "", "ab"]
     got = simhash64(texts, 3).view(np.uint64)

@@ -6,7 +6,7 @@ import sys
 import unicodedata
 import zlib
 
-from warclake.tasks.corpus import normalise, quality, unicode_tables
+from warclake.tasks.corpus.signals import normalise, quality, unicode_tables
 
 
 def test_the_tables_in_use_are_what_their_definitions_give_under_this_python():

@@ -1,7 +1,7 @@
 from datetime import datetime, timezone
 
-from warclake.tasks.dates import document_date, parse_http_date, parse_warc_date
-from warclake.tasks.doc_id import doc_id
+from warclake.tasks.extract.dates import document_date, parse_http_date, parse_warc_date
+from warclake.tasks.extract.doc_id import doc_id
 
 
 def utc(*a):

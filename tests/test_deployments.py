@@ -15,7 +15,7 @@ import pytest
 
 from http_server import LocalHTTPServer
 from procs import free_port, stop
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.sample_dump import make_dump
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.dirname(sys.executable)

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from s3_lake import kill_when_held, race_for_lock, s3_fixture
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.sample_dump import make_dump
 
 BUCKET = "warclake-dump-lock"
 DUMP = "CC-MAIN-2099-01"
@@ -135,7 +135,7 @@ def test_an_extraction_whose_lease_is_taken_over_stops_before_its_next_archive(s
 
 
 def test_a_lock_of_another_host_is_taken_over_once_its_lease_expires(s3):
-    from warclake.tasks.dump_lock import DumpLock, DumpLocked
+    from warclake.tasks.lake.dump_lock import DumpLock, DumpLocked
 
     url = f"s3://{BUCKET}/lease"
     s3["fs"].call_s3("put_object", Bucket=BUCKET, Key=lock_key("lease"), Body=b"{}",
@@ -155,12 +155,12 @@ def test_a_lock_of_another_host_is_taken_over_once_its_lease_expires(s3):
 @pytest.mark.parametrize("where", ["s3", "local"])
 def test_two_extractions_that_start_together_one_gets_the_dump(s3, tmp_path, where):
     url = f"s3://{BUCKET}/race" if where == "s3" else str(tmp_path / "race")
-    race_for_lock(url, s3["env"], "warclake.tasks.dump_lock", "DumpLock", "DumpLocked", args=', "D"')
+    race_for_lock(url, s3["env"], "warclake.tasks.lake.dump_lock", "DumpLock", "DumpLocked", args=', "D"')
 
 
 def test_a_lock_file_left_on_a_local_lake_names_its_holder_as_before(tmp_path):
     """A local lock is the same lease: its file holds the holder as JSON."""
-    from warclake.tasks.dump_lock import DumpLock
+    from warclake.tasks.lake.dump_lock import DumpLock
 
     with DumpLock(str(tmp_path), DUMP) as lock:
         with open(tmp_path / "locks" / f"dump={DUMP}.lock") as fh:

@@ -6,10 +6,10 @@ import pytest
 
 from conftest import shared_data
 
-from warclake.tasks.tooling.evaluation import gold as goldmod
-from warclake.tasks.tooling.evaluation.gold import (parse_cleaneval_gold, read_cleaneval, read_folder, read_gold,
-                                   split_of, unwrap_cleaneval_input)
-from warclake.tasks.tooling.evaluation.metrics import edit_similarity, levenshtein, prf, token_counts
+from warclake.tasks.evaluation import gold as goldmod
+from warclake.tasks.evaluation.gold import (parse_cleaneval_gold, read_cleaneval, read_folder, read_gold,
+                                     split_of, unwrap_cleaneval_input)
+from warclake.tasks.evaluation.metrics import edit_similarity, levenshtein, prf, token_counts
 
 DATA = Path(shared_data("gold", "cleaneval"))
 
@@ -233,7 +233,7 @@ def test_eval_table_always_has_the_none_baseline_and_precision_recall_beside_eac
 
 # ------------------------------------------------------------------ Dragnet
 def test_dragnet_comments_separator_and_its_hand_typed_variants():
-    from warclake.tasks.tooling.evaluation.dragnet import is_separator, main_content
+    from warclake.tasks.evaluation.dragnet import is_separator, main_content
 
     for line in ("!@#$%^&*()  COMMENTS", "!@ $%^&*()  COMMENTS", "  #$%^&*()  COMMENTS",
                  "!@#$%^&*   COMMENTS", "!@#$%^&*()  \tCOMMENTS"):
@@ -245,7 +245,7 @@ def test_dragnet_comments_separator_and_its_hand_typed_variants():
 
 
 def test_read_dragnet_format_drops_comments_and_splits_by_site(tmp_path):
-    from warclake.tasks.tooling.evaluation.dragnet import split_of_site
+    from warclake.tasks.evaluation.dragnet import split_of_site
 
     (tmp_path / "input").mkdir()
     (tmp_path / "GoldStandard").mkdir()

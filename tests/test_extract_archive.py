@@ -10,11 +10,11 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 from conftest import shared_data
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.extract_archive import extract_archive
-from warclake.tasks.lake import Lake
-from warclake.tasks.outcomes import ALL_OUTCOMES
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.extract.outcomes import ALL_OUTCOMES
+from warclake.tasks.sample_dump import make_dump
 
 CFG = ExtractConfig.from_langs("ja,en")
 
@@ -239,7 +239,7 @@ def test_bad_input_is_recorded_not_raised(tmp_path, content):
     assert s["status"] == "failed" and s["error"]
     assert ("0 bytes" in s["error"]) == (not content)
     assert Lake(str(tmp_path / "lake")).read_summary("D", "bad.warc.gz") == s
-    from warclake.tasks.plan import plan_dump
+    from warclake.tasks.lake.plan import plan_dump
 
     assert [i.reason for i in plan_dump([str(p)], "D", str(tmp_path / "lake"), CFG)] == ["failed"]
 
@@ -308,7 +308,7 @@ def test_remote_lake_through_fsspec(tmp_path):
     """A lake on a non-local fsspec filesystem (fsspec's in-memory one stands in for s3://)."""
     import fsspec
 
-    from warclake.tasks.plan import plan_dump
+    from warclake.tasks.lake.plan import plan_dump
 
     paths = make_dump(str(tmp_path / "d"), files=2, pages_per_file=10, truncate_last=False)
     lake = "memory://warclake-test-lake"
@@ -359,7 +359,7 @@ def ledger_types(path):
 
 
 def test_ja_extraction_never_loads_lingua_even_on_undeclared_latin_pages(tmp_path):
-    from warclake.tasks.language import built_detectors
+    from warclake.tasks.extract.language import built_detectors
 
     path = tmp_path / "mixed.warc.gz"
     czech = "<html><body><p>Příliš žluťoučký kůň úpěl ďábelské ódy u řeky.</p></body></html>"
@@ -377,9 +377,9 @@ def test_pages_finished_in_batches_equal_pages_finished_one_by_one(tmp_path):
     """extract_archive holds pages waiting for lingua and finishes them together: the lake
     must hold what finishing every record on its own gives, rows in the archive's order."""
     from tricky_pages import page
-    from warclake.tasks.extract_archive import PAGE_BATCH
-    from warclake.tasks.extract_record import Context, process_record
-    from warclake.tasks.warc_reader import ArchiveReader
+    from warclake.tasks.extract.archive import PAGE_BATCH
+    from warclake.tasks.extract.record import Context, process_record
+    from warclake.tasks.archive.reader import ArchiveReader
 
     words = {"en": "the house of the river and the story that was told there",
              "de": "das Haus am Fluss und die Geschichte die dort erzählt wurde",

@@ -1,6 +1,6 @@
 """`warclake extract` watches its worker as `run` does: a page that hangs or kills its worker
 costs that page (real `warclake extract` processes, pages made to hang or crash by the
-test-only fault injector, tasks/fault_injection.py). Worker and engine options that make no
+test-only fault injector, tasks/runtime/fault_injection.py). Worker and engine options that make no
 sense, for `extract` and `corpus` alike, end with one line and exit status 2 before any work."""
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from warclake.cli.main import main
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.extract_archive import extract_archive
-from warclake.tasks.lake import Lake
-from warclake.tasks.tooling.sample_dump import make_dump
-from warclake.tasks.warc_reader import ArchiveReader
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.sample_dump import make_dump
+from warclake.tasks.archive.reader import ArchiveReader
 
 DUMP = "TEST-DUMP"
 LANGS = "ja,en"

@@ -2,8 +2,8 @@
 import os
 
 from warclake.cli.main import main
-from warclake.tasks.lake import Lake
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.sample_dump import make_dump
 
 
 def finished(lake, names):

@@ -9,11 +9,11 @@ import pytest
 from conftest import shared_data
 from reference_features import text_row, use_reference
 from tricky_pages import page, text
-from warclake.tasks import boilerplate
-from warclake.tasks.boilerplate import compiled, features
-from warclake.tasks.boilerplate.text_columns import text_columns
-from warclake.tasks.boilerplate.text import word_units
-from warclake.tasks.html_paragraphs import extract_paragraphs
+from warclake.tasks.extract import boilerplate
+from warclake.tasks.extract.boilerplate import compiled, features
+from warclake.tasks.extract.boilerplate.text_columns import text_columns
+from warclake.tasks.extract.boilerplate.text import word_units
+from warclake.tasks.extract.html_paragraphs import extract_paragraphs
 
 
 def _clear_caches():
@@ -85,8 +85,8 @@ def test_features_and_labels_equal_the_plain_path_on_real_pages(monkeypatch):
 
 def _lake_documents(path, lake):
     from test_extract_archive import read_lake
-    from warclake.tasks.config import ExtractConfig
-    from warclake.tasks.extract_archive import extract_archive
+    from warclake.tasks.extract.config import ExtractConfig
+    from warclake.tasks.extract.archive import extract_archive
 
     extract_archive(str(path), "D", str(lake), ExtractConfig.from_langs("all", boilerplate="sieve"))
     docs, ledger, _ = read_lake(str(lake), "D", path.name)
@@ -98,7 +98,7 @@ def test_extraction_equals_the_plain_path_document_for_document(tmp_path, monkey
     """Whole archives of tricky pages through extract_archive: the same documents, texts,
     languages, scores and labels with every fast path as with the plain definitions."""
     from test_extract_archive import write_warc
-    from warclake.tasks import extract_record
+    from warclake.tasks.extract import record as extract_record
 
     path = tmp_path / "tricky.warc.gz"
     write_warc(path, [(f"http://site{seed % 7}.example/{seed}", 200, "text/html; charset=utf-8",

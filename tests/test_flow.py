@@ -6,7 +6,7 @@ import pytest
 
 from warclake.flows.dump_flow import extract_dump
 from http_server import LocalHTTPServer
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.sample_dump import make_dump
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -127,7 +127,7 @@ def test_remote_inputs_from_paths_listing_and_transient_errors_are_retried(dump,
 
 
 def test_a_dropped_connection_without_range_support_is_retried_by_the_flow_not_salvaged(dump, tmp_path):
-    from warclake.tasks.tooling.fault_server import FaultServer
+    from tools.fault_server import FaultServer
 
     names = sorted(p for p in os.listdir(dump) if p.endswith(".warc.gz"))
     with FaultServer(str(dump), fault="drop", ranges=False, times=2, max_seconds=300) as srv:
@@ -142,7 +142,7 @@ def test_a_dropped_connection_without_range_support_is_retried_by_the_flow_not_s
 def test_a_second_run_of_a_dump_is_refused_while_another_holds_it(dump, tmp_path):
     import json
 
-    from warclake.tasks.owners import host
+    from warclake.tasks.lake.owners import host
 
     lake = tmp_path / "lake"
     (lake / "locks").mkdir(parents=True)
@@ -171,8 +171,8 @@ def test_missing_local_input_is_a_clear_error(tmp_path):
 
 def test_a_vanished_archive_is_counted_failed_everywhere_then_redone(tmp_path):
     """The lake's summary, the report, the returned counts and the final state agree."""
-    from warclake.tasks.lake import Lake
-    from warclake.tasks.reports import run_reports
+    from warclake.tasks.lake.layout import Lake
+    from warclake.tasks.reporting import run_reports
 
     dump_dir = tmp_path / "dump"
     paths = make_dump(str(dump_dir), files=3, pages_per_file=10, dump="TEST-DUMP", truncate_last=False)

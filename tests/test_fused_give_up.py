@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.sample_dump import make_dump
 
 DUMP = "CC-MAIN-2099-01"
 SAID = "corpus signatures not written during extraction (its outputs could not be opened: "

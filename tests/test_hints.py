@@ -21,10 +21,10 @@ def test_the_demo_from_a_clone_hints_the_dev_command(tmp_path, capsys, monkeypat
 
 
 def test_the_sample_dump_builder_has_a_command_line(tmp_path):
-    help_text = subprocess.run([sys.executable, "-m", "warclake.tasks.tooling.sample_dump", "--help"],
+    help_text = subprocess.run([sys.executable, "-m", "warclake.tasks.sample_dump", "--help"],
                                capture_output=True, text=True, check=True).stdout
     assert "usage:" in help_text and "--files" in help_text
-    subprocess.run([sys.executable, "-m", "warclake.tasks.tooling.sample_dump", str(tmp_path / "d"),
+    subprocess.run([sys.executable, "-m", "warclake.tasks.sample_dump", str(tmp_path / "d"),
                     "--files", "2", "--pages", "5", "--whole"], check=True, capture_output=True)
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == [
         "CC-MAIN-2099-01-00000.warc.gz", "CC-MAIN-2099-01-00001.warc.gz", "warc.paths.gz"]

@@ -5,9 +5,9 @@ import pytest
 
 from conftest import shared_data
 from test_extract_archive import read_lake, write_warc
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.extract_archive import extract_archive
-from warclake.tasks.html_limits import nesting_depth, too_complex
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.extract.html_limits import nesting_depth, too_complex
 
 LIMIT, TAGS = ExtractConfig().max_depth, ExtractConfig().max_tags
 
@@ -30,7 +30,7 @@ def test_more_tags_than_the_limit_is_too_complex_however_flat():
 
 
 def test_the_walk_stops_past_the_paragraph_limit():
-    from warclake.tasks.html_paragraphs import TooManyParagraphs, extract_paragraphs
+    from warclake.tasks.extract.html_paragraphs import TooManyParagraphs, extract_paragraphs
 
     html = "<body>" + "<p>a" * 200 + "</body>"
     assert len(extract_paragraphs(html, 200)) == 200
@@ -69,9 +69,9 @@ def test_hostile_records_are_too_complex_and_the_archive_goes_on(tmp_path):
 
 @pytest.mark.shared_data("gold", "wceb_modern_1000")
 def test_no_development_page_comes_near_the_limits():
-    from warclake.tasks.html_paragraphs import extract_paragraphs
-    from warclake.tasks.paragraph import join_paragraphs
-    from warclake.tasks.tooling.evaluation.gold import decode_page, read_gold
+    from warclake.tasks.extract.html_paragraphs import extract_paragraphs
+    from warclake.tasks.extract.paragraph import join_paragraphs
+    from warclake.tasks.evaluation.gold import decode_page, read_gold
 
     cfg = ExtractConfig()
     for spec in (f"wceb:{shared_data('gold', 'wceb_modern_1000')}",

@@ -1,6 +1,6 @@
 """Ctrl-C on `run` and `extract`, sent to the process group as a terminal sends it: real
 processes, a real Prefect server for the flow run's state. A page made to hang (the
-test-only fault injector, tasks/fault_injection.py) keeps the work busy when it comes."""
+test-only fault injector, tasks/runtime/fault_injection.py) keeps the work busy when it comes."""
 import json
 import os
 import signal
@@ -9,8 +9,8 @@ import sys
 import time
 import urllib.request
 
-from warclake.tasks.tooling.sample_dump import make_dump
-from warclake.tasks.warc_reader import ArchiveReader
+from warclake.tasks.sample_dump import make_dump
+from warclake.tasks.archive.reader import ArchiveReader
 
 DUMP = "TEST-DUMP"
 

@@ -10,14 +10,14 @@ import sys
 import pytest
 
 from warclake.cli.main import main
-from warclake.tasks import extract_archive as extract_module
-from warclake.tasks.catalog import build_catalog
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.dump_lock import DumpLock, DumpLocked
-from warclake.tasks.lake import Lake
-from warclake.tasks.owners import host
-from warclake.tasks.reports import write_report
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.extract import archive as extract_module
+from warclake.tasks.lake.catalog import build_catalog
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.lake.dump_lock import DumpLock, DumpLocked
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.lake.owners import host
+from warclake.tasks.reporting import write_report
+from warclake.tasks.sample_dump import make_dump
 from lakegen import make_lake
 
 
@@ -93,8 +93,8 @@ def test_an_extraction_removes_what_a_killed_corpus_step_inside_it_left(tmp_path
     """The per-archive corpus step run inside extraction writes its outputs and its state file
     under temporary names beside their places: the folders extraction's cleaning looks into
     are the ones the step writes (one home for their names: the corpus layout)."""
-    from warclake.tasks.corpus.archive_step import STEP, ArchiveSigner
-    from warclake.tasks.corpus.layout import CorpusLayout
+    from warclake.tasks.corpus.signals.archive_step import STEP, ArchiveSigner
+    from warclake.tasks.corpus.storage.layout import CorpusLayout
 
     signer = ArchiveSigner(str(tmp_path), "D", "a.warc.gz")
     folders = {os.path.dirname(t) for t in signer.tmps}
@@ -192,7 +192,7 @@ def test_two_reports_into_one_folder_at_once_both_finish_whole(tmp_path):
 
     lake = make_lake(tmp_path / "lake", dumps={"CC-MAIN-2024-10": 2, "CC-MAIN-2024-18": 1}, records=20)
     out = tmp_path / "report"
-    script = ("import sys\nfrom warclake.tasks.reports import write_report\n"
+    script = ("import sys\nfrom warclake.tasks.reporting import write_report\n"
               "for _ in range(10):\n    write_report(sys.argv[1], sys.argv[2], charts=False)\n")
     procs = [subprocess.Popen([sys.executable, "-c", script, str(lake.root), str(out)],
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]

@@ -5,21 +5,11 @@ import pytest
 
 from conftest import shared_data
 
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.tooling.eval_language import load_pages, run
-from warclake.tasks.language import (
-    CYRILLIC,
-    HAN,
-    HANGUL,
-    KANA,
-    LATIN,
-    LanguageDetector,
-    built_detectors,
-    detect_language,
-    language_buffer,
-    latin_buffer,
-    script_counts,
-)
+from warclake.tasks.extract.config import ExtractConfig
+from tools.eval_language import load_pages, run
+from warclake.tasks.extract.language import (CYRILLIC, HAN, HANGUL, KANA, LATIN, LanguageDetector,
+                                      built_detectors, detect_language, language_buffer, latin_buffer,
+                                      script_counts)
 
 SAMPLES = {
     "en": "The library opens at nine in the morning and closes late in the evening, so students can "
@@ -235,7 +225,7 @@ def test_one_lingua_detector_per_language_set_even_from_many_threads(monkeypatch
     import threading
     import time
 
-    from warclake.tasks import language
+    from warclake.tasks.extract import language
 
     builds = []
 
@@ -314,7 +304,7 @@ def test_min_lang_score_drops_an_english_page_decided_by_its_menu(lang):
 
 
 def test_answers_from_the_lingua_cache_equal_lingua_s_own(monkeypatch):
-    from warclake.tasks import language
+    from warclake.tasks.extract import language
 
     def reference(text):  # the two looks, straight from lingua
         det = language.lingua_detector(language.LATIN_LANGS, True)
@@ -355,7 +345,7 @@ ENGLISH_ARTICLE = (
 
 
 def test_clear_english_is_settled_by_its_function_words():
-    from warclake.tasks.language import english_words_share, latin_letters
+    from warclake.tasks.extract.language import english_words_share, latin_letters
 
     res = detect_language(page(ENGLISH_ARTICLE), ("all",))
     assert (res.lang, res.accepted, res.via) == ("en", True, "words") and res.score == 1.0
@@ -382,7 +372,7 @@ def test_clear_english_is_settled_by_its_function_words():
     "the " + " the ".join("Stones Beatles Doors Kinks Who Byrds Animals Zombies Hollies Searchers".split()),
 ])
 def test_unclear_text_goes_to_lingua(text):
-    from warclake.tasks.language import english_words_share, latin_letters
+    from warclake.tasks.extract.language import english_words_share, latin_letters
 
     assert english_words_share(text, latin_letters(text)) is None
     assert detect_language(page(text), ("all",)).via != "words"
@@ -390,7 +380,7 @@ def test_unclear_text_goes_to_lingua(text):
 
 @pytest.mark.parametrize("lang", ["fr", "de", "es", "hu"])
 def test_other_latin_languages_never_pass_the_screen(lang):
-    from warclake.tasks.language import english_words_share, latin_letters
+    from warclake.tasks.extract.language import english_words_share, latin_letters
 
     for text in (SAMPLES[lang], SAMPLES[lang] + " " + SAMPLES["en"][:80]):
         assert english_words_share(text, latin_letters(text)) is None, text
@@ -413,7 +403,7 @@ def test_latin_languages_without_accents_go_to_lingua(text):
 
 
 def test_a_minimum_score_above_the_screens_goes_to_lingua_and_the_switch_turns_it_off():
-    from warclake.tasks.language import english_words_share, latin_letters
+    from warclake.tasks.extract.language import english_words_share, latin_letters
 
     text = ENGLISH_ARTICLE * 2 + " Paris, une ville."  # one foreign function word: share < 1
     share = english_words_share(text, latin_letters(text))
@@ -428,7 +418,7 @@ def test_a_minimum_score_above_the_screens_goes_to_lingua_and_the_switch_turns_i
 
 @needs_data
 def test_the_screen_keeps_the_accuracy_of_lingua_alone(real_pages):
-    from warclake.tasks.tooling.eval_language import sentences
+    from tools.eval_language import sentences
 
     items = real_pages + sentences(real_pages)
     on = run(items, ("all",), paragraphs=True)
@@ -439,8 +429,8 @@ def test_the_screen_keeps_the_accuracy_of_lingua_alone(real_pages):
 
 
 def test_the_screen_against_lingua_on_a_generated_archive(tmp_path):
-    from warclake.tasks.tooling.eval_language import screen_against_lingua
-    from warclake.tasks.tooling.sample_dump import make_dump
+    from tools.eval_language import screen_against_lingua
+    from warclake.tasks.sample_dump import make_dump
 
     paths = make_dump(str(tmp_path / "dump"), files=1, pages_per_file=60, truncate_last=False)
     res = screen_against_lingua(paths)

@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from warclake.tasks.corpus.run_lock import CorpusLock
-from warclake.tasks.dump_lock import DumpLock
-from warclake.tasks.owners import tmp_name
+from warclake.tasks.corpus.storage.run_lock import CorpusLock
+from warclake.tasks.lake.dump_lock import DumpLock
+from warclake.tasks.lake.owners import tmp_name
 
 # Takes the lock with a short lease, then stops its renewal after the temporary is written,
 # before it is renamed into place: where a kill leaves the temporary behind.

@@ -15,12 +15,13 @@ import tricky_pages
 from conftest import REPO, shared_data
 from native_fallback import hiding, run_python, warclake_lines
 
-from warclake.tasks import boilerplate, native
-from warclake.tasks.boilerplate import compiled, features, model
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.html_paragraphs import extract_paragraphs
-from warclake.tasks.paragraph import Paragraph
-from warclake.tasks.tooling.make_dump import make_dump
+from warclake.tasks.extract import boilerplate
+from warclake.tasks import native
+from warclake.tasks.extract.boilerplate import compiled, features, model
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.html_paragraphs import extract_paragraphs
+from warclake.tasks.extract.paragraph import Paragraph
+from tools.make_dump import make_dump
 
 compiled_only = pytest.mark.skipif(
     features._COMPILED is None and os.environ.get(native.ENV) == "0",
@@ -109,7 +110,7 @@ def test_a_close_density_threshold_takes_the_exact_deviation():
 @compiled_only
 def test_start_tag_counts_beyond_64_bits_are_read_as_the_clamp():
     # both paths read n_tags as 0 .. text.N_TAGS_MAX, whatever the int holds
-    from warclake.tasks.boilerplate.text import N_TAGS_MAX
+    from warclake.tasks.extract.boilerplate.text import N_TAGS_MAX
 
     for n_tags in (N_TAGS_MAX - 1, N_TAGS_MAX + 1, 2 ** 63, 2 ** 64 + 5, 10 ** 30, -1, -(2 ** 70)):
         paras = [Paragraph("body>p", "w " * 40, 1), Paragraph("body>div>p", "v " * 50, n_tags),
@@ -132,7 +133,7 @@ def test_the_lower_case_table_is_str_lower():
 
 @compiled_only
 def test_fuzz_slice_has_no_differences(capsys):
-    from warclake.tasks.tooling import fuzz_sieve
+    from tools import fuzz_sieve
 
     assert fuzz_sieve.main(["--cases", "200", "--seed", "11"]) == 0
     assert "0 differences" in capsys.readouterr().out
@@ -171,7 +172,7 @@ def test_real_pages_give_identical_features_and_labels():
 def test_a_whole_archive_gives_an_identical_lake_with_either_features(tmp_path, monkeypatch):
     import pyarrow.parquet as pq
 
-    from warclake.tasks.extract_archive import extract_archive
+    from warclake.tasks.extract.archive import extract_archive
 
     make_dump(str(tmp_path / "dump"), [shared_data("gold", "dragnet")], files=1, mb_per_file=2, seed=5)
     archive = str(next((tmp_path / "dump").glob("*.warc.gz")))
@@ -207,8 +208,8 @@ def test_a_feature_column_the_module_does_not_compute_leaves_the_python_path(mon
 
 
 
-LABELS = ("from warclake.tasks.boilerplate import compiled, features, model\n"
-          "from warclake.tasks.paragraph import Paragraph\n"
+LABELS = ("from warclake.tasks.extract.boilerplate import compiled, features, model\n"
+          "from warclake.tasks.extract.paragraph import Paragraph\n"
           "print(compiled.STATUS)\n"
           "print(model.classify([Paragraph('body>div.nav>a', '\\x02Home\\x03', 3),"
           " Paragraph('body>article>p', 'It was the best of times and the worst. ' * 9, 1)], 'en'))\n")
@@ -218,7 +219,7 @@ LABELS = ("from warclake.tasks.boilerplate import compiled, features, model\n"
 def test_the_compiled_path_is_chosen_whichever_module_is_imported_first():
     # extraction imports the model first (boilerplate._sieve), the tests the features
     for first in ("model", "features", "compiled"):
-        p = run_python(f"from warclake.tasks.boilerplate import {first}\n" + LABELS)
+        p = run_python(f"from warclake.tasks.extract.boilerplate import {first}\n" + LABELS)
         assert p.returncode == 0, p.stderr
         assert p.stdout.splitlines() == ["compiled", "['bad', 'good']"], first
         assert "warclake:" not in p.stderr
@@ -247,7 +248,7 @@ def test_without_the_structure_module_its_python_columns_run_with_one_warning():
 def test_a_structure_module_that_computes_other_values_is_refused_with_one_warning():
     # as if a rule had changed on the Python side only: its zeros become -0.0 (other bytes,
     # the same decisions)
-    wrong = ("import numpy as np\nfrom warclake.tasks.boilerplate import structure\n"
+    wrong = ("import numpy as np\nfrom warclake.tasks.extract.boilerplate import structure\n"
              "orig = structure.columns\n"
              "structure.columns = lambda *a: np.where(orig(*a) == 0, -0.0, orig(*a))\n")
     p = run_python(wrong + LABELS + "print(compiled.STRUCTURE_STATUS)\n")
@@ -260,7 +261,7 @@ def test_a_structure_module_that_computes_other_values_is_refused_with_one_warni
 @compiled_only
 def test_a_module_that_computes_other_values_is_refused_with_one_warning():
     # as if a rule had changed on one side only: the stop-word table of every language empty
-    wrong = ("from warclake.tasks.boilerplate import compiled as c\n"
+    wrong = ("from warclake.tasks.extract.boilerplate import compiled as c\n"
              "orig = c._lang_tables\n"
              "c._lang_tables = lambda lang: (frozenset(),) + orig(lang)[1:]\n"
              "import warclake.tasks.native.sieve_features\n")

@@ -9,9 +9,9 @@ import pytest
 import tricky_pages
 from conftest import shared_data
 
-from warclake.tasks import html_paragraphs as hp
-from warclake.tasks.charset import decode_body
-from warclake.tasks.html_limits import too_complex
+from warclake.tasks.extract import html_paragraphs as hp
+from warclake.tasks.extract.charset import decode_body
+from warclake.tasks.extract.html_limits import too_complex
 
 CORNERS = [
     "\ufeff<body><p>after a BOM</p></body>",

@@ -14,14 +14,14 @@ import tricky_pages
 from conftest import REPO, shared_data
 from native_fallback import hiding, run_python, warclake_lines
 
-from warclake.tasks import html_paragraphs as hp
+from warclake.tasks.extract import html_paragraphs as hp
 from warclake.tasks import native
-from warclake.tasks.boilerplate import features, model
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.extract_archive import extract_archive
-from warclake.tasks.tooling import fuzz_native
-from warclake.tasks.tooling.make_dump import make_dump
-from warclake.tasks.tooling.sample_dump import make_dump as make_sample_dump
+from warclake.tasks.extract.boilerplate import features, model
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.archive import extract_archive
+from tools import fuzz_native
+from tools.make_dump import make_dump
+from warclake.tasks.sample_dump import make_dump as make_sample_dump
 
 compiled_only = pytest.mark.skipif(
     hp._COMPILED_WALK is None and os.environ.get(native.ENV) == "0",

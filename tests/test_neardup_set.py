@@ -7,10 +7,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import shared_data
-from warclake.tasks.paragraph import split_document
-from warclake.tasks.tooling import eval_dedup, neardup_set
-from warclake.tasks.tooling.eval_dedup import pairwise_scores
-from warclake.tasks.tooling.evaluation.gold import read_cleaneval
+from warclake.tasks.extract.paragraph import split_document
+from tools import eval_dedup, neardup_set
+from tools.eval_dedup import pairwise_scores
+from warclake.tasks.evaluation.gold import read_cleaneval
 
 DEV = Path(shared_data("gold", "cleaneval", "cleaneval-dev"))
 

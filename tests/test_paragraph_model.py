@@ -1,4 +1,4 @@
-from warclake.tasks.paragraph import Paragraph, join_paragraphs, split_document
+from warclake.tasks.extract.paragraph import Paragraph, join_paragraphs, split_document
 
 
 def test_join_and_split_round_trip():

@@ -6,12 +6,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from warclake.flows.dump_flow import is_transient
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.extract_archive import extract_archive
-from warclake.tasks.lake import Lake
-from warclake.tasks.tooling.fault_server import FaultServer
-from warclake.tasks.tooling.sample_dump import make_dump
-from warclake.tasks.warc_reader import TransientInputError
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.lake.layout import Lake
+from tools.fault_server import FaultServer
+from warclake.tasks.sample_dump import make_dump
+from warclake.tasks.archive.reader import TransientInputError
 
 # Tiny timeout: a stalled read gives up fast; the server stalls far longer than that.
 CFG = ExtractConfig.from_langs("ja,en", net_timeout=0.5, net_resumes=3)
@@ -101,7 +101,7 @@ def test_network_settings_do_not_make_outputs_outdated():
 def test_a_paths_listing_cut_short_is_resumed_not_read_short(tmp_path):
     import gzip
 
-    from warclake.tasks.inputs import read_paths_listing
+    from warclake.tasks.archive.inputs import read_paths_listing
 
     names = [f"crawl-data/x/{i:05d}.warc.gz" for i in range(2000)]
     (tmp_path / "warc.paths.gz").write_bytes(gzip.compress("\n".join(names).encode()))
@@ -128,7 +128,7 @@ def test_a_reply_shorter_than_the_file_is_never_a_done_salvaged_archive(archive,
 
 
 def test_a_reply_longer_than_the_head_said_is_transient(archive, tmp_path):
-    from warclake.tasks.remote_stream import RemoteStream
+    from warclake.tasks.archive.remote_stream import RemoteStream
 
     name = os.path.basename(archive)
     with serve(archive) as srv:
@@ -141,7 +141,7 @@ def test_a_reply_longer_than_the_head_said_is_transient(archive, tmp_path):
 def test_an_fsspec_input_that_ends_before_its_listed_size_is_transient(archive):
     import fsspec
 
-    from warclake.tasks.inputs import input_identity, open_input
+    from warclake.tasks.archive.inputs import input_identity, open_input
 
     data = open(archive, "rb").read()
     with fsspec.open("memory://bucket/a.warc.gz", "wb") as fh:

@@ -27,7 +27,7 @@ def gets_of(proxy, key: str) -> list:
 
 
 def test_an_empty_object_reads_as_empty_bytes_with_one_get(s3, proxy):
-    from warclake.tasks.corpus.layout import read_bytes
+    from warclake.tasks.corpus.storage.layout import read_bytes
 
     s3["fs"].pipe_file(f"{BUCKET}/lake/empty.json", b"")
     s3["fs"].pipe_file(f"{BUCKET}/lake/full.json", b'{"key": 1}')
@@ -39,7 +39,7 @@ def test_an_empty_object_reads_as_empty_bytes_with_one_get(s3, proxy):
 
 def test_the_416_of_an_empty_object_is_what_s3fs_raises_as_told(s3):
     """The one error read_bytes takes for an empty object, as s3fs raises it from the server's reply."""
-    from warclake.tasks.lake import is_range_past_end
+    from warclake.tasks.lake.layout import is_range_past_end
 
     s3["fs"].pipe_file(f"{BUCKET}/lake/zero", b"")
     with pytest.raises(OSError) as got:
@@ -53,7 +53,7 @@ def test_the_416_of_an_empty_object_is_what_s3fs_raises_as_told(s3):
 def test_an_error_reply_surfaces_without_a_second_read(s3, proxy):
     """An error s3fs raises as an OSError other than the 416 (a 500 would too, after
     botocore's own retries, which take seconds)."""
-    from warclake.tasks.corpus.layout import read_bytes
+    from warclake.tasks.corpus.storage.layout import read_bytes
 
     key = "lake/state-403.json"
     s3["fs"].pipe_file(f"{BUCKET}/{key}", b'{"key": 1}')
@@ -68,7 +68,7 @@ def test_an_error_reply_surfaces_without_a_second_read(s3, proxy):
 
 
 def test_a_broken_connection_surfaces_without_a_second_read(s3, proxy):
-    from warclake.tasks.corpus.layout import read_bytes
+    from warclake.tasks.corpus.storage.layout import read_bytes
 
     key = "lake/state-reset.json"
     s3["fs"].pipe_file(f"{BUCKET}/{key}", b'{"key": 2}')

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from lakegen import make_lake
-from warclake.tasks.reports import REPORTS, artifact_summary, run_reports, write_report
+from warclake.tasks.reporting import REPORTS, artifact_summary, run_reports, write_report
 
 REPO = Path(__file__).resolve().parent.parent
 # The legacy labels lakegen writes, and what the extractor reports them as.
@@ -303,8 +303,8 @@ def test_reports_on_a_lake_the_extractor_wrote(tmp_path):
 
     import pyarrow.parquet as pq
 
-    from warclake.tasks.extract_archive import extract_archive
-    from warclake.tasks.tooling.sample_dump import make_dump
+    from warclake.tasks.extract.archive import extract_archive
+    from warclake.tasks.sample_dump import make_dump
     dump = "CC-MAIN-2099-01"
     paths = make_dump(str(tmp_path / "dump"), files=2, pages_per_file=15, dump=dump)
     lake = tmp_path / "lake"
@@ -351,7 +351,7 @@ def test_reports_on_a_remote_lake_through_fsspec(lake, tmp_path):
 def test_cells_are_formatted_for_people_and_csv_keeps_raw_values(lake, tmp_path):
     from datetime import date
 
-    from warclake.tasks.reports.pages import _fmt
+    from warclake.tasks.reporting.pages import _fmt
 
     assert _fmt("documents", 1234567) == "1,234,567"
     assert _fmt("ratio", 0.14963) == "15.0 %" and _fmt("share", 0.5) == "50.0 %"
@@ -390,8 +390,8 @@ def test_top_domains_chart_shows_the_tables_rows_with_one_other(tmp_path):
     same 26 rows and figures, never a second 'other'."""
     import polars as pl
 
-    from warclake.tasks.reports.charts import share_rows, write_chart
-    from warclake.tasks.reports.queries import BY_NAME
+    from warclake.tasks.reporting.charts import share_rows, write_chart
+    from warclake.tasks.reporting.queries import BY_NAME
 
     report = BY_NAME["domain_share"]
     counts = {f"site{i:02d}.example": 100 - i for i in range(30)}
@@ -427,10 +427,10 @@ def test_stage_seconds_say_where_each_dumps_time_went(lake, tables):
 
 
 def test_the_extractor_times_its_stages(tmp_path):
-    from warclake.tasks.config import ExtractConfig
-    from warclake.tasks.extract_archive import extract_archive
-    from warclake.tasks.reports import run_reports
-    from warclake.tasks.tooling.sample_dump import make_dump
+    from warclake.tasks.extract.config import ExtractConfig
+    from warclake.tasks.extract.archive import extract_archive
+    from warclake.tasks.reporting import run_reports
+    from warclake.tasks.sample_dump import make_dump
 
     (path,) = make_dump(str(tmp_path / "d"), files=1, pages_per_file=40, dump="D", truncate_last=False)
     s = extract_archive(path, "D", str(tmp_path / "lake"), ExtractConfig.from_langs("ja,en", boilerplate="sieve"))

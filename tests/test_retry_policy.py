@@ -5,7 +5,7 @@ import errno
 import pytest
 
 from warclake.flows.dump_flow import is_transient
-from warclake.tasks.warc_reader import TransientInputError
+from warclake.tasks.archive.reader import TransientInputError
 
 
 @pytest.mark.parametrize("exc", [TransientInputError("reset"), ConnectionResetError(), TimeoutError(),
@@ -39,8 +39,8 @@ def attempts_of(policy, errors):
 
 
 def test_extract_gives_an_archive_whose_worker_died_two_more_attempts_and_no_other_error():
-    from warclake.flows.workers import WorkerDied
-    from warclake.tasks.retries import WORKER
+    from warclake.tasks.runtime.workers import WorkerDied
+    from warclake.tasks.runtime.retries import WORKER
 
     died = [WorkerDied(f"death {i}") for i in range(3)]
     assert attempts_of(WORKER, died[:2]) == ("done", 3)
@@ -52,7 +52,7 @@ def test_extract_gives_an_archive_whose_worker_died_two_more_attempts_and_no_oth
 def test_a_corpus_step_is_run_again_after_a_network_error_only():
     import dataclasses
 
-    from warclake.tasks.retries import STEP
+    from warclake.tasks.runtime.retries import STEP
 
     assert STEP.delays == (2, 8)
     quick = dataclasses.replace(STEP, delays=(0, 0))

@@ -6,7 +6,7 @@ import time
 import pytest
 
 from warclake.cli.main import main
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.sample_dump import make_dump
 
 
 @pytest.fixture(scope="module")

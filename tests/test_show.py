@@ -7,10 +7,10 @@ import pytest
 
 from http_server import LocalHTTPServer
 from warclake.cli.main import main
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.extract_archive import extract_archive
-from warclake.tasks.tooling.fault_server import FaultServer
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.archive import extract_archive
+from tools.fault_server import FaultServer
+from warclake.tasks.sample_dump import make_dump
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from s3_lake import ONE_CLIENT_ATTEMPT, s3_fixture
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.sample_dump import make_dump
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 
@@ -120,10 +120,10 @@ def test_the_cli_reads_a_summary_again_and_ends_a_lasting_refusal_with_one_line(
 def test_a_lasting_error_ends_the_planning_without_trying_every_archive(s3, one_client_attempt, tmp_path):
     """A store that keeps failing (500) ends the planning of a dump of many archives once
     an archive's summary has had its attempts, not after every archive has had its own."""
-    from warclake.tasks.config import ExtractConfig
-    from warclake.tasks.plan import plan_dump
-    from warclake.tasks.retries import RetryPolicy
-    from warclake.tasks.transient import is_transient
+    from warclake.tasks.extract.config import ExtractConfig
+    from warclake.tasks.lake.plan import plan_dump
+    from warclake.tasks.runtime.retries import RetryPolicy
+    from warclake.tasks.runtime.transient import is_transient
 
     proxy, url = s3["proxy"], f"s3://{BUCKET}/many"
     paths = []

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import termios
 
-from warclake.tasks.tooling.sample_dump import make_dump
+from warclake.tasks.sample_dump import make_dump
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR) ")

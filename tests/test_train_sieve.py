@@ -19,7 +19,7 @@ def test_the_recorded_training_command_reproduces_the_shipped_model():
     with open(os.path.join(REPO, "tasks", "boilerplate", "sieve.json"), encoding="utf-8") as f:
         command = json.load(f)["meta"]["command"]
     assert command[:1] == ["--gold"] and "--cutoff-gold" in command
-    p = subprocess.run([sys.executable, "-m", "warclake.tasks.tooling.train_sieve", "--check"],
+    p = subprocess.run([sys.executable, "-m", "tools.train_sieve", "--check"],
                        cwd=REPO, capture_output=True, text=True, timeout=3600)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "reproduced byte for byte" in p.stdout

@@ -1,6 +1,6 @@
 """Extraction workers that die, hang or swell: real `warclake run` processes, a real killed
 worker, and pages made to crash or hang by the test-only fault injector
-(tasks/fault_injection.py)."""
+(tasks/runtime/fault_injection.py)."""
 import glob
 import os
 import signal
@@ -11,11 +11,11 @@ import time
 
 import pyarrow.parquet as pq
 
-from warclake.tasks.config import ExtractConfig
-from warclake.tasks.extract_archive import extract_archive
-from warclake.tasks.lake import Lake
-from warclake.tasks.tooling.sample_dump import make_dump
-from warclake.tasks.warc_reader import ArchiveReader
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.sample_dump import make_dump
+from warclake.tasks.archive.reader import ArchiveReader
 
 LANGS = "ja,en"
 
@@ -168,7 +168,7 @@ def test_semaphores_of_a_killed_run_are_removed_by_the_next_pool(tmp_path):
     finally:
         _kill_group(proc)
     assert _semaphores_left(names), "the kill left no semaphore behind: nothing for this test to check"
-    subprocess.run([sys.executable, "-c", "from warclake.flows.workers import _pool_for, shutdown; "
+    subprocess.run([sys.executable, "-c", "from warclake.tasks.runtime.workers import _pool_for, shutdown; "
                     "_pool_for(1).submit(int, 1).result(); shutdown()"],
                    env={**os.environ, "TMPDIR": str(tmp_path)}, check=True, timeout=120)
     assert _semaphores_left(names) == []

@@ -9,15 +9,15 @@ are looked at once, in the flow.
 """
 from __future__ import annotations
 
-from warclake.tasks.config import SCHEMA_VERSION
-from warclake.tasks.dump_lock import DumpLock
-from warclake.tasks.lake import Lake
-from warclake.tasks.storage_errors import is_storage_client_error, unusable_lake
+from warclake.tasks.extract.config import SCHEMA_VERSION
+from warclake.tasks.lake.dump_lock import DumpLock
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.lake.storage_errors import is_storage_client_error, unusable_lake
 
-from .layout import CorpusLayout, read_schema
-from .run_lock import CorpusLock
-from .settings import DecisionConfig
-from .summaries import finished_archives
+from warclake.tasks.corpus.storage.layout import CorpusLayout, read_schema
+from warclake.tasks.corpus.storage.run_lock import CorpusLock
+from warclake.tasks.corpus.settings import DecisionConfig
+from warclake.tasks.corpus.signals.summaries import finished_archives
 
 REQUIRED_COLUMNS = {"text", "docId", "url", "lang", "date", "dump", "warc_file", "paragraph_labels"}
 
@@ -39,7 +39,7 @@ def check_request(lake: str, dump: str | None, decide: DecisionConfig, lock: boo
     answering, the dump being one of its dumps, no extraction holding a dump's lock, no
     other corpus run holding the lake's. A few listings, so a command can make them before
     it starts Prefect."""
-    from .decide import check_quality_overrides
+    from warclake.tasks.corpus.steps.decide import check_quality_overrides
 
     check_quality_overrides(decide)
     dumps = dumps_to_process(lake, dump)

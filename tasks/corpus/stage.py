@@ -17,21 +17,23 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from warclake.tasks.retries import STEP as STEP_RETRY
+from warclake.tasks.runtime.retries import STEP as STEP_RETRY
 
-from .archive_step import sign_archive
-from .decide import (DOC_STEP, PARA_STEP, check_quality_overrides, document_decisions,
-                     paragraph_decisions, run_id_of)
-from .dump_inputs import DumpInputs, dump_inputs, inputs_of
-from .engine import DEFAULT_MEMORY_LIMIT, check_engine_options, connect, parquet_list
-from .layout import CorpusLayout, write_table
-from .manifest import ManifestWriter
-from .pairs import STEP as PAIRS_STEP, pairs_partition
-from .para_groups import SETTINGS as GROUP_SETTINGS, STEP as GROUPS_STEP, groups_step
-from .para_pairs import SETTINGS as PARA_PAIRS_SETTINGS, STEP as PARA_PAIRS_STEP, para_pairs_step
-from .para_stats import STEP as STATS_STEP, stats_partition
-from .run_lock import CorpusLock
-from .settings import DecisionConfig, SignatureConfig
+from warclake.tasks.corpus.signals.archive_step import sign_archive
+from warclake.tasks.corpus.steps.decide import (DOC_STEP, PARA_STEP, check_quality_overrides,
+                                         document_decisions, paragraph_decisions, run_id_of)
+from warclake.tasks.corpus.storage.dump_inputs import DumpInputs, dump_inputs, inputs_of
+from warclake.tasks.corpus.storage.engine import (DEFAULT_MEMORY_LIMIT, check_engine_options, connect,
+                                           parquet_list)
+from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
+from warclake.tasks.corpus.storage.manifest import ManifestWriter
+from warclake.tasks.corpus.steps.pairs import STEP as PAIRS_STEP, pairs_partition
+from warclake.tasks.corpus.steps.para_groups import SETTINGS as GROUP_SETTINGS, STEP as GROUPS_STEP, groups_step
+from warclake.tasks.corpus.steps.doc_pairs import (SETTINGS as PARA_PAIRS_SETTINGS, STEP as PARA_PAIRS_STEP,
+                                            para_pairs_step)
+from warclake.tasks.corpus.steps.para_stats import STEP as STATS_STEP, stats_partition
+from warclake.tasks.corpus.storage.run_lock import CorpusLock
+from warclake.tasks.corpus.settings import DecisionConfig, SignatureConfig
 
 log = logging.getLogger(__name__)
 
@@ -197,7 +199,7 @@ def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts:
 
 
 def doc_decisions_key(ctx: DumpContext) -> dict:
-    from .quality import QUALITY_RULES
+    from warclake.tasks.corpus.signals.quality import QUALITY_RULES
 
     return {"pairs": {p: ctx.state_key(PAIRS_STEP, ctx.dump, ctx.layout.part_name(p)) for p in ctx.parts},
             "para_pairs": ctx.state_key(PARA_PAIRS_STEP, ctx.dump, "para_pairs"),
@@ -305,7 +307,7 @@ def finish(lake: str, dumps: list[str], archives: dict, opts: StageOptions, repo
            progress=None, report_dir: str | None = None) -> dict:
     """``run_stage``, then the catalogue (so ``warclake sql`` sees the corpus views) and the
     report page."""
-    from warclake.tasks.catalog import build_catalog, is_remote
+    from warclake.tasks.lake.catalog import build_catalog, is_remote
 
     with CorpusLock(lake) as lock:   # one run per lake, through the catalogue and the report
         layout = CorpusLayout(lake)   # the run's: its state files, read once, summarised below
@@ -315,7 +317,7 @@ def finish(lake: str, dumps: list[str], archives: dict, opts: StageOptions, repo
         if not is_remote(lake):   # a remote lake has no catalogue file: its readers build the views in memory
             build_catalog(lake)
         if report:
-            from .report import write_corpus_report
+            from warclake.tasks.corpus.steps.report import write_corpus_report
 
             counts["report"] = write_corpus_report(lake, report_dir)[1]
     return counts

@@ -127,7 +127,7 @@ def _check_walk(pw, hp) -> None:
 
 def describe() -> str:
     """"paragraph walk: compiled" or "paragraph walk: python (why)", for --version and bench."""
-    import warclake.tasks.html_paragraphs  # noqa: F401 - the choice is made on its import
+    import warclake.tasks.extract.html_paragraphs  # noqa: F401 - the choice is made on its import
 
     return f"paragraph walk: {STATUS}" + ("" if STATUS == "compiled" else f" ({REASON})")
 
@@ -142,9 +142,9 @@ def describe_all() -> str:
     """Every compiled module and whether it runs ("walk: compiled; ...; signatures: python
     (why)"), for ``warclake --version``: the modules that choose on import are imported and
     the lazy ones asked, then whatever :func:`load_checked` noted is listed."""
-    import warclake.tasks.boilerplate.features  # noqa: F401 - the sieve's choice is made on import
-    import warclake.tasks.html_paragraphs  # noqa: F401 - the walk's choice is made on import
-    from warclake.tasks.corpus import archive_pass, quality, signatures
+    import warclake.tasks.extract.boilerplate.features  # noqa: F401 - the sieve's choice is made on import
+    import warclake.tasks.extract.html_paragraphs  # noqa: F401 - the walk's choice is made on import
+    from warclake.tasks.corpus.signals import archive_pass, quality, signatures
 
     signatures.compiled_module()
     quality.compiled_module()

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The counts behind the corpus stage's quality metrics, in one compiled pass per document.
 
-``warclake.tasks.corpus.quality.document_metrics_reference`` defines every metric in Python
+``warclake.tasks.corpus.signals.quality.document_metrics_reference`` defines every metric in Python
 and numpy; each metric is a quotient of whole numbers (characters, units, lines, n-gram
 occurrences), and this module counts those numbers, so ``quality`` divides them exactly as
 the reference does and both paths give the same doubles. Strings are read as code points:

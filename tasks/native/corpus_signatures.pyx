@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The corpus stage's per-document signatures in one pass over each document's characters.
 
-Gives exactly what ``warclake.tasks.corpus.signatures`` defines with numpy (the reference):
+Gives exactly what ``warclake.tasks.corpus.signals.signatures`` defines with numpy (the reference):
 per paragraph the text hash, the SimHash of character n-grams and the length of its
 normalised text; per document the clean text's hash and length and its one-permutation
 MinHash. Its input is the document as the lake stores it and the same document after

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The paragraph walk of ``warclake.tasks.html_paragraphs`` over lexbor's own node structs.
+"""The paragraph walk of ``warclake.tasks.extract.html_paragraphs`` over lexbor's own node structs.
 
 It walks the tree selectolax already built (reached through ``LexborNode.mem_id``) and
 gives exactly the Python walk's ``(path, text, n_tags)``: the same loop, the run buffer as

@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The ``sieve`` feature matrix and tree scores of ``warclake.tasks.boilerplate`` in C.
+"""The ``sieve`` feature matrix and tree scores of ``warclake.tasks.extract.boilerplate`` in C.
 
 ``matrix(paragraphs, lang)`` gives exactly ``features.python_matrix``'s array and
 ``margin(...)`` exactly ``model.Forest.margin``'s scores: the same rules step by step, in

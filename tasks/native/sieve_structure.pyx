@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""The page-structure columns of ``warclake.tasks.boilerplate.structure`` in C.
+"""The page-structure columns of ``warclake.tasks.extract.boilerplate.structure`` in C.
 
 ``fill(X, paths, plains, in_main_col)`` writes exactly ``structure.columns``'s block into
 the last columns of the feature matrix ``X``: stems found in the class/id names of each

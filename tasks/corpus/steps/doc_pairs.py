@@ -1,0 +1,159 @@
+"""Document pairs confirmed on their distinctive paragraphs: what a page says once its
+sites' templates are set aside.
+
+A document's MinHash is made from one page alone, so it cannot tell the page's own text
+from a template the boilerplate model took for content; the same article under another
+site's header and footer then falls under the similarity threshold. The lake knows more:
+a text that appears in at least ``TEMPLATE_MIN_CLUSTERS`` documents which are not
+near-duplicates of each other (distinct clusters of the MinHash pairs at
+``CLUSTER_SIMILARITY``) is template, notice or widget text, whatever its label. The rest
+of a document's paragraphs is its distinctive text.
+
+Per dump, after the MinHash pairs:
+
+1. clusters of this dump's documents and of the earlier-dump documents sharing a text with
+   them, by the MinHash pairs of this and the earlier dumps;
+2. template texts: those in ``TEMPLATE_MIN_CLUSTERS`` or more clusters;
+3. candidate pairs: the MinHash pairs, and documents sharing a distinctive paragraph of at
+   least ``MIN_CANDIDATE_CHARS`` characters (in each text's bucket, in docId order, every
+   document paired with the first and with the one before it: linear in the bucket);
+4. per candidate pair, the Jaccard of their distinctive texts weighted by characters:
+   the characters of the paragraphs both hold over those either holds.
+
+The decision step joins a pair whose MinHash estimate or paragraph Jaccard reaches the
+similarity threshold, so a threshold change redoes nothing here. Different pages of one
+site share only their template, so their distinctive texts stay apart. An earlier-dump
+document in a candidate pair is read whole, and its texts that no document of this dump
+holds are counted over the earlier dumps' paragraphs as well.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+
+from warclake.tasks.corpus.steps.components import component_labels
+from warclake.tasks.corpus.storage.engine import parquet_list, query_table
+from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
+
+STEP = "para_pairs"
+TEMPLATE_MIN_CLUSTERS = 3
+CLUSTER_SIMILARITY = 0.6
+MIN_CANDIDATE_CHARS = 40
+SETTINGS = {"template_min_clusters": TEMPLATE_MIN_CLUSTERS, "cluster_similarity": CLUSTER_SIMILARITY,
+            "min_candidate_chars": MIN_CANDIDATE_CHARS, "version": 1}
+
+PARA_PAIRS = pa.schema([("a", pa.string()), ("b", pa.string()), ("para_jaccard", pa.float64())])
+
+
+def para_pairs_step(con, layout: CorpusLayout, dump: str, para_files: list[str], prev_para_files: list[str],
+                    pair_files: list[str], prev_pair_files: list[str], key: dict) -> bool:
+    """Write ``para_pairs/dump=<D>/para_pairs.parquet`` (a, b, para_jaccard; a < b, one of
+    them a document of ``dump``; pairs with no distinctive text in common left out) unless
+    done; True when it did work."""
+    if layout.is_done(STEP, dump, "para_pairs", key):
+        return False
+    layout.clear_state(STEP, dump, "para_pairs")
+    table = distinctive_pairs(con, para_files, prev_para_files, pair_files, prev_pair_files)
+    write_table(layout.file("para_pairs", dump, "para_pairs"), table)
+    layout.mark_done(STEP, dump, "para_pairs", key, pairs=table.num_rows)
+    return True
+
+
+def distinctive_pairs(con, para_files: list[str], prev_para_files: list[str], pair_files: list[str],
+                      prev_pair_files: list[str]) -> pa.Table:
+    if not para_files:
+        return PARA_PAIRS.empty_table()
+    cur = parquet_list(para_files)
+    prev = parquet_list(prev_para_files) if prev_para_files else None
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_cur AS
+        SELECT docId, text_hash, max(n_chars)::BIGINT AS w FROM {cur} WHERE n_chars > 0 GROUP BY docId, text_hash""")
+    con.execute("CREATE OR REPLACE TEMP TABLE pp_cur_docs AS SELECT DISTINCT docId FROM pp_cur")
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_rows AS SELECT * FROM pp_cur
+        {f'''UNION ALL SELECT docId, text_hash, max(n_chars)::BIGINT FROM {prev}
+             WHERE n_chars > 0 AND text_hash IN (SELECT text_hash FROM pp_cur) GROUP BY docId, text_hash'''
+          if prev else ''}""")
+    if pair_files:
+        con.execute(f"CREATE OR REPLACE TEMP TABLE pp_mh AS SELECT a, b, jaccard, exact FROM {parquet_list(pair_files)}")
+    else:
+        con.execute("CREATE OR REPLACE TEMP TABLE pp_mh AS SELECT ''::VARCHAR AS a, ''::VARCHAR AS b, "
+                    "0.0::DOUBLE AS jaccard, false AS exact WHERE false")
+    earlier_pairs = parquet_list(prev_pair_files) if prev_pair_files else None
+    # 1-2. clusters and template texts over the rows of this dump's texts
+    _template_texts(con, "pp_rows", earlier_pairs)
+    # 3. candidates: the MinHash pairs, and documents sharing a distinctive paragraph
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_cand AS
+        WITH shared AS (
+            SELECT docId, text_hash, docId IN (SELECT docId FROM pp_cur_docs) AS is_cur FROM pp_rows
+            WHERE w >= {MIN_CANDIDATE_CHARS} AND text_hash NOT IN (SELECT text_hash FROM pp_template)
+        ), ordered AS (
+            SELECT docId AS y, is_cur AS y_cur,
+                   first_value(docId) OVER w AS x1, first_value(is_cur) OVER w AS x1_cur,
+                   lag(docId) OVER w AS x2, lag(is_cur) OVER w AS x2_cur
+            FROM shared WINDOW w AS (PARTITION BY text_hash ORDER BY docId)
+        )
+        SELECT DISTINCT least(x, y) AS a, greatest(x, y) AS b FROM (
+            SELECT x1 AS x, y FROM ordered WHERE x1 <> y AND (x1_cur OR y_cur)
+            UNION ALL
+            SELECT x2, y FROM ordered WHERE x2 IS NOT NULL AND x2 <> x1 AND (x2_cur OR y_cur)
+            UNION ALL
+            SELECT a, b FROM pp_mh)""")
+    # 4. the candidates' earlier documents whole: their other texts' clusters are counted
+    # over the earlier dumps too, then the weighted Jaccard of the distinctive texts
+    if prev:
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_prev_docs AS
+            SELECT DISTINCT docId FROM (SELECT a AS docId FROM pp_cand UNION SELECT b FROM pp_cand)
+            WHERE docId NOT IN (SELECT docId FROM pp_cur_docs)""")
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_prev_full AS
+            SELECT docId, text_hash, max(n_chars)::BIGINT AS w FROM {prev}
+            WHERE n_chars > 0 AND docId IN (SELECT docId FROM pp_prev_docs) GROUP BY docId, text_hash""")
+        con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_rows2 AS SELECT * FROM pp_rows
+            UNION ALL SELECT docId, text_hash, max(n_chars)::BIGINT FROM {prev}
+            WHERE n_chars > 0 AND text_hash IN (SELECT text_hash FROM pp_prev_full)
+              AND text_hash NOT IN (SELECT text_hash FROM pp_cur)
+            GROUP BY docId, text_hash""")
+        _template_texts(con, "pp_rows2", earlier_pairs)
+        prev_full = "UNION ALL SELECT docId, text_hash, w FROM pp_prev_full"
+    else:
+        prev_full = ""
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_dist AS
+        SELECT docId, text_hash, w FROM (SELECT * FROM pp_cur {prev_full})
+        WHERE text_hash NOT IN (SELECT text_hash FROM pp_template)""")
+    out = query_table(con, """
+        WITH tot AS (SELECT docId, sum(w) AS tw FROM pp_dist GROUP BY docId),
+        common AS (
+            SELECT c.a, c.b, sum(least(x.w, y.w)) AS sw FROM pp_cand c
+            JOIN pp_dist x ON x.docId = c.a JOIN pp_dist y ON y.docId = c.b AND y.text_hash = x.text_hash
+            GROUP BY c.a, c.b)
+        SELECT c.a, c.b, (c.sw / (ta.tw + tb.tw - c.sw))::DOUBLE AS para_jaccard
+        FROM common c JOIN tot ta ON ta.docId = c.a JOIN tot tb ON tb.docId = c.b
+        ORDER BY c.a, c.b""")
+    for t in ("pp_cur", "pp_cur_docs", "pp_rows", "pp_rows2", "pp_mh", "pp_links", "pp_nodes", "pp_template",
+              "pp_cand", "pp_prev_docs", "pp_prev_full", "pp_dist"):
+        con.execute(f"DROP TABLE IF EXISTS {t}")
+    return out.cast(PARA_PAIRS)
+
+
+def _template_texts(con, rows: str, earlier_pairs: str | None) -> None:
+    """``pp_template``: the texts of ``rows`` (docId, text_hash, w) found in at least
+    ``TEMPLATE_MIN_CLUSTERS`` clusters of the MinHash pairs that pass ``CLUSTER_SIMILARITY``
+    (this dump's, ``pp_mh``, and the earlier dumps' among these documents)."""
+    earlier_links = "SELECT NULL::VARCHAR AS a, NULL::VARCHAR AS b WHERE false"
+    if earlier_pairs:
+        earlier_links = f"""SELECT a, b FROM {earlier_pairs}
+            WHERE (exact OR jaccard >= {CLUSTER_SIMILARITY!r})
+              AND (a IN (SELECT docId FROM {rows}) OR b IN (SELECT docId FROM {rows}))"""
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_links AS
+        SELECT a, b FROM pp_mh WHERE exact OR jaccard >= {CLUSTER_SIMILARITY!r}
+        UNION ALL {earlier_links}""")
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_nodes AS
+        SELECT docId, (row_number() OVER (ORDER BY docId) - 1)::BIGINT AS node FROM (
+            SELECT docId FROM {rows} UNION SELECT a FROM pp_links UNION SELECT b FROM pp_links)""")
+    n = con.execute("SELECT count(*) FROM pp_nodes").fetchone()[0]
+    e = con.execute("""SELECT na.node AS a, nb.node AS b FROM pp_links l
+                       JOIN pp_nodes na ON na.docId = l.a JOIN pp_nodes nb ON nb.docId = l.b""").fetchnumpy()
+    labels = component_labels(n, e["a"], e["b"])
+    con.register("pp_labels_in", pa.table({"node": np.arange(n, dtype=np.int64), "label": labels}))
+    con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_template AS
+        SELECT r.text_hash FROM {rows} r JOIN pp_nodes USING (docId) JOIN pp_labels_in USING (node)
+        GROUP BY r.text_hash HAVING count(DISTINCT label) >= {TEMPLATE_MIN_CLUSTERS}""")
+    con.unregister("pp_labels_in")

@@ -1,0 +1,199 @@
+"""Near-duplicate paragraph groups: texts whose 64-bit SimHashes differ in at most
+``MAX_BITS`` bits, joined into groups by connected components.
+
+Bounded work: the 64 bits are cut into 6 blocks (11, 11, 11, 11, 10, 10 bits); two
+SimHashes at most 3 bits apart agree on at least 3 of the 6 blocks, so each of the 20
+choices of 3 blocks is a table whose key is those blocks' bits. Within a table the texts
+are sorted by key and SimHash and each is paired with the next ``WINDOW`` texts of its key
+(linear in the texts, however large a bucket of near-identical lines is; texts with the
+same SimHash are searched once, as one value); a pair is kept
+when its SimHashes are at most ``MAX_BITS`` apart and its lengths differ by at most
+``MAX_LENGTH_DIFF`` characters or ``MAX_LENGTH_SHARE`` of the longer (the cheap
+confirmation: the SimHash of 3-grams leans on the language's common 3-grams, so unrelated
+texts of one language are closer than 32 bits apart, and a small edit barely changes the
+length; on 2 M paragraphs recombined from real sentences the length test removed five
+sixths of the unrelated pairs and none of the edited ones). Texts shorter than
+``MIN_CHARS`` are left out: their SimHash moves too much with one character.
+
+Incremental and final per dump: a dump pairs its own texts with each other and with those
+of earlier dumps, and its group file lists every text (of any dump) of each group holding
+one of its texts, with the group's id: the smallest text hash of the group, over the pairs
+found by this dump and every earlier one. Groups only merge as dumps arrive, so the lake's
+current group of a text is the smallest id any dump's file gives it. ``group_hosts`` holds
+the per-host counts of those groups over this and every earlier dump, which the paragraph
+decisions read in place of a single text's counts.
+"""
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from itertools import combinations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
+
+from warclake.tasks.lake.catalog import sql_literal
+
+from warclake.tasks.corpus.steps.components import component_labels
+from warclake.tasks.corpus.storage.engine import parquet_list, query_table
+from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
+
+STEP = "para_groups"
+MAX_BITS = 3
+KEY_BLOCKS = 3      # blocks a pair must agree on: MAX_BITS + KEY_BLOCKS blocks in all
+MIN_CHARS = 20
+MAX_LENGTH_DIFF = 12
+MAX_LENGTH_SHARE = 0.05
+WINDOW = 4
+
+
+def block_bounds(max_bits: int, key_blocks: int) -> tuple[int, ...]:
+    """Bit bounds of ``max_bits + key_blocks`` blocks of near-equal width (wider first):
+    two SimHashes at most ``max_bits`` apart agree on at least ``key_blocks`` of them."""
+    n = max_bits + key_blocks
+    widths = [64 // n + (k < 64 % n) for k in range(n)]
+    return tuple(sum(widths[:k]) for k in range(n + 1))
+
+
+_BOUNDS = block_bounds(MAX_BITS, KEY_BLOCKS)
+SETTINGS = {"max_bits": MAX_BITS, "min_chars": MIN_CHARS, "max_length_diff": MAX_LENGTH_DIFF,
+            "max_length_share": MAX_LENGTH_SHARE,
+            "window": WINDOW, "blocks": _BOUNDS, "version": 1}
+
+GROUPS = pa.schema([("text_hash", pa.int64()), ("group_hash", pa.int64())])
+
+
+def _tables(max_bits: int = MAX_BITS, key_blocks: int = KEY_BLOCKS) -> list[tuple[tuple[int, int], ...]]:
+    """Per table, its blocks as (low bit, width): the key blocks first, then the others."""
+    bounds = block_bounds(max_bits, key_blocks)
+    blocks = [(lo, hi - lo) for lo, hi in zip(bounds, bounds[1:])]
+    return [tuple(blocks[i] for i in c) + tuple(b for k, b in enumerate(blocks) if k not in c)
+            for c in combinations(range(len(blocks)), key_blocks)]
+
+
+def _permuted(u: np.ndarray, blocks, key_blocks: int = KEY_BLOCKS) -> tuple[np.ndarray, int]:
+    """The SimHashes with their bits moved block by block, the table's key blocks on top;
+    and how many low bits are not key."""
+    v = np.zeros(len(u), np.uint64)
+    for lo, width in blocks:
+        v = (v << np.uint64(width)) | ((u >> np.uint64(lo)) & np.uint64((1 << width) - 1))
+    return v, sum(w for _, w in blocks[key_blocks:])
+
+
+def _table_pairs(vals: np.ndarray, cur: np.ndarray, workers: int = 2, max_bits: int = MAX_BITS,
+                 key_blocks: int = KEY_BLOCKS) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs of distinct SimHash values (``vals``, uint64, no two equal) within
+    ``max_bits``, at least one flagged in ``cur``. The values are unique, so every sort
+    order is unique too: the pairs do not depend on the sorting algorithm. The tables run
+    on ``workers`` threads (numpy's sorts and element-wise steps release the GIL); their
+    pairs are joined in table order."""
+    def one(blocks):
+        v, rest = _permuted(vals, blocks, key_blocks)
+        order = np.argsort(v)                      # by key, then the other bits
+        k = v[order] >> np.uint64(rest)
+        del v
+        found_i, found_j = [], []
+        for w in range(1, WINDOW + 1):
+            if w >= len(order):
+                break
+            same = np.nonzero(k[w:] == k[:-w])[0]
+            i, j = order[same], order[same + w]
+            keep = (cur[i] | cur[j]) & (np.bitwise_count(vals[i] ^ vals[j]) <= max_bits)
+            found_i.append(i[keep])
+            found_j.append(j[keep])
+        return found_i, found_j
+
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        results = list(pool.map(one, _tables(max_bits, key_blocks)))
+    found_i = [x for fi, _ in results for x in fi]
+    found_j = [x for _, fj in results for x in fj]
+    if not found_i:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(found_i), np.concatenate(found_j)
+
+
+def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray, workers: int = 2,
+               max_bits: int = MAX_BITS, key_blocks: int = KEY_BLOCKS) -> tuple[np.ndarray, np.ndarray]:
+    """Index pairs (i < j) of texts whose SimHashes are within ``max_bits`` and lengths
+    close (see the module's text), each touching a text of the current dump. Texts with
+    the same SimHash are chained in their given order; between SimHash values, the first
+    text of each value stands for it. ``max_bits`` and ``key_blocks`` other than the
+    step's are for measurements (``corpus_scale --group-check``)."""
+    u = sim.view(np.uint64)
+    vals, first, inverse = np.unique(u, return_index=True, return_inverse=True)
+    by_val = np.argsort(inverse, kind="stable")
+    iv = inverse[by_val]
+    same = np.nonzero(iv[1:] == iv[:-1])[0]
+    ci, cj = by_val[same], by_val[same + 1]
+    keep = is_cur[ci] | is_cur[cj]
+    cur_val = np.zeros(len(vals), bool)
+    cur_val[inverse[is_cur]] = True
+    vi, vj = _table_pairs(vals, cur_val, workers, max_bits, key_blocks)
+    i = np.concatenate([ci[keep], first[vi]]).astype(np.int64)
+    j = np.concatenate([cj[keep], first[vj]]).astype(np.int64)
+    longer = np.maximum(n_chars[i], n_chars[j])
+    ok = np.abs(n_chars[i] - n_chars[j]) <= np.maximum(MAX_LENGTH_DIFF, MAX_LENGTH_SHARE * longer)
+    i, j = np.minimum(i[ok], j[ok]), np.maximum(i[ok], j[ok])
+    if not len(i):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    pairs = np.unique(np.stack([i, j], axis=1), axis=0)
+    return pairs[:, 0], pairs[:, 1]
+
+
+def groups_of(con, cur_hosts: list[str], prev_hosts: list[str], prev_groups: list[str],
+              workers: int = 2) -> pa.Table:
+    """(text_hash, group_hash) of every text in a group holding a text of the current dump
+    (``cur_hosts``: its para_hosts files), sorted by text_hash."""
+    src = f"SELECT text_hash, simhash, n_chars, true AS is_cur FROM {parquet_list(cur_hosts)}"
+    if prev_hosts:
+        src += f" UNION ALL SELECT text_hash, simhash, n_chars, false FROM {parquet_list(prev_hosts)}"
+    texts = con.sql(f"""
+        SELECT text_hash, min(simhash) AS simhash, min(n_chars) AS n_chars, bool_or(is_cur) AS is_cur
+        FROM ({src}) WHERE n_chars >= {MIN_CHARS} GROUP BY text_hash ORDER BY text_hash""").fetchnumpy()
+    th = np.asarray(texts["text_hash"], np.int64)          # sorted
+    is_cur = np.asarray(texts["is_cur"], bool)
+    i, j = near_pairs(np.asarray(texts["simhash"], np.int64), np.asarray(texts["n_chars"], np.int64),
+                      is_cur, workers)
+    a, b = th[i], th[j]
+    del texts
+    if prev_groups:   # earlier groups, as edges member -> group id
+        g = con.sql(f"""SELECT text_hash, min(group_hash) AS g FROM {parquet_list(prev_groups)}
+                        GROUP BY text_hash""").fetchnumpy()
+        a = np.concatenate([a, np.asarray(g["text_hash"], np.int64)])
+        b = np.concatenate([b, np.asarray(g["g"], np.int64)])
+    if not len(a) or not len(th):
+        return GROUPS.empty_table()
+    nodes = np.unique(np.concatenate([a, b]))          # sorted: the smallest node is the smallest hash
+    labels = component_labels(len(nodes), np.searchsorted(nodes, a), np.searchsorted(nodes, b))
+    at = np.minimum(np.searchsorted(th, nodes), len(th) - 1)
+    has_cur = np.zeros(len(nodes), bool)
+    has_cur[labels[(th[at] == nodes) & is_cur[at]]] = True
+    keep = has_cur[labels]
+    return pa.table({"text_hash": nodes[keep], "group_hash": nodes[labels[keep]]}, schema=GROUPS)
+
+
+def group_hosts_of(con, groups_file: str, host_files: list[str]) -> pa.Table:
+    """Per group, host and dump: documents and URLs carrying one of its texts (summed over
+    its texts: a page holding two texts of one group counts twice), first and last date."""
+    return query_table(con, f"""
+        SELECT g.group_hash, h.host, min(h.domain) AS domain, h.dump,
+               sum(h.n_docs)::BIGINT AS n_docs, sum(h.n_urls)::BIGINT AS n_urls,
+               min(h.first_date) AS first_date, max(h.last_date) AS last_date
+        FROM {parquet_list(host_files)} h JOIN read_parquet({sql_literal(groups_file)}) g USING (text_hash)
+        GROUP BY g.group_hash, h.host, h.dump ORDER BY g.group_hash, h.host NULLS LAST, h.dump""")
+
+
+def groups_step(con, layout: CorpusLayout, dump: str, cur_hosts: list[str], prev_hosts: list[str],
+                prev_groups: list[str], key: dict, workers: int = 2) -> bool:
+    """Write the dump's group file and its groups' host counts unless done."""
+    if layout.is_done(STEP, dump, "groups", key):
+        return False
+    layout.clear_state(STEP, dump, "groups")
+    groups = groups_of(con, cur_hosts, prev_hosts, prev_groups, workers)
+    path = layout.file("para_groups", dump, "groups")
+    write_table(path, groups)
+    hosts = group_hosts_of(con, path, cur_hosts + prev_hosts)
+    write_table(layout.file("group_hosts", dump, "group_hosts"), hosts)
+    layout.mark_done(STEP, dump, "groups", key, texts=groups.num_rows,
+                     groups=pa.compute.count_distinct(groups.column("group_hash")).as_py())
+    return True

@@ -1,0 +1,43 @@
+"""``sieve``: warclake's learned boilerplate classifier.
+
+A small gradient-boosted tree ensemble (logistic loss, fixed-depth trees stored as complete
+binary heaps, ``forest``) over the paragraph features of ``features``; the trees' scores are
+those of the compiled module when it passed its check (``compiled``). The weights ship inside the
+package as ``sieve.json`` and are reproduced by ``python -m tools.train_sieve``.
+"""
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+
+import numpy as np
+
+from warclake.tasks.extract.paragraph import Paragraph
+
+from warclake.tasks.extract.boilerplate import compiled, features
+from warclake.tasks.extract.boilerplate.forest import Forest  # noqa: F401 - model.Forest, as the training script names it
+
+MODEL_FILE = "sieve.json"
+
+
+@lru_cache(maxsize=1)
+def load() -> Forest:
+    data = json.loads(resources.files(__package__).joinpath(MODEL_FILE).read_text("utf-8"))
+    forest = Forest.from_json(data)
+    if forest.names != features.NAMES:
+        raise RuntimeError("sieve.json was trained on other features than features.NAMES; "
+                           "retrain with python -m tools.train_sieve")
+    return forest
+
+
+def probabilities(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
+    """The shipped model's probability that each paragraph is good (the trees' scores
+    compiled when the features are: ``compiled.margin``, equal to ``Forest.margin``)."""
+    forest = load()
+    return 1.0 / (1.0 + np.exp(-compiled.margin(forest, features.matrix(paragraphs, lang))))
+
+
+def classify(paragraphs: list[Paragraph], lang: str) -> list[str]:
+    cutoff = load().cutoff
+    return ["good" if v > cutoff else "bad" for v in probabilities(paragraphs, lang)]

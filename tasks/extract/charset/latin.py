@@ -1,0 +1,101 @@
+"""Choosing among the Latin single-byte code pages by the letters their decoding produces.
+
+Any byte string decodes in every one of them, and charset-normalizer ranks them by statistics
+of mojibake that do not separate the Central European and Baltic pages from windows-1252 on
+short texts. The text itself does: in the right code page the bytes above 0x7F are letters of
+one language's alphabet, in the wrong one they are symbols, control characters, or letters of
+no language that uses the others ("Kraków" in iso-8859-2 read as windows-1252 is "Krak¢w";
+"žluťoučký" in windows-1250 read as iso-8859-2 has C1 controls). No model is loaded: this runs
+on the charset step, before any language is known (and ``--langs ja`` never loads lingua).
+"""
+from __future__ import annotations
+
+import re
+
+# The code pages compared, in the order that breaks ties (web prevalence).
+CANDIDATES = ("windows-1252", "windows-1250", "iso-8859-2", "windows-1257", "windows-1254",
+              "iso-8859-15", "iso-8859-13", "iso-8859-16", "iso-8859-4", "iso-8859-9")
+_PY = {"windows-1252": "cp1252", "windows-1250": "cp1250", "iso-8859-2": "iso8859_2",
+       "windows-1257": "cp1257", "windows-1254": "cp1254", "iso-8859-15": "iso8859_15",
+       "iso-8859-13": "iso8859_13", "iso-8859-16": "iso8859_16", "iso-8859-4": "iso8859_4",
+       "iso-8859-9": "iso8859_9"}
+
+# The letters beyond ASCII that each Latin-script language of these code pages writes
+# (lower case; orthographies as published, not fitted to any data).
+ALPHABETS = {
+    "fr": "àâæçéèêëîïôœùûüÿ", "de": "äöüß", "es": "áéíñóúü", "pt": "áâãàçéêíóôõú",
+    "it": "àèéìíîòóùú", "nl": "éëïóöü", "ca": "àçèéíïòóúü", "da": "æøåé", "no": "æøåéóò",
+    "sv": "åäöé", "fi": "äöåšž", "is": "áðéíóúýþæö", "ga": "áéíóú", "sq": "çë",
+    "cs": "áčďéěíňóřšťúůýž", "sk": "áäčďéíĺľňóôŕšťúýž", "pl": "ąćęłńóśźż",
+    "hu": "áéíóöőúüű", "sl": "čšž", "hr": "čćđšž", "ro": "ăâîșțşţ", "tr": "çğıöşüâî",
+    "et": "äöõüšž", "lv": "āčēģīķļņšūž", "lt": "ąčęėįšųūž",
+}
+ALPHABETS = {lang: frozenset(letters) for lang, letters in ALPHABETS.items()}
+
+_NON_ASCII_WORD = re.compile(r"[^\W\d_]*[^\x00-\x7f][^\s<>&;\"'=/.,:!?()\[\]{}0-9-]*")
+# Weights: a symbol or control inside a word is the clearest sign of a wrong code page.
+_WRONG_LETTER, _SYMBOL_IN_WORD = 1.0, 2.0
+
+
+def decode(window: bytes, name: str) -> str:
+    if name == "windows-1252":
+        from warclake.tasks.extract.charset.cascade import _CP1252_TABLE
+        import codecs
+        return codecs.charmap_decode(window, "replace", _CP1252_TABLE)[0]
+    return window.decode(_PY[name], "replace")
+
+
+def score_text(text: str) -> float:
+    """How much the non-ASCII characters of the words look like one language's letters: one
+    point per letter of the best alphabet, minus one per other letter and two per symbol."""
+    return score_and_best_possible(text)[0]
+
+
+def score_and_best_possible(text: str) -> tuple[float, int]:
+    """The score and the most any decoding of these words could get (every character counted
+    a letter of one alphabet)."""
+    letters, symbols = [], 0
+    for word in _NON_ASCII_WORD.findall(text):
+        # Only characters inside words count: a lone byte (a currency sign before a number)
+        # is a letter in one code page and a symbol in another with nothing to tell which.
+        if len(word) < 2:
+            continue
+        for c in word:
+            if c >= "\x80":
+                if c.isalpha():
+                    low = c.lower()
+                    letters.append(low if len(low) == 1 else c)
+                else:
+                    symbols += 1
+    if not letters and not symbols:
+        return 0.0, 0
+    counts: dict[str, int] = {}
+    for c in letters:
+        counts[c] = counts.get(c, 0) + 1
+    best = max(sum(n for c, n in counts.items() if c in alpha) for alpha in ALPHABETS.values())
+    score = best - _WRONG_LETTER * (len(letters) - best) - _SYMBOL_IN_WORD * symbols
+    return score, len(letters) + symbols
+
+
+# Words with a byte above 0x7F, found on the bytes so that each candidate decodes only them.
+_HIGH_WORD = re.compile(rb"[A-Za-z]*[\x80-\xff][^\s<>&;\"'=/.,:!?()\[\]{}0-9-]*")
+# Words compared: enough to tell the code pages apart, and a bounded cost on long pages.
+SAMPLE_WORDS = 300
+
+
+def sample(window: bytes) -> bytes:
+    """The first SAMPLE_WORDS words holding a non-ASCII byte, space-separated."""
+    words = []
+    for m in _HIGH_WORD.finditer(window):
+        words.append(m.group())
+        if len(words) >= SAMPLE_WORDS:
+            break
+    return b" ".join(words)
+
+
+def rank_latin(window: bytes, candidates: tuple[str, ...] = CANDIDATES) -> list[tuple[float, str]]:
+    """(score, name) for each candidate, best first; equal scores keep the candidates' order."""
+    words = sample(window)
+    scored = [(score_text(decode(words, n)), -i, n) for i, n in enumerate(candidates)]
+    scored.sort(reverse=True)
+    return [(s, n) for s, _, n in scored]

@@ -1,0 +1,89 @@
+"""Extraction settings and the version stamp that decides when outputs are outdated."""
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+
+from warclake.tasks.extract.boilerplate import MODES
+from warclake.tasks.extract.language import (KNOWN_LANGS, LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS,
+                                      UZUSHIO_BUFFER_CHARS)
+
+# Bump when the extractor's output for the same input and config changes.
+EXTRACTOR_VERSION = "5"
+# Bump with any change to the documents/ledger/files schema (the data contract).
+SCHEMA_VERSION = "4"
+
+# Settings that change how inputs are read, never the documents: changing them redoes nothing.
+NOT_IN_FINGERPRINT = frozenset({"net_timeout", "net_resumes", "record_seconds", "worker_memory_mb",
+                                "corpus_signatures"})
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    langs: tuple[str, ...] = ("ja",)          # ISO 639-1 targets; ("all",) keeps every language
+    boilerplate: str = "none"                 # a mode of tasks/boilerplate (MODES)
+    charset_window: int = 20 * 1024           # bytes strictly decoded per charset candidate
+    # Language buffers (tasks/extract/language.py), in characters of the decoded text:
+    lang_window_chars: int = LANG_WINDOW_CHARS        # how far into the page the buffers read
+    uzushio_buffer_chars: int = UZUSHIO_BUFFER_CHARS  # Uzushio buffer: script routing, non-Latin lingua
+    latin_buffer_chars: int = LATIN_BUFFER_CHARS      # Latin buffer: Latin-script lingua
+    # Minimums a page's language evidence must meet, or it is recorded as lang_undetermined.
+    # 0 by default: lingua judges short text too, and "all" keeps every page.
+    min_lang_score: float = 0.0               # lingua's confidence (script decisions: the script's share)
+    min_chars: int = 0                        # letters (or characters of the deciding script) judged
+    max_payload: int = 8 * 1024 * 1024        # larger payloads are recorded as oversize
+    # Bounds on one page's work, far above the development pages (deepest nesting 56, most
+    # tags 28,400, most paragraphs 3,158, longest text 1.9 M characters); pages past them
+    # are too_complex.
+    max_depth: int = 20_000                   # element nesting (lexbor's parse is quadratic in it)
+    max_tags: int = 500_000                   # "<" characters: the parser's time and memory
+    max_paragraphs: int = 50_000
+    max_text_chars: int = 20_000_000
+    # Remote inputs (tasks/archive/remote_stream.py): how they are read, not what comes out, so
+    # they are left out of the fingerprint.
+    net_timeout: float = 60.0                 # seconds without a byte before a read is stalled
+    net_resumes: int = 5                      # Range resumes of a broken body within one attempt
+    # Guards of an extraction worker (tasks/runtime/workers.py): a record that takes longer, or during
+    # which the worker's memory grows past the limit, stops the worker and is ledgered
+    # timed_out / out_of_memory; reading goes on after it. Not in the fingerprint either.
+    record_seconds: float = 120.0             # one record's work, seconds
+    worker_memory_mb: int = 8192              # a worker's resident memory, MiB
+    # Also write the corpus stage's per-archive outputs (tasks/corpus/signals/archive_step.py) from
+    # the row groups of documents as they are written: what else is written, not what the
+    # documents are, so not in the fingerprint either.
+    corpus_signatures: bool = False
+
+    @classmethod
+    def from_langs(cls, langs: str | list[str] | tuple[str, ...] = "ja", **kw) -> "ExtractConfig":
+        if isinstance(langs, str):
+            langs = [s.strip() for s in langs.split(",") if s.strip()]
+        if not langs:
+            raise ValueError("no target language: give ISO 639-1 codes (e.g. ja or ja,en) or 'all'")
+        unknown = sorted(set(langs) - KNOWN_LANGS - {"all"})
+        if unknown:  # caught here, before any work, rather than in every worker
+            raise ValueError(f"unknown target language(s) {unknown}: use ISO 639-1 codes "
+                             f"({', '.join(sorted(KNOWN_LANGS))}) or 'all'")
+        if not 0.0 <= kw.get("min_lang_score", 0.0) <= 1.0:
+            raise ValueError(f"min_lang_score {kw['min_lang_score']} is not between 0 and 1")
+        if kw.get("net_timeout", 60.0) <= 0:
+            raise ValueError(f"net_timeout {kw['net_timeout']} is not a positive number of seconds")
+        if kw.get("min_chars", 0) < 0:
+            raise ValueError(f"min_chars {kw['min_chars']} is negative")
+        for key in ("record_seconds", "worker_memory_mb"):
+            if kw.get(key, 1) <= 0:
+                raise ValueError(f"{key} {kw[key]} is not a positive number")
+        if "boilerplate" in kw:
+            if kw["boilerplate"] not in MODES:
+                raise ValueError(f"unknown boilerplate mode {kw['boilerplate']!r}: choose from {', '.join(MODES)}")
+        return cls(langs=tuple(sorted(set(langs))), **kw)
+
+    def as_dict(self) -> dict:
+        """Every setting, as JSON values (the summary's ``config``)."""
+        return {**asdict(self), "langs": list(self.langs)}
+
+    def fingerprint(self) -> str:
+        """Stable short hash of everything that changes the output."""
+        d = {k: v for k, v in self.as_dict().items() if k not in NOT_IN_FINGERPRINT}
+        d["extractor_version"] = EXTRACTOR_VERSION
+        d["schema_version"] = SCHEMA_VERSION
+        blob = json.dumps(d, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]

@@ -1,0 +1,17 @@
+"""Reports over the lake: the sql/report_*.sql queries, PNG charts, and one HTML and one
+markdown page that show tables and charts together.
+
+Modules by job: queries (the report definitions and their SQL), charts (matplotlib),
+pages (markdown and the HTML template), write (a report folder: CSV, PNG and pages).
+"""
+from warclake.tasks.reporting.charts import write_chart
+from warclake.tasks.reporting.pages import artifact_summary, markdown_table, render_html, render_markdown
+from warclake.tasks.reporting.queries import (BY_NAME, REPORTS, Report, ReportResult, report_connection,
+                                       run_reports)
+from warclake.tasks.reporting.write import default_out_dir, write_report
+
+__all__ = [
+    "BY_NAME", "REPORTS", "Report", "ReportResult", "artifact_summary", "default_out_dir",
+    "markdown_table", "render_html", "render_markdown", "report_connection", "run_reports",
+    "write_chart", "write_report",
+]

@@ -1,0 +1,26 @@
+"""Build the tools' compiled helpers in place (``python tools/build_native.py``; ``./dev``
+runs it): the training histograms of ``tools.train_sieve``. Without Cython or a compiler
+it warns and the tools use their numpy references."""
+import os
+import sys
+
+from setuptools import setup
+from setuptools.extension import Extension
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main() -> None:
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        print("warning: Cython is missing; the tools use their numpy references", file=sys.stderr)
+        return
+    os.chdir(os.path.dirname(HERE))
+    ext = Extension("tools.sieve_histograms", ["tools/sieve_histograms.pyx"], extra_compile_args=["-O2"])
+    setup(name="warclake-tools", ext_modules=cythonize([ext], language_level=3, quiet=True),
+          script_args=["-q", "build_ext", "--inplace", "--build-temp", "build/tools"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""What each corpus quality rule would drop, by language, and the metrics' CPU time per document:
+over documents files of a lake or over the gold main texts of the development pages."""
+from __future__ import annotations
+
+from warclake.tasks.corpus.signals.quality import QUALITY_RULES, document_metrics, evaluate_rules
+from warclake.tasks.extract.paragraph import PARA_SEP, PATH_SEP
+
+
+def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
+    """The gold main texts of the development pages as lake documents (one paragraph per
+    line): text a person judged to be the page's content, so a rule dropping it is a
+    false drop."""
+    from warclake.tasks.extract.boilerplate.text import guess_language
+    from tools.neardup_set import gold_pages
+
+    docs = []
+    for page in gold_pages(gold_root):
+        lines = [ln for ln in page.gold.split("\n") if ln.strip()]
+        if lines:
+            docs.append((PARA_SEP.join("body>p" + PATH_SEP + ln for ln in lines), None,
+                         guess_language(lines) or None))
+    return docs
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m tools.measure_quality [PARQUET...] [--gold-main DIR]``: per rule,
+    the share of the documents it would drop, by language (the most frequent ones), and
+    the CPU time of :func:`document_metrics` per document."""
+    import argparse
+    import time
+    from collections import Counter
+
+    import pyarrow.parquet as pq
+
+    ap = argparse.ArgumentParser(prog="python -m tools.measure_quality",
+                                 description=main.__doc__.split("\n\n")[0])
+    ap.add_argument("files", nargs="*", help="documents parquet files of a lake")
+    ap.add_argument("--gold-main", metavar="DIR",
+                    help="instead: the main texts of the gold pages under DIR (cleaneval/, dragnet/, ...)")
+    ap.add_argument("--langs", type=int, default=6, help="columns for this many languages")
+    a = ap.parse_args(argv)
+    docs = _gold_main_documents(a.gold_main) if a.gold_main else []
+    for f in a.files:
+        t = pq.read_table(f, columns=["text", "paragraph_labels", "lang"])
+        docs += zip(*(t.column(c).to_pylist() for c in ("text", "paragraph_labels", "lang")))
+    if not docs:
+        raise SystemExit("no documents in the files given")
+    metrics, cpu = [], []
+    for d in docs:
+        t0 = time.process_time_ns()
+        metrics.append(document_metrics(*d))
+        cpu.append(time.process_time_ns() - t0)
+    sizes = sorted(len(d[0]) for d in docs)
+    per_doc = sorted(cpu)
+    langs = Counter(d[2] or "-" for d in docs)
+    cols = [lg for lg, _ in langs.most_common(a.langs)]
+    fired = [{r.name for r, _, _ in evaluate_rules(m, d[2])} for m, d in zip(metrics, docs)]
+    print(f"{len(docs)} documents, median {sizes[len(sizes) // 2]} characters; document_metrics CPU time "
+          f"per document: median {per_doc[len(cpu) // 2] / 1e3:.0f} µs, 90th percentile "
+          f"{per_doc[len(cpu) * 9 // 10] / 1e3:.0f} µs, mean {sum(cpu) / len(cpu) / 1e3:.0f} µs "
+          f"({sum(cpu) / sum(sizes) * 1e3 / 1e3:.1f} µs per 1,000 characters)")
+    print("| rule | all | " + " | ".join(f"{lg} ({langs[lg]})" for lg in cols) + " |")
+    print("|---|---:|" + "---:|" * len(cols))
+    for rule in QUALITY_RULES + (None,):
+        name = rule.name if rule else "any rule"
+        hit = [(bool(f) if rule is None else rule.name in f) for f in fired]
+        row = [f"{sum(hit) / len(hit):.1%}"]
+        for lg in cols:
+            sel = [h for h, d in zip(hit, docs) if (d[2] or "-") == lg]
+            row.append(f"{sum(sel) / len(sel):.1%}")
+        print(f"| {name} | " + " | ".join(row) + " |")
+
+
+if __name__ == "__main__":
+    main()
