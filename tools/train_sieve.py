@@ -15,16 +15,21 @@ point chosen on Dragnet's and the modern pages' tuning parts)::
         --mix cleaneval:cleaneval-dev=0.5 \\
         --cutoff-gold dragnet:../shared/data/gold/dragnet --cutoff-gold wceb:../shared/data/gold/wceb_modern_1000
 
-Deterministic: fixed seed, pages in sorted order, row subsampling from a seeded generator;
-the gradient histograms are compiled (``tools.sieve_histograms``) when built and
-numpy's otherwise, with the same sums in the same order, so both give the same bytes. The
-model records the arguments it was trained with (``meta.command``), and::
+Deterministic on one machine: fixed seed, pages in sorted order, row subsampling from a seeded
+generator; the gradient histograms are compiled (``tools.sieve_histograms``) when built and
+numpy's otherwise, with the same sums in the same order, so both give the same bytes. Across
+machines numpy's exp, log and log1p may differ in the last bit (other SIMD code per CPU), so a
+split may pick another feature or edge that parts the training rows the same way. The model
+records the arguments it was trained with (``meta.command``), and::
 
-    python -m tools.train_sieve --check
+    python -m tools.train_sieve --check [--out MODEL]
 
-(run from the repository root, beside ``../shared/data``) retrains with them and compares the
-result with the shipped ``sieve.json`` byte for byte (exit 0 when equal, 1 naming the parts
-that differ; ``tests/test_train_sieve.py`` runs it).
+(run from the repository root, beside ``../shared/data``; about 8 CPU minutes for the shipped
+model) retrains with them and compares: exit 0 when the bytes are equal or when the model does
+the same (same cutoff, F1 at it within 0.001, keep/drop decisions differing on at most 0.1 % of
+the training paragraphs: ``compare_models``), 1 saying what differs. The test suite runs it on
+a small model trained with ``--pages-per-set`` (``tests/tools/sieve_small.json``), on this CPU
+and with numpy's AVX-512 code switched off.
 Several ``--gold`` sets may be
 mixed, e.g. CLEANEVAL plus Mozilla Readability's test pages::
 
@@ -120,7 +125,7 @@ def set_label(spec: str) -> str:
 
 
 def build_dataset(specs: list[str], log=print, split: str = "tuning", with_source=False,
-                  pages_out: dict | None = None):
+                  pages_out: dict | None = None, per_set: int = 0):
     """Feature rows of the pages of ``split`` (training: always "tuning"). With
     ``with_source`` also the gold FORMAT of each page (one entry per page). ``pages_out``
     ({spec: None}) receives the ``gold_pages`` of those of its specs that are trained on
@@ -132,7 +137,7 @@ def build_dataset(specs: list[str], log=print, split: str = "tuning", with_sourc
     pages = []
     for spec in specs:
         # the held-back split is never read for training
-        got = read_gold(spec, split)
+        got = first_pages(read_gold(spec, split), per_set)
         pages += [(p, set_label(spec), spec, i) for i, p in enumerate(got)]
         if pages_out is not None and spec in pages_out:
             pages_out[spec] = [None] * len(got)
@@ -341,14 +346,19 @@ def choose_cutoff(X, y, w, groups, toks, prm, folds=4, log=None) -> tuple[float,
 CUTOFF_GRID = np.round(np.arange(0.2, 0.81, 0.025), 3)
 
 
-def gold_pages(spec: str, log=None) -> list[tuple[str, list[str], np.ndarray | None]]:
+def first_pages(pages: list, per_set: int) -> list:
+    """The first ``per_set`` pages by id (all when 0): a small, fixed training set."""
+    return sorted(pages, key=lambda p: p.id)[:per_set] if per_set else pages
+
+
+def gold_pages(spec: str, log=None, per_set: int = 0) -> list[tuple[str, list[str], np.ndarray | None]]:
     """(gold text, paragraph texts, feature matrix or None when the page has no paragraphs)
     of the tuning pages of ``spec``, in ``read_gold`` order."""
     from warclake.tasks.extract.html_paragraphs import extract_paragraphs
     from warclake.tasks.evaluation.gold import decode_page, read_gold
 
     out = []
-    for page in read_gold(spec, "tuning"):
+    for page in first_pages(read_gold(spec, "tuning"), per_set):
         paras = extract_paragraphs(decode_page(page))
         texts = [p.plain for p in paras]
         out.append((page.gold, texts, features.matrix(paras, guess_language(texts))
@@ -383,7 +393,7 @@ def _kept_counts(gold: str, texts: list[str]):
 
 
 def cutoff_on_gold(forest: Forest, specs: list[str], log=None,
-                   pages: dict | None = None) -> tuple[float, dict]:
+                   pages: dict | None = None, per_set: int = 0) -> tuple[float, dict]:
     """The cutoff maximising the mean over ``specs`` of the page-averaged token F1 of the kept
     text against the gold text (tuning pages only); also each set's F1 at that cutoff.
     ``pages`` may hold a spec's ``gold_pages`` already computed (the training set's)."""
@@ -393,7 +403,7 @@ def cutoff_on_gold(forest: Forest, specs: list[str], log=None,
     for spec in specs:
         got = (pages or {}).get(spec)
         if got is None:
-            got = gold_pages(spec)
+            got = gold_pages(spec, per_set=per_set)
         counts = {c: [] for c in CUTOFF_GRID}
         for gold, texts, X in got:
             prob = forest.predict_proba(X) if X is not None else np.zeros(0)
@@ -409,14 +419,16 @@ def cutoff_on_gold(forest: Forest, specs: list[str], log=None,
                   round(s[best], 4) for spec, s in zip(specs, per_set)}
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m tools.train_sieve", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gold", action="append", metavar="FORMAT:PATH",
                     help="gold set(s) to train on; only their tuning split is used")
     ap.add_argument("--check", action="store_true",
-                    help="retrain with the arguments recorded in the shipped model (run from "
-                         "the repository root) and compare the result with it byte for byte")
+                    help="retrain with the arguments recorded in the model of --out (the shipped "
+                         "one by default; run from the repository root) and compare the result "
+                         "with it: the same bytes, or the same decisions within the tolerances of "
+                         "compare_models")
     ap.add_argument("--out", type=Path,
                     default=Path(features.__file__).with_name(MODEL_FILE), help="model file to write")
     ap.add_argument("--mix", action="append", default=[], metavar="FORMAT=WEIGHT",
@@ -426,21 +438,42 @@ def main(argv=None) -> int:
                     help="choose the cutoff on the tuning pages of these gold sets by their "
                          "mean token F1 (repeatable); default: cross-validation on the labels")
     ap.add_argument("--no-cv", action="store_true", help="keep the cutoff at 0.5 (faster)")
+    ap.add_argument("--pages-per-set", type=int, default=0, metavar="N",
+                    help="only the first N tuning pages (by id) of each set: a small model, "
+                         "for a quick check of the training itself (default: all)")
     for k, v in DEFAULTS.items():
         ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     args = ap.parse_args(argv)
     if args.check:
-        return check_shipped(args.out)
+        return check_model(args.out)
     if not args.gold:
         ap.error("--gold is required (or --check)")
+    t0 = time.time()
+    forest, meta, _ = train(args, _command(argv))
+    write_model(args.out, forest, meta)
+    _log(f"wrote {args.out} in {time.time() - t0:.0f}s")
+    return 0
+
+
+def _log(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def train(args: argparse.Namespace, command: list[str]) -> tuple[Forest, dict, np.ndarray]:
+    """The model the arguments describe, its meta, and the feature rows it was trained on."""
     prm = {k: getattr(args, k) for k in DEFAULTS}
-    log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    log = _log
     t0 = time.time()
     mix = parse_mix(args.mix)
     known = {spec: None for spec in args.cutoff_gold}
     X, y, w, groups, toks, n_pages, source = build_dataset(args.gold, log, with_source=True,
-                                                           pages_out=known)
+                                                           pages_out=known, per_set=args.pages_per_set)
     w = page_weights(w, groups, source, mix, prm["weight_floor"])
     log(f"{n_pages} pages, {len(y)} paragraphs, {y.mean():.3f} good; features "
         f"{time.time() - t0:.0f}s")
@@ -450,9 +483,12 @@ def main(argv=None) -> int:
     meta = {"trained_on": [s.partition(":")[0] + ":" + ",".join(Path(p).name for p in
                            s.partition(":")[2].split(",")) for s in args.gold],
             "split": "tuning (sha1(page id) % 5 != 0; dragnet: by site)", "pages": n_pages,
-            "paragraphs": int(len(y)), "params": prm, "command": _command(argv)}
+            "paragraphs": int(len(y)), "params": prm, "command": command}
+    if args.pages_per_set:
+        meta["pages_per_set"] = args.pages_per_set
     if args.cutoff_gold:
-        cutoff, at_cutoff = cutoff_on_gold(forest, args.cutoff_gold, log=log, pages=known)
+        cutoff, at_cutoff = cutoff_on_gold(forest, args.cutoff_gold, log=log, pages=known,
+                                           per_set=args.pages_per_set)
         meta["cutoff_chosen_on"] = at_cutoff
         log(f"cutoff {cutoff} (tuning page token F1 at it: {at_cutoff})")
     else:
@@ -461,10 +497,15 @@ def main(argv=None) -> int:
     forest.cutoff = cutoff
     if mix:
         meta["mix"] = mix
-    args.out.write_text(json.dumps(forest.to_json(meta), separators=(",", ":")) + "\n",
-                        encoding="utf-8")
-    log(f"wrote {args.out} in {time.time() - t0:.0f}s")
-    return 0
+    return forest, meta, X
+
+
+def write_model(path: Path, forest: Forest, meta: dict) -> None:
+    path.write_text(model_text(forest, meta), encoding="utf-8")
+
+
+def model_text(forest: Forest, meta: dict) -> str:
+    return json.dumps(forest.to_json(meta), separators=(",", ":")) + "\n"
 
 
 def _command(argv: list[str]) -> list[str]:
@@ -481,28 +522,65 @@ def _command(argv: list[str]) -> list[str]:
     return out
 
 
-def check_shipped(model: Path) -> int:
-    """Retrain with the arguments recorded in ``model`` and compare the bytes: 0 when equal,
-    1 when not (with what differs), 2 when the model records no command."""
-    import tempfile
+# Tolerances of a retrained model that is not the same bytes. numpy computes exp, log and log1p
+# with other SIMD code on other CPUs (AVX-512 or not), so a feature or a gain can differ in its
+# last bit there; a split then picks another feature or edge that parts the rows the same way.
+# What must hold is what the model does: the same cutoff, the same F1 on the sets the cutoff was
+# chosen on, and the same keep/drop decision on nearly every paragraph it was trained on.
+MAX_DECISIONS_DIFFERING = 0.001   # share of the training paragraphs
+MAX_F1_DIFFERENCE = 0.001         # per cutoff set, of the rounded F1 recorded in meta
 
+
+def compare_models(shipped: dict, again: dict, X: np.ndarray) -> tuple[bool, list[str]]:
+    """Whether ``again`` (retrained) does what ``shipped`` does, within the tolerances above,
+    judged on the feature rows ``X`` it was trained on; and lines saying what was compared."""
+    a, b = Forest.from_json(shipped), Forest.from_json(again)
+    ma, mb = shipped.get("meta", {}), again.get("meta", {})
+    problems, lines = [], []
+    same = ("features", "depth", "cutoff")
+    problems += [f"{k} differs" for k in same if shipped.get(k) != again.get(k)]
+    problems += [f"meta {k} differs" for k in ("pages", "paragraphs", "params", "command")
+                 if ma.get(k) != mb.get(k)]
+    fa, fb = ma.get("cutoff_chosen_on", {}), mb.get("cutoff_chosen_on", {})
+    for name in sorted(set(fa) | set(fb)):
+        diff = abs(fa.get(name, float("nan")) - fb.get(name, float("nan")))
+        lines.append(f"  F1 at the cutoff on {name}: {fa.get(name)} shipped, {fb.get(name)} retrained")
+        if not diff <= MAX_F1_DIFFERENCE:
+            problems.append(f"F1 on {name} differs by more than {MAX_F1_DIFFERENCE}")
+    if not problems:
+        nodes = int(np.sum((np.array(shipped["feature"]) != np.array(again["feature"]))
+                           | (np.array(shipped["threshold"]) != np.array(again["threshold"]))))
+        pa, pb = a.predict_proba(X), b.predict_proba(X)
+        differing = float(np.mean((pa > a.cutoff) != (pb > b.cutoff)))
+        lines.append(f"  {nodes} of {np.size(shipped['feature'])} splits differ; decisions differ on "
+                     f"{differing:.4%} of {len(X)} training paragraphs (at most "
+                     f"{MAX_DECISIONS_DIFFERING:.2%}); largest probability difference "
+                     f"{float(np.max(np.abs(pa - pb))):.2e}")
+        if differing > MAX_DECISIONS_DIFFERING:
+            problems.append("decisions differ on too many paragraphs")
+    return not problems, problems + lines
+
+
+def check_model(model: Path) -> int:
+    """Retrain with the arguments recorded in ``model`` and compare: 0 when the bytes are equal
+    or the decisions are (``compare_models``), 1 when not (saying what differs), 2 when the
+    model records no command."""
     shipped = model.read_bytes()
     command = json.loads(shipped).get("meta", {}).get("command")
     if not command:
         print(f"{model}: no training command recorded in its meta", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / MODEL_FILE
-        main(command + ["--out", str(out)])
-        again = out.read_bytes()
+    args = parser().parse_args(command)
+    forest, meta, X = train(args, command)
+    again = model_text(forest, meta).encode("utf-8")
+    how = f"python -m tools.train_sieve {' '.join(command)}"
     if again == shipped:
-        print(f"{model.name} reproduced byte for byte by: python -m "
-              f"tools.train_sieve {' '.join(command)}")
+        print(f"{model.name} reproduced byte for byte by: {how}")
         return 0
-    a, b = json.loads(shipped), json.loads(again)
-    parts = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
-    print(f"{model.name} NOT reproduced: {', '.join(parts)} differ", file=sys.stderr)
-    return 1
+    ok, lines = compare_models(json.loads(shipped), json.loads(again), X)
+    verdict = "reproduced in its decisions (not byte for byte)" if ok else "NOT reproduced"
+    print(f"{model.name} {verdict} by: {how}\n" + "\n".join(lines), file=sys.stdout if ok else sys.stderr)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
