@@ -24,7 +24,7 @@ SHARED_DATA = os.path.join(os.path.dirname(REPO), "shared", "data")
 sys.path.insert(0, HERE)  # test helpers (lakegen, http_server, procs) import as plain modules
 sys.path.insert(1, REPO)  # the development tools: ``tools.NAME`` (not shipped in the wheel)
 
-import procs  # noqa: E402  (needs the path above)
+from support import procs  # noqa: E402  (needs the path above)
 
 
 def shared_data(*parts: str) -> str:
@@ -99,9 +99,15 @@ def merged_durations(old: dict[str, float], measured: dict[str, float], units: s
     return {u: out[u] for u in longest_first(out)}
 
 
+def test_files() -> list[str]:
+    """The test files there are, as paths under tests/ (``<package>/test_*.py``)."""
+    return sorted(os.path.relpath(os.path.join(d, name), HERE) for d, _, names in os.walk(HERE)
+                  for name in names if name.startswith("test_") and name.endswith(".py"))
+
+
 def unit_names() -> set[str]:
-    """The units of the test files there are (a file, or "servers")."""
-    return {_unit(name) for name in os.listdir(HERE) if name.startswith("test_") and name.endswith(".py")}
+    """The units of the test files there are (a file's name, or "servers")."""
+    return {_unit(path) for path in test_files()}
 
 
 _LONG_FIRST = longest_first(read_durations())

@@ -1,0 +1,50 @@
+"""The corpus-dump flow as real Prefect runs: the same decisions as the library, and as
+the extraction's follow-up (``warclake run --corpus``)."""
+import glob
+import os
+import shutil
+
+import pyarrow.parquet as pq
+import pytest
+
+from support.corpus_lake import known_lake
+from support.corpus_runs import DUMP, decision_bytes, decisions, run
+from warclake.flows.corpus_flow import corpus_flow
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+
+
+def test_flow_gives_the_library_s_decisions(tmp_path):
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    known_lake(a, DUMP)
+    shutil.copytree(a, b)
+    state = corpus_flow(lake=a, return_state=True)
+    assert state.is_completed(), state.message
+    counts = state.result()
+    assert counts["signed"] == 2 and counts["dumps"][DUMP]["kept"] == 11
+    assert os.path.exists(counts["report"])
+    run(b)
+    assert decision_bytes(a) == decision_bytes(b)
+    again = corpus_flow(lake=a, return_state=True).result()
+    assert again["signed"] == 0
+
+
+def test_flow_with_a_threshold_out_of_range_fails_with_the_reason(tmp_path):
+    a = str(tmp_path / "a")
+    known_lake(a, DUMP)
+    state = corpus_flow(lake=a, thresholds={"similarity": 2.0}, return_state=True)
+    assert state.is_failed() and "similarity" in str(state.result(raise_on_failure=False))
+
+
+def test_run_with_corpus_extracts_then_judges_the_dump(tmp_path):
+    from warclake.cli.main import main
+    from warclake.tasks.sample_dump import make_dump
+
+    dump_dir, lake = tmp_path / "dump", tmp_path / "lake"
+    make_dump(str(dump_dir), files=2, pages_per_file=12, dump="TEST-DUMP")
+    rc = main(["run", "--dump", "TEST-DUMP", "--lake", str(lake), "--langs", "ja,en", "--workers", "0",
+               "--no-report", "--corpus", "-q", str(dump_dir)])
+    assert rc == 0
+    dec = decisions(str(lake), "TEST-DUMP")
+    docs = sum(pq.read_metadata(f).num_rows for f in glob.glob(str(lake / "documents" / "dump=TEST-DUMP" / "*.parquet")))
+    assert len(dec) == docs > 0

@@ -1,0 +1,62 @@
+"""warclake as a user installs it: the wheel, in a fresh virtualenv, used outside the checkout."""
+import json
+import os
+import zipfile
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from support.procs import run_installed as run
+
+pytestmark = pytest.mark.slow
+
+
+def lake_documents(lake: Path) -> int:
+    return sum(pq.read_metadata(f).num_rows for f in lake.glob("documents/dump=*/*.parquet"))
+
+
+def test_the_wheel_installs_one_import_name_with_its_data(wheel_env):
+    names = zipfile.ZipFile(wheel_env["wheel"]).namelist()
+    dist_info = next(n.split("/")[0] for n in names if ".dist-info/" in n)
+    assert {n.split("/")[0] for n in names} == {"warclake", dist_info}
+    top_level = zipfile.ZipFile(wheel_env["wheel"]).read(f"{dist_info}/top_level.txt").decode().split()
+    assert top_level == ["warclake"]
+    assert any(n.startswith("warclake/tasks/corpus/unicode_tables_") and n.endswith(".bin") for n in names)
+    for needed in ("warclake/sql/views.sql", "warclake/tasks/boilerplate/sieve.json",
+                   "warclake/tasks/boilerplate/stoplists/en.txt", "warclake/deployments/dumps.toml",
+                   "warclake/__main__.py"):
+        assert needed in names
+    assert not [n for n in names if n.startswith(("warclake/tests/", "warclake/reports/"))]
+
+
+def test_import_finds_the_wheel_and_shadows_no_common_name(wheel_env):
+    code = ("import importlib.util as u, warclake; print(warclake.__file__); "
+            "print([n for n in ('tasks', 'flows', 'deployments', 'cli', 'sql') if u.find_spec(n)])")
+    where, shadowed = run(wheel_env, wheel_env["python"], "-c", code).stdout.splitlines()
+    assert where.startswith(str(wheel_env["venv"]))
+    assert shadowed == "[]"
+    version = run(wheel_env, wheel_env["python"], "-m", "warclake", "--version").stdout
+    assert version.startswith("warclake ") and "unknown" not in version
+
+
+def test_demo_report_sql_and_deployments_from_the_wheel(wheel_env):
+    exe = os.path.join(wheel_env["bin"], "warclake")
+    work = wheel_env["work"]
+    demo = run(wheel_env, exe, "demo", "--dir", "demo").stdout
+    lake = work / "demo" / "lake"
+    docs = lake_documents(lake)
+    assert docs > 100 and f"{docs} documents" in demo
+    assert f"  query:   warclake sql --lake {lake}" in demo  # installed: no ./dev to name
+    assert (work / "demo" / "report" / "report.html").is_file()
+
+    run(wheel_env, exe, "report", "--lake", lake, "--out", "again")
+    html = (work / "again" / "report.html").read_text()
+    assert "CC-MAIN-2099-01" in html and (work / "again" / "encoding_share.csv").is_file()
+
+    out = run(wheel_env, exe, "sql", "--lake", lake, "--csv", "-c", "SELECT count(*) AS n FROM documents").stdout
+    assert out.split() == ["n", str(docs)]
+
+    checked = json.loads(run(wheel_env, wheel_env["python"], "-m", "warclake.deployments.serve", "--check").stdout)
+    names = {(d["flow_name"], d["name"]) for d in checked}
+    assert ("extract-dump", "CC-MAIN-2099-01") in names and any(f == "extract-newest-dump" for f, _ in names)
