@@ -25,7 +25,7 @@ real texts, with known mutations:
   document's MinHash the element-wise minimum of its sentences' MinHashes: near the step's,
   not equal (n-grams that span two sentences are left out, and a bin a short sentence
   leaves empty is filled from another bin before the minimum is taken). On the pages of
-  ``tests/test_corpus_scale.py`` the SimHashes are a median 0 bits from the step's and a
+  ``tests/corpus/test_corpus_scale.py`` the SimHashes are a median 0 bits from the step's and a
   median 0.63 of the MinHash values are equal. ``--exact-signatures`` computes both from
   the whole texts instead, as the step does (about 2.5 times the generation time);
 - the quality metrics are those of 500 real generated pages, assigned at random.

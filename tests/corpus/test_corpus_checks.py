@@ -1,4 +1,4 @@
-"""Bad input of the corpus stage beyond tests/test_corpus.py's: documents of an older
+"""Bad input of the corpus stage beyond tests/corpus/test_corpus.py's: documents of an older
 schema under a current summary, a dump whose archives all failed, a dump being extracted
 when one of several dumps is asked for; each one line from the command, nothing written."""
 from __future__ import annotations

@@ -7,7 +7,7 @@ beside this module costs a few milliseconds. The file is used only when its vers
 ``unicodedata.unidata_version`` (the data ``str.lower``, ``str.isalpha`` and
 ``unicodedata`` answer from); under another version the tables are built in Python, from
 the same definitions: ``quality.class_table_built``, ``quality.lower_table_built`` and
-``normalise.simple_nfkc_lower_table_built``. ``tests/test_corpus_unicode_tables.py`` checks
+``normalise.simple_nfkc_lower_table_built``. ``tests/corpus/test_corpus_unicode_tables.py`` checks
 that the stored tables equal what the definitions give.
 
 ``python -m warclake.tasks.corpus.signals.unicode_tables`` writes the file for the running Python.
