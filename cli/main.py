@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
@@ -97,9 +96,6 @@ def _one_line(exc: BaseException) -> str:
     return text if isinstance(exc, (OSError, ValueError)) else f"{type(exc).__name__}: {text}"
 
 
-def print_json(obj) -> None:
-    json.dump(obj, sys.stdout, indent=1, default=str, ensure_ascii=False)
-    sys.stdout.write("\n")
 
 
 if __name__ == "__main__":

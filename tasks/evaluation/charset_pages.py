@@ -32,7 +32,6 @@ TARGETS = {
 }
 FAMILY = {name: fam for name, (_, fam) in TARGETS.items()}
 VARIANTS = ("none", "meta", "wrong-header")
-_LATIN_FAMILIES = ("latin-western", "latin-central", "baltic", "turkish")
 # A non-Latin code page is only used for text written in a non-Latin script (an English text
 # with one pound sign re-encoded into Big5 or Greek is not a page anyone serves).
 MIN_SCRIPT_LETTERS = 20

@@ -134,6 +134,3 @@ def read_dragnet(path: str | Path, split: str = "all", comments: bool = False) -
         pages.append(GoldPage(page_id, raw, normalise_gold(text), url=site))
     return pages
 
-
-def read_dragnet_comments(path: str | Path, split: str = "all") -> list[GoldPage]:
-    return read_dragnet(path, split, comments=True)

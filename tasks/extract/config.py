@@ -20,7 +20,7 @@ NOT_IN_FINGERPRINT = frozenset({"net_timeout", "net_resumes", "record_seconds", 
 @dataclass(frozen=True)
 class ExtractConfig:
     langs: tuple[str, ...] = ("ja",)          # ISO 639-1 targets; ("all",) keeps every language
-    boilerplate: str = "none"                 # a mode of tasks/boilerplate (MODES)
+    boilerplate: str = "none"                 # a mode of tasks/extract/boilerplate (MODES)
     charset_window: int = 20 * 1024           # bytes strictly decoded per charset candidate
     # Language buffers (tasks/extract/language.py), in characters of the decoded text:
     lang_window_chars: int = LANG_WINDOW_CHARS        # how far into the page the buffers read

@@ -1,7 +1,7 @@
 """HTML to Uzushio paragraphs with selectolax (lexbor).
 
 ``extract_paragraphs(html) -> list[Paragraph]``; ``join_paragraphs`` of the result is the
-lake's ``text`` column (README.md, "The lake (data contract)").
+lake's ``text`` column (the data contract: sql/README.md).
 
 Rules (the data contract, in detail):
 

@@ -15,7 +15,7 @@ delays a takeover, one far ahead hastens it). The takeover is itself conditional
 version judged stale, so of two runs taking over one lock, one wins.
 
 Other object stores (no conditional write through fsspec here) get the same lease by
-check-then-write and a read-back: best effort, as the README says.
+check-then-write and a read-back: best effort (tasks/lake/README.md).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Arrow schemas of the lake's parquet files (the data contract, section 2 of the design)."""
+"""Arrow schemas of the lake's parquet files (the data contract: sql/README.md)."""
 import pyarrow as pa
 
 DOCUMENTS = pa.schema([

@@ -1,4 +1,4 @@
-"""Writes a small lake by the data contract (README.md, "The lake") with pyarrow, from
+"""Writes a small lake by the data contract (sql/README.md) with pyarrow, from
 seeded random numbers, and returns every row it wrote, so that tests can count what the
 reports should say without going through SQL.
 """

@@ -27,9 +27,6 @@ from functools import lru_cache
 
 import numpy as np
 
-_MASK64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-_SEED = 0x5EED_C0DE
-
 
 def _mix(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser: spreads every input bit over all 64 output bits."""

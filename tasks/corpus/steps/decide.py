@@ -93,7 +93,7 @@ def document_decisions(con, docs, pairs, cfg: DecisionConfig, run_id: str, finge
     """One row per document of ``docs`` (the current dump's docsigs rows); ``pairs`` are
     its verified candidate pairs, whose other side may be a document of an earlier dump,
     and ``para_pairs`` (optional) its pairs with their distinctive-paragraph Jaccard
-    (``para_pairs.py``). Each is a query over the stored files or a pyarrow Table. A pair
+    (``doc_pairs.py``). Each is a query over the stored files or a pyarrow Table. A pair
     is a near-duplicate when either measure reaches the similarity; its value is the
     greater one."""
     _source(con, "docs", docs)
