@@ -183,6 +183,17 @@ class Skip:
     reason: str
 
 
+@dataclass(slots=True)
+class RecordEnd:
+    """How a record's bytes ended, settled when its block has been read. ``problem``: the
+    record is damaged, and reading goes on from the next record line after its start;
+    ``damaged``: an intact record followed by a range to skip (offset, length, reason);
+    ``garbage``: the offset where bytes that are no record start after an intact record."""
+    problem: str | None = None
+    damaged: tuple[int, int, str] | None = None
+    garbage: int | None = None
+
+
 class ArchiveReader:
     """Iterate the records of one archive; afterwards ``skipped`` lists the damaged ranges,
     ``broken`` the first of them, and ``clean`` tells whether there were none.
@@ -262,41 +273,41 @@ class ArchiveReader:
         rec, h, problem = self._parse(lines)
         if problem:
             return problem
-        state: dict = {}
+        end = RecordEnd()
         raw = self._wrap(rec, h, members.start, first)
         if members.reserved_flags:
             # RFC 1952 asks a reader to refuse these and zlib does; ISA-L inflates the
             # member, and its CRC and length still prove every byte was read as written.
             raw.quirks.append("gzip_reserved_flags")
         quirks = raw.quirks  # not raw itself: a record that refers to itself waits for the GC
-        raw._settle = lambda: self._settle_member(rec, lines, members, first, state, quirks)
+        raw._settle = lambda: self._settle_member(rec, lines, members, first, end, quirks)
         self.records += 1
         yield raw
         raw.complete()
-        return state.get("problem")
+        return end.problem
 
-    def _settle_member(self, rec, lines: LineReader, members: MemberReader, first: bytes, state: dict,
+    def _settle_member(self, rec, lines: LineReader, members: MemberReader, first: bytes, end: RecordEnd,
                        quirks: list[str]) -> bool:
         missing = _drain(rec)
         if missing:
             members.drain()
-            state["problem"] = members.damage or "record runs past the end of its gzip member"
+            end.problem = members.damage or "record runs past the end of its gzip member"
             return False
         # in a member, the block is followed by two blank lines (WARC) or one newline (ARC)
         want, eol = _after_block(first, in_member=True)
         line, _, same = _blank_lines(lines, eol, quirks)
         ok = True
         if line and is_record_line(line):
-            state["problem"] = "gzip member holds more than one record (the rest of it is not read)"
+            end.problem = "gzip member holds more than one record (the rest of it is not read)"
         elif line:
-            state["problem"] = "record is shorter than its gzip member (wrong Content-Length)"
+            end.problem = "record is shorter than its gzip member (wrong Content-Length)"
             ok = False
         elif same < want:  # the block ran into the blank lines after it
-            state["problem"] = "record runs into the blank lines after it (wrong Content-Length)"
+            end.problem = "record runs into the blank lines after it (wrong Content-Length)"
             ok = False
         members.drain()
         if members.damage:
-            state["problem"] = members.damage
+            end.problem = members.damage
             ok = False
         return ok
 
@@ -317,22 +328,22 @@ class ArchiveReader:
                 continue
             if self._arc is None:
                 self._arc = not first.startswith(b"WARC/")
-            state: dict = {}
+            end = RecordEnd()
             raw = self._wrap(rec, h, start, first)
             quirks = raw.quirks  # not raw itself: a record that refers to itself waits for the GC
-            raw._settle = lambda: self._settle_plain(rec, lines, first, start, state, quirks)
+            raw._settle = lambda: self._settle_plain(rec, lines, first, start, end, quirks)
             self.records += 1
             yield raw
             raw.complete()
-            if "problem" in state:
-                if self._resync(lines, start, state["problem"], rewind=True) is None:
+            if end.problem is not None:
+                if self._resync(lines, start, end.problem, rewind=True) is None:
                     return
             else:
-                if "damaged" in state:
-                    self._skip(*state["damaged"])
-                if "garbage" in state:
+                if end.damaged is not None:
+                    self._skip(*end.damaged)
+                if end.garbage is not None:
                     nxt = lines.scan(self._arc)
-                    self._skip(state["garbage"], lines.pos - state["garbage"], "bytes between records that are no record")
+                    self._skip(end.garbage, lines.pos - end.garbage, "bytes between records that are no record")
                     if nxt is None:
                         return
             lines.unmark()
@@ -347,10 +358,10 @@ class ArchiveReader:
         self._skip(start, lines.pos - start, problem)
         return nxt
 
-    def _settle_plain(self, rec, lines: LineReader, first: bytes, start: int, state: dict,
+    def _settle_plain(self, rec, lines: LineReader, first: bytes, start: int, end: RecordEnd,
                       quirks: list[str]) -> bool:
         if _drain(rec):
-            state["problem"] = "archive ends inside this record (or its Content-Length is too large)"
+            end.problem = "archive ends inside this record (or its Content-Length is too large)"
             return False
         digest = self._block_digest(rec, lines, first)
         want, eol = _after_block(first, in_member=False)
@@ -359,19 +370,19 @@ class ArchiveReader:
         lines.unread(line)
         if line and not is_record_line(line):
             if not (want <= same and blank):
-                state["problem"] = "record does not end where its Content-Length says"
+                end.problem = "record does not end where its Content-Length says"
                 return False
-            state["garbage"] = lines.pos  # the record ended as it should; what follows is no record
+            end.garbage = lines.pos  # the record ended as it should; what follows is no record
         # A block that fails its digest, or has none and is followed by no record, may be a
         # Content-Length that ran over later records and happened to end before blank lines
-        if ((digest is False or (digest is None and "garbage" in state))
+        if ((digest is False or (digest is None and end.garbage is not None))
                 and self._records_inside(rec, lines, first, lines.pos - sep_start)):
-            state.pop("garbage", None)
-            state["problem"] = ("record does not end where its Content-Length says"
+            end.garbage = None
+            end.problem = ("record does not end where its Content-Length says"
                                 " (a record starts inside its block)")
             return False
         if same < want:  # the block ran into the blank lines after it, or they were cut
-            state["damaged"] = (start, lines.pos - start, "record runs into the blank lines after it"
+            end.damaged = (start, lines.pos - start, "record runs into the blank lines after it"
                                 if line else "archive ends inside the blank lines after its last record")
             return False
         if digest is False:
@@ -381,7 +392,7 @@ class ArchiveReader:
             # record is kept and the mismatch recorded.
             quirks.append("digest_mismatch")
         if same < blank:  # a writer's quirk or a changed byte: the record itself is all there
-            state["damaged"] = (sep_start, lines.pos - sep_start,
+            end.damaged = (sep_start, lines.pos - sep_start,
                                 "damaged blank lines after a record" if line
                                 else "archive ends inside the blank lines after its last record")
         return True
