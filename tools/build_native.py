@@ -16,10 +16,10 @@ def main() -> None:
     except ImportError:
         print("warning: Cython is missing; the tools use their numpy references", file=sys.stderr)
         return
-    os.chdir(os.path.dirname(HERE))
-    ext = Extension("tools.sieve_histograms", ["tools/sieve_histograms.pyx"], extra_compile_args=["-O2"])
+    os.chdir(HERE)   # not the repository root: its pyproject.toml describes the package
+    ext = Extension("sieve_histograms", ["sieve_histograms.pyx"], extra_compile_args=["-O2"])
     setup(name="warclake-tools", ext_modules=cythonize([ext], language_level=3, quiet=True),
-          script_args=["-q", "build_ext", "--inplace", "--build-temp", "build/tools"])
+          script_args=["-q", "build_ext", "--inplace", "--build-temp", os.path.join("..", "build", "tools")])
 
 
 if __name__ == "__main__":
