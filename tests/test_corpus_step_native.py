@@ -172,7 +172,7 @@ def test_a_text_that_is_not_utf8_is_refused_with_one_error():
 
 
 def test_without_the_compiled_module_the_step_takes_the_references():
-    code = ("from warclake.tasks.corpus import archive_pass as p;import pyarrow as pa;"
+    code = ("from warclake.tasks.corpus.signals import archive_pass as p;import pyarrow as pa;"
             "print(p.compiled_module(), p.STATUS, p.sign_table(pa.table({'text': ['a']}), 3, 5, 120))")
     off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
                          env={**os.environ, native.ENV: "0"})
