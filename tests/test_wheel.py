@@ -8,6 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import REPO
+
 pytestmark = pytest.mark.slow
 
 
@@ -28,12 +30,21 @@ def test_the_wheel_installs_one_import_name_with_its_data(wheel_env):
     assert {n.split("/")[0] for n in names} == {"warclake", dist_info}
     top_level = zipfile.ZipFile(wheel_env["wheel"]).read(f"{dist_info}/top_level.txt").decode().split()
     assert top_level == ["warclake"]
-    assert any(n.startswith("warclake/tasks/corpus/unicode_tables_") and n.endswith(".bin") for n in names)
-    for needed in ("warclake/sql/views.sql", "warclake/tasks/boilerplate/sieve.json",
-                   "warclake/tasks/boilerplate/stoplists/en.txt", "warclake/deployments/dumps.toml",
+    assert any(n.startswith("warclake/tasks/corpus/signals/unicode_tables_") and n.endswith(".bin") for n in names)
+    for needed in ("warclake/sql/views.sql", "warclake/tasks/extract/boilerplate/sieve.json",
+                   "warclake/tasks/extract/boilerplate/stoplists/en.txt", "warclake/deployments/dumps.toml",
                    "warclake/__main__.py"):
         assert needed in names
     assert not [n for n in names if n.startswith(("warclake/tests/", "warclake/reports/"))]
+
+
+def test_the_wheel_carries_the_compiled_modules_stubs_and_the_typed_marker(wheel_env):
+    names = zipfile.ZipFile(wheel_env["wheel"]).namelist()
+    native = "warclake/tasks/native/"
+    stubs = {n[len(native):-len(".pyi")] for n in names if n.startswith(native) and n.endswith(".pyi")}
+    built = {n[len(native):].split(".")[0] for n in names if n.startswith(native) and n.endswith((".so", ".pyd"))}
+    assert stubs == {p.stem for p in (Path(REPO) / "tasks" / "native").glob("*.pyx")}
+    assert built <= stubs and "warclake/py.typed" in names
 
 
 def test_import_finds_the_wheel_and_shadows_no_common_name(wheel_env):
