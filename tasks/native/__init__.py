@@ -6,8 +6,10 @@ once per process, when ``html_paragraphs`` is imported:
 
 * ``WARCLAKE_NATIVE=0`` in the environment: the Python walk, silently (for comparisons);
 * the module was not built (no compiler at install): the Python walk, one warning line;
-* the module gives other paragraphs than the Python walk on the fixed pages below (a
-  selectolax whose lexbor layout changed): the Python walk, one warning line.
+* the module reads a field of lexbor's structs otherwise than selectolax's own API on
+  ``LAYOUT_PAGE`` (a selectolax whose lexbor layout changed), or gives other paragraphs
+  than the Python walk on the fixed pages below: the Python walk, one warning line (naming
+  the field in the first case).
 
 ``STATUS`` ("compiled" or "python") and ``REASON`` say what was chosen and why.
 """
@@ -34,6 +36,15 @@ CHECK_PAGES = (
     "<script>no</script><style>no</style><!-- c --><p>&#2;ctrl\x03 &amp; <a href>\u00a0</a>"
     "</p><noscript>ns</noscript><textarea>t</textarea></body>",
 )
+
+# The page on which each field of lexbor_layout.pxi the walk reads is compared with
+# selectolax's API: text, a comment, attributes with and without values, per-document tag
+# names short and long (inline and pointed-to), and SVG's names written otherwise than
+# their local names (an element's and an attribute's qualified_name, an attribute's prefix).
+LAYOUT_PAGE = (
+    "<html><head><title>t</title></head><body>lead<!--note--><b class='a b' id=x data-foo=1 hidden>"
+    "bold \u00e9</b><x-y>short</x-y><my-widget-with-a-long-name>long</my-widget-with-a-long-name>"
+    "<svg viewBox='0 0 1 1'><clipPath></clipPath><use href='/a' xlink:href='/b'/></svg></body></html>")
 
 
 # What load_checked decided, by module name: (what, STATUS, REASON).
@@ -98,10 +109,70 @@ def paragraph_walk(hp):
     return None if pw is None else pw.walk
 
 
-def _check_walk(pw, hp) -> None:
-    """Configure the compiled walk and compare it with the Python walk on CHECK_PAGES."""
+def _check_layout(pw) -> None:
+    """Read LAYOUT_PAGE's nodes through lexbor_layout.pxi's structs and compare every field
+    with selectolax's API (compiled against lexbor's own headers); raises naming the first
+    field that disagrees. The node fields are compared first and follow no pointer; the
+    attributes, texts and name entries they point to are read only once those agree."""
     from selectolax.lexbor import LexborHTMLParser
 
+    tree = LexborHTMLParser(LAYOUT_PAGE)
+    nodes, todo = [], [tree.root]
+    while todo:   # document order, through selectolax's links
+        node = todo.pop()
+        nodes.append(node)
+        kids, child = [], node.first_child
+        while child is not None:
+            kids.append(child)
+            child = child.next
+        todo.extend(reversed(kids))
+
+    def at(node) -> int:
+        return 0 if node is None else node.mem_id
+
+    def agree(field: str, ours, theirs) -> None:
+        if ours != theirs:
+            raise ValueError(f"lexbor layout: {field} reads {ours!r:.60} where selectolax has {theirs!r:.60}")
+
+    for node in nodes:
+        f = pw.layout_node(node.mem_id)
+        agree("lx_node.local_name", f["local_name"], node.tag_id)
+        for link in ("next", "prev", "parent", "first_child", "last_child"):
+            agree(f"lx_node.{link}", f[link], at(getattr(node, link)))
+        kind = 1 if node.is_element_node else 3 if node.is_text_node else 8 if node.is_comment_node else f["type"]
+        agree("lx_node.type", f["type"], kind)
+    for node in nodes:
+        if node.is_text_node or node.is_comment_node:
+            text = node.text_content if node.is_text_node else node.comment_content
+            agree("lx_character_data.data", pw.layout_text(node.mem_id), text.encode())
+        if not node.is_element_node:
+            continue
+        if node.tag_id >= 65536:   # a per-document name: the entry at its address names itself
+            name, tag_id = pw.layout_tag_entry(node.tag_id)
+            agree("lx_tag_data.u/length", name, node.tag.encode())
+            agree("lx_tag_data.tag_id", tag_id, node.tag_id)
+        el = pw.layout_element(node.mem_id)
+        agree("lx_element.qualified_name (set)", el["qualified_name"] != 0, node.tag != node.tag.lower())
+        if el["qualified_name"]:
+            agree("lx_element.qualified_name", pw.layout_tag_entry(el["qualified_name"])[0], node.tag.encode())
+        attrs, written = el["attrs"], list(node.attributes.items())
+        agree("lx_element.first_attr/lx_attr.next (attributes)", len(attrs), len(written))
+        agree("lx_element.last_attr", el["last_attr"], attrs[-1]["address"] if attrs else 0)
+        agree("lx_attr.value", [a["value"] for a in attrs], [v if v is None else v.encode() for _, v in written])
+        for k, (a, (key, _)) in enumerate(zip(attrs, written)):
+            agree("lx_attr.owner", a["owner"], node.mem_id)
+            agree("lx_attr.prev", a["prev"], attrs[k - 1]["address"] if k else 0)
+            # the walk leaves a page to Python when an attribute's written name is not its local name
+            agree("lx_attr.qualified_name (set)", a["qualified_name"] != 0, key != key.split(":")[-1].lower())
+            agree("lx_attr.node.prefix (set)", a["prefix"] != 0, ":" in key)
+
+
+def _check_walk(pw, hp) -> None:
+    """Check lexbor's layout as the walk reads it, configure the compiled walk and compare
+    it with the Python walk on CHECK_PAGES."""
+    from selectolax.lexbor import LexborHTMLParser
+
+    _check_layout(pw)
     probe = LexborHTMLParser("<body><a class=c id=i href=h>x</a></body>")
     ids = dict(zip(("class", "id", "href"), pw.attribute_ids(probe.css_first("a").mem_id)))
     if any(q != 0 for _, q in ids.values()):

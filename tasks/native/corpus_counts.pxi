@@ -546,20 +546,82 @@ cdef inline uint64_t mix_at(Py_ssize_t k, uint32_t c) noexcept nogil:
     return mix((<uint64_t> k << CP_BITS) | c)
 
 
-# The counts in the order ``plain_counts`` writes them (``COUNTS``), "top" (3: n = 2..4) and
-# "dup" (6: n = 5..10) as runs of their own; ``counts_dict`` gives them by name.
-COUNTS = ("char_mode", "paragraphs", "nonspace", "units", "symbols", "lines", "bullet_lines",
-          "ellipsis_lines", "lettered", "stop_words", "dup_lines", "dup_line_chars", "line_chars",
-          "nonempty_paragraphs", "dup_paragraphs", "dup_paragraph_chars", "paragraph_chars",
-          "unit_chars", "top", "top", "top", "dup", "dup", "dup", "dup", "dup", "dup",
-          "terminal_lines", "sentences", "short_lines", "javascript_lines", "policy_lines",
-          "lorem_ipsum", "curly_brackets", "cjk", "hiragana", "link_chars", "body_chars",
-          "labels_fit", "bad_chars", "chrome_chars", "path_elements")
+# A document's counts row: the enum gives each count its slot, in row order; the table
+# below pairs each slot with its name and width, and ``COUNTS`` is made from it, so the row
+# is written and read by name. A table out of the enum's order fails at import
+# (``_row_names``); the suite checks each name stands beside its own slot (AT_ + NAME).
 cdef enum:
-    N_COUNTS = 42
-    AT_TOP = 18
-    AT_DUP = 21
-    AT_LABELS_FIT = 38      # with "char_mode" (0), the counts that are yes or no
+    N_TOP = 3                       # "top" of n = 2..4
+    N_DUP = 6                       # "dup" of n = 5..10
+
+cdef enum:
+    AT_CHAR_MODE
+    AT_PARAGRAPHS
+    AT_NONSPACE
+    AT_UNITS
+    AT_SYMBOLS
+    AT_LINES
+    AT_BULLET_LINES
+    AT_ELLIPSIS_LINES
+    AT_LETTERED
+    AT_STOP_WORDS
+    AT_DUP_LINES
+    AT_DUP_LINE_CHARS
+    AT_LINE_CHARS
+    AT_NONEMPTY_PARAGRAPHS
+    AT_DUP_PARAGRAPHS
+    AT_DUP_PARAGRAPH_CHARS
+    AT_PARAGRAPH_CHARS
+    AT_UNIT_CHARS
+    AT_TOP
+    AT_DUP = AT_TOP + N_TOP
+    AT_TERMINAL_LINES = AT_DUP + N_DUP
+    AT_SENTENCES
+    AT_SHORT_LINES
+    AT_JAVASCRIPT_LINES
+    AT_POLICY_LINES
+    AT_LOREM_IPSUM
+    AT_CURLY_BRACKETS
+    AT_CJK
+    AT_HIRAGANA
+    AT_LINK_CHARS
+    AT_BODY_CHARS
+    AT_LABELS_FIT                   # with "char_mode", the counts that are yes or no
+    AT_BAD_CHARS
+    AT_CHROME_CHARS
+    AT_PATH_ELEMENTS
+    N_COUNTS
+
+
+cdef tuple _row_names(tuple slots):
+    """Each slot's name, as many times as it is wide; ``slots`` must follow the row."""
+    cdef list names = []
+    for at, name, width in slots:
+        if at != len(names):
+            raise ImportError(f"the counts row's table puts {name!r} at {at}, not {len(names)}")
+        names.extend([name] * width)
+    if len(names) != N_COUNTS:
+        raise ImportError(f"the counts row's table names {len(names)} slots, not {N_COUNTS}")
+    return tuple(names)
+
+
+# The counts in the order ``plain_counts`` writes them; ``counts_dict`` gives them by name.
+COUNTS = _row_names((
+    (AT_CHAR_MODE, "char_mode", 1), (AT_PARAGRAPHS, "paragraphs", 1), (AT_NONSPACE, "nonspace", 1),
+    (AT_UNITS, "units", 1), (AT_SYMBOLS, "symbols", 1), (AT_LINES, "lines", 1),
+    (AT_BULLET_LINES, "bullet_lines", 1), (AT_ELLIPSIS_LINES, "ellipsis_lines", 1),
+    (AT_LETTERED, "lettered", 1), (AT_STOP_WORDS, "stop_words", 1), (AT_DUP_LINES, "dup_lines", 1),
+    (AT_DUP_LINE_CHARS, "dup_line_chars", 1), (AT_LINE_CHARS, "line_chars", 1),
+    (AT_NONEMPTY_PARAGRAPHS, "nonempty_paragraphs", 1), (AT_DUP_PARAGRAPHS, "dup_paragraphs", 1),
+    (AT_DUP_PARAGRAPH_CHARS, "dup_paragraph_chars", 1), (AT_PARAGRAPH_CHARS, "paragraph_chars", 1),
+    (AT_UNIT_CHARS, "unit_chars", 1), (AT_TOP, "top", N_TOP), (AT_DUP, "dup", N_DUP),
+    (AT_TERMINAL_LINES, "terminal_lines", 1), (AT_SENTENCES, "sentences", 1),
+    (AT_SHORT_LINES, "short_lines", 1), (AT_JAVASCRIPT_LINES, "javascript_lines", 1),
+    (AT_POLICY_LINES, "policy_lines", 1), (AT_LOREM_IPSUM, "lorem_ipsum", 1),
+    (AT_CURLY_BRACKETS, "curly_brackets", 1), (AT_CJK, "cjk", 1), (AT_HIRAGANA, "hiragana", 1),
+    (AT_LINK_CHARS, "link_chars", 1), (AT_BODY_CHARS, "body_chars", 1), (AT_LABELS_FIT, "labels_fit", 1),
+    (AT_BAD_CHARS, "bad_chars", 1), (AT_CHROME_CHARS, "chrome_chars", 1),
+    (AT_PATH_ELEMENTS, "path_elements", 1)))
 
 
 cdef dict counts_dict(const int64_t *row):
@@ -568,11 +630,11 @@ cdef dict counts_dict(const int64_t *row):
     cdef Py_ssize_t k
     for k in range(N_COUNTS):
         if k == AT_TOP:
-            out["top"] = [row[AT_TOP + j] for j in range(3)]
+            out["top"] = [row[AT_TOP + j] for j in range(N_TOP)]
         elif k == AT_DUP:
-            out["dup"] = [row[AT_DUP + j] for j in range(6)]
-        elif not AT_TOP < k < AT_DUP + 6:
-            out[COUNTS[k]] = bool(row[k]) if k == 0 or k == AT_LABELS_FIT else row[k]
+            out["dup"] = [row[AT_DUP + j] for j in range(N_DUP)]
+        elif not AT_TOP < k < AT_DUP + N_DUP:
+            out[COUNTS[k]] = bool(row[k]) if k == AT_CHAR_MODE or k == AT_LABELS_FIT else row[k]
     return out
 
 
@@ -619,8 +681,8 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
     cdef int32_t *cand = NULL
     cdef int32_t *cslot = NULL
     cdef Table t
-    cdef int64_t top_num[3]
-    cdef int64_t dup_chars[6]
+    cdef int64_t top_num[N_TOP]
+    cdef int64_t dup_chars[N_DUP]
     cdef object low_str
     plain.cp, plain.len = plain_cp, plain_len
     low.cp = <uint32_t *> scratch(work, 2, (plain.len + 1) * sizeof(uint32_t))
@@ -873,20 +935,46 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
         table_init(work, &t, w)
         ngram_shares(ids, csum, w, 2 if char_mode else 1, hbuf, &t, top_num, dup_chars, rep, cand, cslot)
     else:
-        for k in range(3):
+        for k in range(N_TOP):
             top_num[k] = -1
-        for k in range(6):
+        for k in range(N_DUP):
             dup_chars[k] = -1
     cdef int64_t *r = row
-    r[0], r[1], r[2], r[3], r[4], r[5], r[6] = char_mode, nchunks, nonspace, w, symbols, nlines, bullets
-    r[7], r[8], r[9], r[10], r[11], r[12] = ell, lettered, stop, dl, dl_chars, l_chars
-    r[13], r[14], r[15], r[16], r[17] = ne, dp, dp_chars, p_chars, total_units
-    for k in range(3):
+    r[AT_CHAR_MODE] = char_mode
+    r[AT_PARAGRAPHS] = nchunks
+    r[AT_NONSPACE] = nonspace
+    r[AT_UNITS] = w
+    r[AT_SYMBOLS] = symbols
+    r[AT_LINES] = nlines
+    r[AT_BULLET_LINES] = bullets
+    r[AT_ELLIPSIS_LINES] = ell
+    r[AT_LETTERED] = lettered
+    r[AT_STOP_WORDS] = stop
+    r[AT_DUP_LINES] = dl
+    r[AT_DUP_LINE_CHARS] = dl_chars
+    r[AT_LINE_CHARS] = l_chars
+    r[AT_NONEMPTY_PARAGRAPHS] = ne
+    r[AT_DUP_PARAGRAPHS] = dp
+    r[AT_DUP_PARAGRAPH_CHARS] = dp_chars
+    r[AT_PARAGRAPH_CHARS] = p_chars
+    r[AT_UNIT_CHARS] = total_units
+    for k in range(N_TOP):
         r[AT_TOP + k] = top_num[k]
-    for k in range(6):
+    for k in range(N_DUP):
         r[AT_DUP + k] = dup_chars[k]
-    r[27], r[28] = terminal, (sent_c if char_mode else sent_w)
-    r[29], r[30], r[31] = (short15 if char_mode else short30), js_lines, policy_lines
-    r[32], r[33], r[34], r[35], r[36], r[37] = lorem, curly, cjk, hira, link_chars, total
-    r[AT_LABELS_FIT], r[39], r[40], r[41] = labels_fit, bad_chars, chrome_chars, depth
+    r[AT_TERMINAL_LINES] = terminal
+    r[AT_SENTENCES] = sent_c if char_mode else sent_w
+    r[AT_SHORT_LINES] = short15 if char_mode else short30
+    r[AT_JAVASCRIPT_LINES] = js_lines
+    r[AT_POLICY_LINES] = policy_lines
+    r[AT_LOREM_IPSUM] = lorem
+    r[AT_CURLY_BRACKETS] = curly
+    r[AT_CJK] = cjk
+    r[AT_HIRAGANA] = hira
+    r[AT_LINK_CHARS] = link_chars
+    r[AT_BODY_CHARS] = total
+    r[AT_LABELS_FIT] = labels_fit
+    r[AT_BAD_CHARS] = bad_chars
+    r[AT_CHROME_CHARS] = chrome_chars
+    r[AT_PATH_ELEMENTS] = depth
     return 0

@@ -1,8 +1,10 @@
 # The few lexbor structures the compiled walk reads, declared by warclake from lexbor's
 # documented memory layout (lexbor 2.x as built into the pinned selectolax). Only field
 # order and types matter: Cython emits these as its own C structs, no lexbor header is
-# included. The import-time self-check (warclake.tasks.native) compares the walk with the
-# Python one, so a selectolax whose lexbor layout differs is caught before any page is read.
+# included. The import-time self-check (warclake.tasks.native) reads each field the walk
+# uses on a fixed page and compares it with selectolax's own API (which is built against
+# lexbor's headers), naming the first field that differs, then compares the walk with the
+# Python one: a selectolax whose lexbor layout differs is caught before any page is read.
 
 
 cdef struct lx_str:                 # lexbor_str_t

@@ -771,3 +771,56 @@ def walk(size_t body, bint dirty, Py_ssize_t max_paragraphs=-1):
                      f"more than {max_paragraphs} paragraphs")
     except Unsupported:
         return None
+
+
+# ---- lexbor_layout.pxi read back, for the import-time check against selectolax's API ----
+
+# Longer strings than this are not read (the check's page has none): a length read at the
+# wrong place fails the check instead of reading far.
+cdef enum:
+    LAYOUT_MAX = 4096
+
+
+def layout_node(size_t node):
+    """The lx_node fields of the node at this address, pointers as addresses (none followed)."""
+    cdef lx_node *n = <lx_node *> node
+    return {"local_name": n.local_name, "prefix": n.prefix, "next": <size_t> n.next,
+            "prev": <size_t> n.prev, "parent": <size_t> n.parent, "first_child": <size_t> n.first_child,
+            "last_child": <size_t> n.last_child, "type": n.type}
+
+
+def layout_element(size_t element):
+    """The lx_element fields of the element at this address and the lx_attr fields of each
+    of its attributes (``first_attr``, then ``next``, followed): values as bytes or None."""
+    cdef lx_element *el = <lx_element *> element
+    cdef lx_attr *attr = el.first_attr
+    attrs = []
+    while attr != NULL and len(attrs) < 64:   # (a misread chain need not end)
+        value = None
+        if attr.value != NULL and attr.value.data != NULL:
+            value = (<char *> attr.value.data)[:attr.value.length] if attr.value.length <= LAYOUT_MAX else b"?"
+        attrs.append({"address": <size_t> attr, "local_name": attr.node.local_name, "prefix": attr.node.prefix,
+                      "qualified_name": attr.qualified_name, "owner": <size_t> attr.owner,
+                      "prev": <size_t> attr.prev, "value": value})
+        attr = attr.next
+    return {"qualified_name": el.qualified_name, "first_attr": <size_t> el.first_attr,
+            "last_attr": <size_t> el.last_attr, "attrs": attrs}
+
+
+def layout_text(size_t node):
+    """The bytes of the text or comment node at this address (lx_character_data.data)."""
+    cdef lx_character_data *cd = <lx_character_data *> node
+    if cd.data.data == NULL or cd.data.length > LAYOUT_MAX:
+        return None
+    return (<char *> cd.data.data)[:cd.data.length]
+
+
+def layout_tag_entry(size_t address):
+    """(name, tag_id) of the lx_tag_data entry at this address (a tag id above the static
+    table, or an element's qualified_name), as _lx_name reads it but unchecked."""
+    cdef lx_tag_data *data = <lx_tag_data *> address
+    if data.length > LAYOUT_MAX:
+        return None, data.tag_id
+    if data.length <= 16:
+        return (<char *> data.u.short_str)[:data.length], data.tag_id
+    return (<char *> data.u.long_str)[:data.length], data.tag_id

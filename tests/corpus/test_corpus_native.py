@@ -104,7 +104,7 @@ def test_compared_text_leaves_out_chrome_and_short_paragraphs_but_never_everythi
 
 
 def test_without_the_compiled_module_the_reference_runs():
-    code = ("from warclake.tasks.corpus import signatures as s;s.compiled_module();"
+    code = ("from warclake.tasks.corpus.signals import signatures as s;s.compiled_module();"
             "print(s.STATUS, s.REASON)")
     off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
                          env={**os.environ, native.ENV: "0"})

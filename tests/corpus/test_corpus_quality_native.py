@@ -69,7 +69,7 @@ def test_repetition_and_ties_give_the_reference_values():
 
 
 def test_with_the_module_off_the_reference_runs_silently():
-    code = ("from warclake.tasks.corpus import quality as q;q.compiled_module();"
+    code = ("from warclake.tasks.corpus.signals import quality as q;q.compiled_module();"
             "m = q.document_metrics('body>p\\x1cSome words here.', None, 'en');"
             "print(q.STATUS, m['word_count'])")
     off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,

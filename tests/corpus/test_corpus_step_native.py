@@ -1,10 +1,15 @@
 """The per-archive step's compiled pass (``archive_pass``, ``native/corpus_step.pyx``): the
 references' values on real and generated documents, the step's outputs equal either way,
 bad bytes refused, and the fallbacks."""
+import importlib.util
+import itertools
 import math
 import os
+import re
+import shutil
 import subprocess
 import sys
+import sysconfig
 import types
 from pathlib import Path
 
@@ -44,6 +49,57 @@ def documents(seed: int, cases: int, sites: int) -> pa.Table:
 def test_the_installed_package_runs_the_compiled_pass():
     assert ap.compiled_module() is not None, ap.REASON
     assert ap.STATUS == "compiled"
+
+
+@compiled_only
+def test_the_counts_row_names_each_slot_once_with_the_runs_of_top_and_dup():
+    from warclake.tasks.corpus.signals import quality
+
+    step, counts = ap.compiled_module(), quality.compiled_module()
+    assert step is not None and counts is not None
+    names = step.count_names()
+    assert names == step.COUNTS == counts.COUNTS
+    runs = [(name, len(list(run))) for name, run in itertools.groupby(names)]
+    assert len({name for name, _ in runs}) == len(runs)   # each name in one place
+    assert {name: width for name, width in runs if width > 1} == {"top": 3, "dup": 6}
+    got = counts.document_counts("body\x1cone two\n\nbody\x1cthree", ["good", "bad"], False, True,
+                                 quality.is_chrome_path, {})
+    assert list(got) == [name for name, _ in runs]
+    assert [k for k, v in got.items() if isinstance(v, bool)] == ["char_mode", "labels_fit"]
+    assert got["labels_fit"] and got["paragraphs"] == 2 and got["bad_chars"] == len("three")
+
+
+def test_each_count_of_the_row_is_paired_with_the_slot_named_after_it():
+    # what the import-time check cannot see: a name beside another name's slot constant
+    pxi = (Path(REPO) / "tasks" / "native" / "corpus_counts.pxi").read_text()
+    enum = pxi[pxi.index("cdef enum:\n    AT_CHAR_MODE"):pxi.index("    N_COUNTS\n")]
+    slots = re.findall(r"^    (AT_\w+)", enum, re.M)
+    table = re.findall(r'\((AT_\w+), "(\w+)", \w+\)', pxi[pxi.index("COUNTS = _row_names("):])
+    assert [at for at, _ in table] == slots
+    assert [at for at, name in table if at != "AT_" + name.upper()] == []
+
+
+def test_a_counts_table_whose_name_and_slot_disagree_is_refused_at_import(tmp_path):
+    # corpus_quality built with two names of the row's table swapped
+    cc = sysconfig.get_config_var("CC") or "cc"
+    if shutil.which(cc.split()[0]) is None:
+        pytest.skip("no C compiler")
+    pytest.importorskip("Cython")
+    src = Path(REPO) / "tasks" / "native"
+    for f in [src / "corpus_quality.pyx", *src.glob("corpus_*.pxi")]:
+        shutil.copy(f, tmp_path)
+    table = (tmp_path / "corpus_counts.pxi").read_text()
+    swapped = table.replace('(AT_UNITS, "units", 1), (AT_SYMBOLS, "symbols", 1)',
+                            '(AT_SYMBOLS, "symbols", 1), (AT_UNITS, "units", 1)')
+    assert swapped != table
+    (tmp_path / "corpus_counts.pxi").write_text(swapped)
+    subprocess.run([sys.executable, "-m", "cython", "-3", "corpus_quality.pyx"], cwd=tmp_path, check=True)
+    so = tmp_path / ("corpus_quality" + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run([*cc.split(), "-shared", "-fPIC", "-O0", "-I" + sysconfig.get_paths()["include"],
+                    "corpus_quality.c", "-o", str(so)], cwd=tmp_path, check=True)
+    spec = importlib.util.spec_from_file_location("corpus_quality", so)
+    with pytest.raises(ImportError, match="the counts row's table puts 'symbols' at 4, not 3"):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))
 
 
 @compiled_only
@@ -116,7 +172,7 @@ def test_a_text_that_is_not_utf8_is_refused_with_one_error():
 
 
 def test_without_the_compiled_module_the_step_takes_the_references():
-    code = ("from warclake.tasks.corpus import archive_pass as p;import pyarrow as pa;"
+    code = ("from warclake.tasks.corpus.signals import archive_pass as p;import pyarrow as pa;"
             "print(p.compiled_module(), p.STATUS, p.sign_table(pa.table({'text': ['a']}), 3, 5, 120))")
     off = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
                          env={**os.environ, native.ENV: "0"})

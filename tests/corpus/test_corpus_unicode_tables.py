@@ -44,9 +44,9 @@ def test_a_damaged_file_gives_one_warning_line_and_the_built_tables(tmp_path):
     bad = tmp_path / f"unicode_tables_{unicodedata.unidata_version}.bin"
     good = open(unicode_tables.path(), "rb").read() if os.path.exists(unicode_tables.path()) else None
     bad.write_bytes(zlib.compress(zlib.decompress(good)[:1000]) if good else b"not zlib")
-    code = ("import sys; from warclake.tasks.corpus import unicode_tables as u; "
+    code = ("import sys; from warclake.tasks.corpus.signals import unicode_tables as u; "
             f"u.path = lambda version=None: {str(bad)!r}; "
-            "from warclake.tasks.corpus import normalise, quality; "
+            "from warclake.tasks.corpus.signals import normalise, quality; "
             "assert u.stored() is None; "
             "assert normalise.simple_nfkc_lower_table() == normalise.simple_nfkc_lower_table_built(); "
             "assert quality._lower_table() == quality.lower_table_built(); print('built')")

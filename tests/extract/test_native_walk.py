@@ -1,9 +1,14 @@
 """The compiled paragraph walk: the same paragraphs, labels, features and lake as the
 Python reference, its checks and fallbacks, and what --version says."""
 import gzip
+import importlib.util
 import os
+import re
+import shutil
 import subprocess
 import sys
+import sysconfig
+import types
 from pathlib import Path
 
 import numpy as np
@@ -161,7 +166,7 @@ def test_whole_archives_of_real_pages_give_identical_lakes(tmp_path, monkeypatch
 
 
 
-EXTRACT = ("from warclake.tasks import html_paragraphs as hp, native; "
+EXTRACT = ("from warclake.tasks import native; from warclake.tasks.extract import html_paragraphs as hp; "
            "print(native.STATUS); print(hp.extract_paragraphs('<p>a <b>b</b></p>')[0].text)")
 
 
@@ -186,6 +191,97 @@ def test_a_walk_that_reads_the_layout_wrong_is_refused_with_one_warning():
     assert p.stdout.split() == ["python", "a", "b"]
     warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "failed its check" in warnings[0]
+
+
+def misreading(field: str):
+    """lexbor_walk with one field of the layout check's reads off, as if lexbor_layout.pxi
+    placed it wrong: ``"layout_node.next"``, ``"attr.value"`` (every attribute's), ..."""
+    from warclake.tasks.native import lexbor_walk
+
+    where, name = field.split(".")
+
+    def off(value):
+        return value + b"?" if isinstance(value, bytes) else (value or 0) + 8
+
+    def wrap(read, pick):
+        def misread(address):
+            out = read(address)
+            if where == "attr":
+                for a in out["attrs"]:
+                    a[name] = off(a[name])
+            elif where == "layout_tag_entry":
+                out = (off(out[0]), out[1]) if name == "name" else (out[0], off(out[1]))
+            elif isinstance(out, dict):
+                out[name] = out[name][:-1] if name == "attrs" else off(out[name])
+            else:
+                out = off(out)
+            return out
+        return misread if pick else read
+
+    return types.SimpleNamespace(
+        layout_node=wrap(lexbor_walk.layout_node, where == "layout_node"),
+        layout_element=wrap(lexbor_walk.layout_element, where in ("layout_element", "attr")),
+        layout_text=wrap(lexbor_walk.layout_text, where == "layout_text"),
+        layout_tag_entry=wrap(lexbor_walk.layout_tag_entry, where == "layout_tag_entry"))
+
+
+@compiled_only
+def test_the_declared_lexbor_layout_reads_what_selectolax_reads():
+    native._check_layout(misreading("none.none"))
+
+
+@compiled_only
+@pytest.mark.parametrize("field, named", [
+    ("layout_node.local_name", "lx_node.local_name"), ("layout_node.next", "lx_node.next"),
+    ("layout_node.prev", "lx_node.prev"), ("layout_node.parent", "lx_node.parent"),
+    ("layout_node.first_child", "lx_node.first_child"), ("layout_node.last_child", "lx_node.last_child"),
+    ("layout_node.type", "lx_node.type"), ("layout_text.data", "lx_character_data.data"),
+    ("layout_tag_entry.name", "lx_tag_data.u/length"), ("layout_tag_entry.tag_id", "lx_tag_data.tag_id"),
+    ("layout_element.qualified_name", "lx_element.qualified_name"),
+    ("layout_element.attrs", "lx_element.first_attr/lx_attr.next"),
+    ("layout_element.last_attr", "lx_element.last_attr"), ("attr.value", "lx_attr.value"),
+    ("attr.owner", "lx_attr.owner"), ("attr.prev", "lx_attr.prev"),
+    ("attr.qualified_name", "lx_attr.qualified_name"), ("attr.prefix", "lx_attr.node.prefix")])
+def test_a_field_read_at_the_wrong_place_is_named(field, named):
+    with pytest.raises(ValueError, match=f"^lexbor layout: {re.escape(named)}"):
+        native._check_layout(misreading(field))
+
+
+@compiled_only
+def test_a_misdeclared_struct_is_refused_naming_its_field(tmp_path):
+    # lexbor_walk built from a lexbor_layout.pxi with lx_node's next and prev swapped
+    cc = sysconfig.get_config_var("CC") or "cc"
+    if shutil.which(cc.split()[0]) is None:
+        pytest.skip("no C compiler")
+    pytest.importorskip("Cython")
+    src = Path(REPO) / "tasks" / "native"
+    layout = (src / "lexbor_layout.pxi").read_text()
+    swapped = layout.replace("    lx_node *next\n    lx_node *prev\n", "    lx_node *prev\n    lx_node *next\n")
+    assert swapped != layout
+    (tmp_path / "lexbor_layout.pxi").write_text(swapped)
+    shutil.copy(src / "lexbor_walk.pyx", tmp_path)
+    subprocess.run([sys.executable, "-m", "cython", "-3", "lexbor_walk.pyx"], cwd=tmp_path, check=True)
+    so = tmp_path / ("lexbor_walk" + sysconfig.get_config_var("EXT_SUFFIX"))
+    subprocess.run([*cc.split(), "-shared", "-fPIC", "-O0", "-I" + sysconfig.get_paths()["include"],
+                    "lexbor_walk.c", "-o", str(so)], cwd=tmp_path, check=True)
+    spec = importlib.util.spec_from_file_location("lexbor_walk", so)
+    wrong = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(wrong)
+    with pytest.raises(ValueError, match="^lexbor layout: lx_node.next reads"):
+        native._check_layout(wrong)
+
+
+@compiled_only
+def test_a_layout_that_moved_is_refused_with_one_warning_naming_the_field():
+    moved = ("from warclake.tasks.native import lexbor_walk as pw\n"
+             "orig = pw.layout_node\n"
+             "def wrong(a):\n f = orig(a); f['first_child'] = f['last_child'] = 0; return f\n"
+             "pw.layout_node = wrong\n")
+    p = run_python(moved + EXTRACT)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["python", "a", "b"]
+    warnings = warclake_lines(p.stderr)
+    assert len(warnings) == 1 and "failed its check (lexbor layout: lx_node.first_child reads" in warnings[0]
 
 
 def test_version_names_the_walk_and_the_switch_forcesrun_python():

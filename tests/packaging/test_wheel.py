@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import shared_data
+from conftest import REPO, shared_data
 
 from support.procs import run_installed as run
 
@@ -33,6 +33,15 @@ def test_the_wheel_installs_one_import_name_with_its_data(wheel_env):
     # what users run, not the development tools: no tests, tools, fuzzers or trainers
     assert not [n for n in names if n.startswith(("warclake/tests/", "warclake/reports/", "warclake/tools/"))]
     assert not [n for n in names if any(w in n for w in ("fuzz", "train", "tooling", "fault_server"))]
+
+
+def test_the_wheel_carries_the_compiled_modules_stubs_and_the_typed_marker(wheel_env):
+    names = zipfile.ZipFile(wheel_env["wheel"]).namelist()
+    native = "warclake/tasks/native/"
+    stubs = {n[len(native):-len(".pyi")] for n in names if n.startswith(native) and n.endswith(".pyi")}
+    built = {n[len(native):].split(".")[0] for n in names if n.startswith(native) and n.endswith((".so", ".pyd"))}
+    assert stubs == {p.stem for p in (Path(REPO) / "tasks" / "native").glob("*.pyx")}
+    assert built <= stubs and "warclake/py.typed" in names
 
 
 def test_import_finds_the_wheel_and_shadows_no_common_name(wheel_env):
