@@ -31,13 +31,14 @@ from warclake.tasks.extract.boilerplate import compiled as sieve_compiled  # loa
 STAGES = [
     ("warcio", "warc read + inflate"), ("isal", "warc read + inflate"), ("zlib", "warc read + inflate"),
     ("'read' of '_io", "warc read + inflate"),
-    ("warc_reader", "warc read + inflate"), ("archive_lines", "warc read + inflate"),
-    ("gzip_members", "warc read + inflate"), ("rewind_store", "warc read + inflate"),
-    ("charset_normalizer", "charset (detector)"), ("tasks/charset", "charset (sniff + decode)"),
-    ("lingua", "language (lingua)"), ("tasks/language", "language (buffer + routing)"),
+    ("tasks/archive/reader", "warc read + inflate"), ("tasks/archive/lines", "warc read + inflate"),
+    ("tasks/archive/gzip_members", "warc read + inflate"), ("tasks/archive/rewind_store", "warc read + inflate"),
+    ("charset_normalizer", "charset (detector)"), ("tasks/extract/charset", "charset (sniff + decode)"),
+    ("lingua", "language (lingua)"), ("tasks/extract/language", "language (buffer + routing)"),
     ("lexbor_walk", "paragraph walk"), ("selectolax", "html parse"), ("lexbor", "html parse"), ("re.Pattern", "regular expressions"),
-    ("tasks/html_paragraphs", "paragraph walk"), ("tasks/native", "paragraph walk"), ("tasks/paragraph", "paragraph walk"),
-    ("tasks/boilerplate", "boilerplate"), ("pyarrow", "parquet write"), ("extract_archive", "parquet write"),
+    ("tasks/extract/html_paragraphs", "paragraph walk"), ("tasks/native", "paragraph walk"),
+    ("tasks/extract/paragraph", "paragraph walk"), ("tasks/extract/boilerplate", "boilerplate"), ("pyarrow", "parquet write"),
+    ("tasks/extract/archive", "parquet write"),
 ]
 
 

@@ -4,6 +4,8 @@ import re
 
 import pytest
 
+from conftest import REPO
+
 from warclake.cli.main import main
 from warclake.tasks.sample_dump import make_dump
 
@@ -100,3 +102,15 @@ def test_extract_processes_stop_at_a_run_that_fails_with_its_output(tmp_path, ca
     assert "junk.warc.gz: failed" in capsys.readouterr().err  # the extraction's own words
     with pytest.raises(SystemExit, match="extraction modes only"):
         main(["bench", "--modes", "read,ja", "--extract-processes", str(junk)])
+
+
+def test_every_stage_of_the_profile_names_a_place_there_is():
+    """The profile gives a function's time to the first stage whose fragment is in its file
+    name: a fragment naming a module that moved would leave its time to no stage."""
+    from warclake.cli.bench import STAGES
+
+    ours = [frag for frag, _ in STAGES if frag.startswith("tasks/")]
+    assert ours
+    for frag in ours:
+        path = os.path.join(REPO, frag)
+        assert os.path.isdir(path) or os.path.isfile(path + ".py"), frag
