@@ -1,10 +1,4 @@
-"""One dump's extraction, written once: its lock, clean-up, plan, each archive's step, failure records and figures.
-
-Where the archives' steps run is the caller's: ``warclake extract`` one after another in its
-own process (``InProcess``), the ``extract-dump`` flow as Prefect tasks (flows/dump_flow.py).
-What the run tells as it goes is the caller's too (``Notices``): lines on a terminal, or the
-flow run's log and progress artifact.
-"""
+"""One dump's extraction written once: its lock, clean-up, plan, each archive's step (run where the caller says), failure records and figures."""
 from __future__ import annotations
 
 import time
