@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
+from warclake.tasks.corpus.settings import DEFAULT_MEMORY_LIMIT, THRESHOLD_RANGES, DecisionConfig, SignatureConfig
 
 
 def add_parser(sub) -> None:
@@ -21,8 +21,9 @@ def add_parser(sub) -> None:
                    help="override a quality rule's threshold (repeatable)")
     p.add_argument("--drop-all-copies", action="store_true",
                    help="drop every copy of a duplicate cluster instead of keeping one survivor")
-    p.add_argument("--memory-limit", default="2GB", help="DuckDB memory limit of the global steps (default 2GB); "
-                                                          "beyond it DuckDB spills to <lake>/corpus/.spill")
+    p.add_argument("--memory-limit", default=DEFAULT_MEMORY_LIMIT,
+                   help="DuckDB memory limit of the global steps (default %(default)s); "
+                        "beyond it DuckDB spills to <lake>/corpus/.spill")
     p.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: all cores)")
     p.add_argument("--partitions", type=int, default=SignatureConfig().partitions,
                    help="hash-prefix partitions of the global steps (default %(default)s)")

@@ -1,42 +1,46 @@
-"""``warclake extract``: the extraction core as a plain loop, no Prefect involved."""
+"""``warclake extract``: a dump's run (tasks/extract/dump.py), one archive at a time in this process, no Prefect."""
 from __future__ import annotations
 
 import argparse
 import os
 import sys
-import time
 
+from warclake.tasks.archive.inputs import resolve_inputs
+from warclake.tasks.extract.archive import SIGNATURES_LEFT
 from warclake.tasks.extract.boilerplate import MODES
 from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.lake.dump_lock import DumpLock, DumpLockLost
+from warclake.tasks.extract.dump import DumpRun, InProcess, Notices, run_dump
+from warclake.tasks.lake.dump_lock import DumpLockLost
+from warclake.tasks.lake.layout import Lake, check_dump_name
+from warclake.tasks.lake.plan import check_unique_names
 from warclake.tasks.runtime import workers
-from warclake.tasks.extract.archive import SIGNATURES_LEFT, record_failure
-from warclake.tasks.archive.inputs import resolve_inputs
-from warclake.tasks.lake.layout import Lake, archive_name, check_dump_name
-from warclake.tasks.lake.plan import check_unique_names, plan_dump
-from warclake.tasks.runtime import retries
+from warclake.tasks.runtime.run_checks import check_extract_workers, extract_config
 
 from warclake.tasks.runtime.interrupt import on_ctrl_c, raise_interrupt
 from warclake.cli.progress import TerminalProgress, archive_line
+
+DEFAULT = ExtractConfig()   # the options' defaults are the config's
+# the extraction settings with an option of the same name (``extract`` and ``run``; ``demo`` has some)
+SETTINGS = ("boilerplate", "min_lang_score", "min_chars", "net_timeout", "record_seconds", "worker_memory_mb")
 
 
 def add_extract_options(p) -> None:
     """Options shared by ``extract`` and ``run``."""
     p.add_argument("--dump", required=True, type=dump_name, help="dump name, e.g. CC-MAIN-2024-22")
     p.add_argument("--lake", required=True, help="lake root: a folder or an fsspec URL (s3://...)")
-    p.add_argument("--langs", default="ja",
-                   help="target languages, ISO 639-1, comma-separated, or 'all' (default: ja)")
-    p.add_argument("--boilerplate", default="none", choices=MODES,
-                   help="paragraph labelling (default: none)")
-    p.add_argument("--min-lang-score", type=float, default=0.0, metavar="S",
+    p.add_argument("--langs", default=",".join(DEFAULT.langs),
+                   help="target languages, ISO 639-1, comma-separated, or 'all' (default: %(default)s)")
+    p.add_argument("--boilerplate", default=DEFAULT.boilerplate, choices=MODES,
+                   help="paragraph labelling (default: %(default)s)")
+    p.add_argument("--min-lang-score", type=float, default=DEFAULT.min_lang_score, metavar="S",
                    help="pages whose language confidence is below S (0-1) are recorded as "
-                        "lang_undetermined (default: 0, every page judged)")
-    p.add_argument("--min-chars", type=int, default=0, metavar="N",
+                        f"lang_undetermined (default: {DEFAULT.min_lang_score:g}, every page judged)")
+    p.add_argument("--min-chars", type=int, default=DEFAULT.min_chars, metavar="N",
                    help="pages with fewer than N letters to judge are recorded as "
-                        "lang_undetermined (default: 0)")
-    p.add_argument("--net-timeout", type=float, default=60.0, metavar="SECONDS",
+                        "lang_undetermined (default: %(default)s)")
+    p.add_argument("--net-timeout", type=float, default=DEFAULT.net_timeout, metavar="SECONDS",
                    help="http(s) inputs: seconds without a byte before a read counts as stalled and "
-                        "is resumed or retried (default: 60)")
+                        f"is resumed or retried (default: {DEFAULT.net_timeout:g})")
     p.add_argument("--base-url", default=None,
                    help="base URL for relative entries of a warc.paths listing")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress display on the terminal")
@@ -52,11 +56,12 @@ def add_extract_options(p) -> None:
 
 def add_guard_options(p) -> None:
     """The watch on each record of an extraction worker (``extract`` and ``run``)."""
-    p.add_argument("--record-seconds", type=float, default=120.0, metavar="SECONDS",
-                   help="a record whose work takes longer stops its worker and is ledgered timed_out (default: 120)")
-    p.add_argument("--worker-memory-mb", type=int, default=8192, metavar="MIB",
+    p.add_argument("--record-seconds", type=float, default=DEFAULT.record_seconds, metavar="SECONDS",
+                   help="a record whose work takes longer stops its worker and is ledgered timed_out "
+                        f"(default: {DEFAULT.record_seconds:g})")
+    p.add_argument("--worker-memory-mb", type=int, default=DEFAULT.worker_memory_mb, metavar="MIB",
                    help="a record during which its worker grows past this memory is stopped and ledgered "
-                        "out_of_memory (default: 8192)")
+                        "out_of_memory (default: %(default)s)")
 
 
 def dump_name(value: str) -> str:
@@ -67,14 +72,13 @@ def dump_name(value: str) -> str:
         raise argparse.ArgumentTypeError(str(exc)) from exc
 
 
+def settings_of(args) -> dict:
+    """The extraction settings the command has options for, as given (or their defaults)."""
+    return {k: getattr(args, k) for k in SETTINGS if hasattr(args, k)}
+
+
 def config_from_args(args) -> ExtractConfig:
-    return ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate,
-                                    min_lang_score=getattr(args, "min_lang_score", 0.0),
-                                    min_chars=getattr(args, "min_chars", 0),
-                                    net_timeout=getattr(args, "net_timeout", 60.0),
-                                    record_seconds=getattr(args, "record_seconds", 120.0),
-                                    worker_memory_mb=getattr(args, "worker_memory_mb", 8192),
-                                    corpus_signatures=corpus_signatures(args))
+    return extract_config(args.langs, **settings_of(args), corpus_signatures=corpus_signatures(args))
 
 
 def corpus_signatures(args) -> bool:
@@ -86,7 +90,7 @@ def corpus_signatures(args) -> bool:
 def prepare(args) -> tuple[ExtractConfig, list[str]]:
     """Everything that can be checked before any work: config, the lake, the inputs."""
     config = config_from_args(args)
-    check_workers(getattr(args, "workers", 0))
+    check_extract_workers(getattr(args, "workers", 0))
     Lake(args.lake).check_writable()
     inputs = resolve_inputs(args.inputs, args.base_url)
     check_unique_names(inputs)
@@ -103,32 +107,25 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run)
 
 
-def check_workers(workers) -> None:
-    """``extract`` reads one archive at a time, in one watched worker or in its own process."""
-    if workers not in (0, 1) or isinstance(workers, bool):
-        raise ValueError(f"--workers {workers}: extract reads one archive at a time, in a watched worker process "
-                         "(1, the default) or in its own process, unwatched (0); `warclake run --workers N` "
-                         "extracts N at once")
-
-
 def run(args) -> int:
     config, inputs = prepare(args)
     # Ctrl-C unwinds: the worker is stopped, the archive being written removes its
-    # temporaries (the worker's are removed here), the lock is released
+    # temporaries (the worker's are removed by the run), the lock is released
     workers.reset_interrupt()
+    notices = TerminalNotices(args.quiet)
     try:
-        with on_ctrl_c(first=_stop, force=workers.kill_workers), \
-                DumpLock(args.lake, args.dump) as lock:   # one writer per dump and lake
-            Lake(args.lake).clean_stale_tmp(args.dump)
+        with on_ctrl_c(first=_stop, force=workers.kill_workers):
             try:
-                return _extract_all(args, config, inputs, lock)
+                done = run_dump(args.dump, inputs, args.lake, config, InProcess(progress=notices.bytes_read),
+                                workers=args.workers, force=args.force, notices=notices)
             finally:
-                workers.shutdown()
-                if workers.interrupted():
-                    Lake(args.lake).clean_stale_tmp(args.dump)   # what the stopped worker was writing
+                notices.close()
     except DumpLockLost as exc:   # not bad input: the run stopped part-way (1, as a failed archive)
         print(f"warclake: error: {exc}", file=sys.stderr)
         return 1
+    print(f"{len(done.todo)} archives in {done.seconds:.1f}s, {len(done.failed)} failed"
+          + (f", {done.skipped} done already" if done.skipped else ""))
+    return 1 if done.failed else 0
 
 
 def _stop() -> None:
@@ -136,53 +133,48 @@ def _stop() -> None:
     raise_interrupt()
 
 
-def _extract_one(path: str, args, config: ExtractConfig, progress) -> dict:
-    """One archive, in a watched worker (or inline with ``--workers 0``). A worker that died
-    on a record is given the archive again: a second death there ledgers that record
-    ``worker_crashed`` and reading goes on after it (tasks/runtime/retries.py: WORKER)."""
-    return retries.WORKER.run(
-        lambda: workers.run_extraction(path, args.dump, args.lake, config, args.workers, progress=progress))
+class TerminalNotices(Notices):
+    """``extract``'s lines: what the plan skipped, one line per archive, and its bars on a
+    terminal (tasks/extract/dump.py tells when)."""
 
+    def __init__(self, quiet: bool):
+        self.quiet = quiet
+        self.bar: TerminalProgress | None = None
+        self.sizes: dict[str, int | None] = {}
 
-def _extract_all(args, config: ExtractConfig, inputs: list[str], lock: DumpLock) -> int:
-    done = 0
-    if not args.force:  # incremental, as `run`: an archive whose summary says done is skipped
-        # a summary the store fails to give is read again (each attempt said, unless quiet)
-        said = None if args.quiet else (lambda m: print(m, file=sys.stderr, flush=True))
-        plan = plan_dump(inputs, args.dump, args.lake, config, progress=said)
-        todo = [p.input for p in plan if p.todo]
-        done = len(inputs) - len(todo)
-        if done:
-            print(f"{done} of {len(inputs)} archives done already (same input, extractor version and "
+    def again(self, line: str) -> None:   # a summary the store failed to give, read again
+        if not self.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    def planned(self, run: DumpRun) -> None:
+        if run.skipped:
+            print(f"{run.skipped} of {len(run.plan)} archives done already (same input, extractor version and "
                   f"config): skipped; --force redoes them", flush=True)
-        inputs = todo
-    sizes = [_local_size(p) for p in inputs]
-    failed = 0
-    t0 = time.time()
-    with TerminalProgress(len(inputs), sum(filter(None, sizes)) or None, quiet=args.quiet, planned=True) as bar:
-        for path, size in zip(inputs, sizes):
-            lock.check()   # DumpLockLost: another run took the dump over; stop before the next archive
-            bar.start_archive(archive_name(path), size)
-            try:
-                s = _extract_one(path, args, config, bar.bytes_read)
-            except OSError as exc:  # the input or the lake, not the archive's bytes
-                failed += 1
-                bar.print(f"{archive_name(path)}: failed: {exc}", err=True)
-                try:
-                    record_failure(path, args.dump, args.lake, config, f"{type(exc).__name__}: {exc}")
-                except OSError:
-                    pass  # the lake itself is failing: the line above says what happened
-                bar.archive_done(size)
-                continue
-            bar.archive_done(s["input_bytes"])
-            bar.print(archive_line({**s, "documents": s["outcomes"].get("kept", 0), "damaged": len(s["skipped"])}))
-            if s.get(SIGNATURES_LEFT):   # the worker's own warning is not shown
-                bar.print(f"{archive_name(path)}: {s[SIGNATURES_LEFT]}", err=True)
-            if s["status"] == "failed":
-                failed += 1
-    print(f"{len(inputs)} archives in {time.time() - t0:.1f}s, {failed} failed"
-          + (f", {done} done already" if done else ""))
-    return 1 if failed else 0
+        self.sizes = {p.name: _local_size(p.input) for p in run.todo}
+        self.bar = TerminalProgress(len(run.todo), sum(filter(None, self.sizes.values())) or None,
+                                    quiet=self.quiet, planned=True).__enter__()
+
+    def started(self, item) -> None:
+        self.bar.start_archive(item.name, self.sizes[item.name])
+
+    def bytes_read(self, n: int) -> None:
+        self.bar.bytes_read(n)
+
+    def failed(self, item, exc: Exception) -> None:   # the input or the lake, not the archive's bytes
+        self.bar.print(f"{item.name}: failed: {exc}", err=True)
+
+    def finished(self, item, figures: dict | None) -> None:
+        if figures is None:
+            self.bar.archive_done(self.sizes[item.name])
+            return
+        self.bar.archive_done(figures["input_bytes"])
+        self.bar.print(archive_line(figures))
+        if figures.get(SIGNATURES_LEFT):   # the worker's own warning is not shown
+            self.bar.print(f"{item.name}: {figures[SIGNATURES_LEFT]}", err=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
 
 
 def _local_size(path: str) -> int | None:

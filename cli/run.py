@@ -11,7 +11,8 @@ from warclake.tasks.lake.dump_lock import DumpLock
 from warclake.tasks.lake.layout import Lake
 from warclake.tasks.runtime.run_checks import check_counts, check_dask_address
 
-from warclake.cli.extract import add_extract_options, add_guard_options, config_from_args, corpus_signatures
+from warclake.cli.extract import (add_extract_options, add_guard_options, config_from_args, corpus_signatures,
+                                  settings_of)
 from warclake.tasks.runtime.interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
 from warclake.cli.progress import TerminalProgress, archive_line
 
@@ -78,14 +79,9 @@ def run_flow(args, inputs: list[str]):
             bar.print(archive_line(data["result"]) if data["result"] else f"{data['name']}: {data['status']}")
 
     with bar, listening(show), on_ctrl_c(first=workers.interrupt, force=workers.kill_workers):
-        state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs,
-                        boilerplate=args.boilerplate,
-                        min_lang_score=getattr(args, "min_lang_score", 0.0),
-                        min_chars=getattr(args, "min_chars", 0),
-                        net_timeout=getattr(args, "net_timeout", 60.0), base_url=getattr(args, "base_url", None),
-                        workers=args.workers, max_in_flight=args.max_in_flight,
-                        report=not args.no_report, report_dir=args.report_dir,
-                        record_seconds=args.record_seconds, worker_memory_mb=args.worker_memory_mb,
+        state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs, **settings_of(args),
+                        base_url=getattr(args, "base_url", None), workers=args.workers,
+                        max_in_flight=args.max_in_flight, report=not args.no_report, report_dir=args.report_dir,
                         corpus=getattr(args, "corpus", False), corpus_signatures=corpus_signatures(args),
                         return_state=True)
     if not state.is_cancelled():  # interrupted: the Ctrl-C line said it

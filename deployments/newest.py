@@ -22,10 +22,11 @@ from prefect.states import Failed
 
 from warclake.flows.dump_flow import DumpFailed, extract_dump
 from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.runtime.run_checks import check_counts, check_dask_address
+from warclake.tasks.runtime.run_checks import check_counts, check_dask_address, extract_config
 
 DUMP_PATTERN = r"CC-MAIN-\d{4}-\d{2}"
 LISTINGS = ("warc.paths.gz", "warc.paths")
+DEFAULT = ExtractConfig()   # the flow's defaults are the config's
 
 
 def _fs(root: str):
@@ -71,8 +72,8 @@ def _unstrip(fs, root: str, path: str) -> str:
 
 @flow(name="extract-newest-dump", flow_run_name="newest dump under {root}", log_prints=True,
       persist_result=False)
-def extract_newest_dump(root: str, lake: str, langs: str = "ja", boilerplate: str = "none",
-                        base_url: str | None = None, workers: int | None = None,
+def extract_newest_dump(root: str, lake: str, langs: str = ",".join(DEFAULT.langs),
+                        boilerplate: str = DEFAULT.boilerplate, base_url: str | None = None, workers: int | None = None,
                         max_in_flight: int | None = None, report: bool = True,
                         report_dir: str | None = None, retry_delays: list[float] | None = None,
                         pattern: str = DUMP_PATTERN, dask: str | None = None, corpus: bool = False):
@@ -83,7 +84,7 @@ def extract_newest_dump(root: str, lake: str, langs: str = "ja", boilerplate: st
     corpus: then run the corpus stage on the dump (see ``extract-dump``).
     """
     try:  # mistakes in the parameters: one line, before the cluster or the dump is touched
-        ExtractConfig.from_langs(langs, boilerplate=boilerplate)
+        extract_config(langs, boilerplate=boilerplate)
         check_counts(workers, max_in_flight)
         if dask:
             check_dask_address(dask)

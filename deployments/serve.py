@@ -89,11 +89,10 @@ def _spec(flow_name: str, flow_fn, table: dict, defaults: dict, default_name: st
 def check_parameters(params: dict, dask: str | None, where: str) -> None:
     """The values a run would refuse, refused when the file is read: langs, boilerplate mode,
     counts (a Dask address is checked by each run: the cluster may start after serve)."""
-    from warclake.tasks.extract.config import ExtractConfig
-    from warclake.tasks.runtime.run_checks import check_counts
+    from warclake.tasks.runtime.run_checks import check_counts, extract_config
 
     try:
-        ExtractConfig.from_langs(params.get("langs", "ja"), boilerplate=params.get("boilerplate", "none"))
+        extract_config(params.get("langs"), boilerplate=params.get("boilerplate"))
         check_counts(params.get("workers"), params.get("max_in_flight"))
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None

@@ -1,17 +1,20 @@
-"""The Prefect flow ``corpus-dump``: the corpus stage as mapped tasks.
+"""The Prefect flow ``corpus-dump``: the corpus stage's run (tasks/corpus/stage.py) with its steps as tasks.
 
-    checks -> per-archive signatures (one task per archive)
-           -> paragraph statistics (one task per dump and partition)
-           -> near-duplicate paragraph groups (one task per dump, in order)
-           -> candidate pairs and paragraph decisions (per dump and partition)
-           -> document decisions (per dump) -> catalogue and report
+    checks -> for each dump, in order:
+                per-archive signatures (one task per archive)
+                -> paragraph statistics (one task per partition) -> near-duplicate paragraph groups
+                -> candidate pairs (per partition) -> distinctive-paragraph pairs
+                -> paragraph decisions (per partition) -> document decisions
+           -> catalogue and report
 
-Every task is a function of warclake.tasks.corpus that skips work already in the lake, so a
-re-run after a crash does only what is missing. The global steps' tasks that run in the
-flow's own process share the run's contexts (tasks/corpus/storage/run_contexts.py: each state file
-read at most once per run); on Dask (``--dask``) the same tasks run
-on the cluster's workers; the lake must then be one they all reach: a shared folder or an
-object store (``s3://...``, read by DuckDB through fsspec).
+The run itself (lock, manifests, the steps' order, summaries) is the library's, as without
+Prefect; the flow gives it ``OnTasks`` to run each step on. Every task is a function of
+warclake.tasks.corpus that skips work already in the lake, so a re-run after a crash does
+only what is missing. The global steps' tasks that run in the flow's own process share the
+run's contexts (tasks/corpus/storage/run_contexts.py: each state file read at most once per
+run); on Dask (``--dask``) the same tasks run on the cluster's workers; the lake must then be
+one they all reach: a shared folder or an object store (``s3://...``, read by DuckDB through
+fsspec).
 
 ``follow_up`` runs the flow after an extraction of the same dump (``extract-dump`` with
 ``corpus=True``: ``warclake run --corpus``, or ``corpus = true`` in a deployment), so the
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import traceback
+from contextlib import contextmanager
 from dataclasses import asdict
 
 from prefect import flow, get_run_logger, task
@@ -30,17 +34,18 @@ from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from warclake.flows.dump_flow import retry_if_transient
-from warclake.tasks.corpus.storage import run_contexts
 from warclake.tasks.corpus import stage
-from warclake.tasks.corpus.signals.archive_step import sign_archive
 from warclake.tasks.corpus.checks import prepare
-from warclake.tasks.corpus.storage.dump_inputs import DumpInputs, inputs_of
-from warclake.tasks.corpus.storage.layout import CorpusLayout
-from warclake.tasks.corpus.storage.manifest import ManifestWriter
-from warclake.tasks.corpus.storage.run_lock import CorpusLock
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
-from warclake.tasks.runtime.retries import STEP as STEP_RETRY
+from warclake.tasks.corpus.signals.archive_step import sign_archive
+from warclake.tasks.corpus.storage import run_contexts
+from warclake.tasks.corpus.storage.dump_inputs import DumpInputs
+from warclake.tasks.corpus.storage.layout import CorpusLayout
+from warclake.tasks.corpus.storage.run_lock import CorpusLock
 from warclake.tasks.lake.storage_errors import describe, is_storage_client_error, lake_client_errors
+from warclake.tasks.runtime.retries import STEP as STEP_RETRY
+
+DEFAULT = stage.StageOptions()   # the flow's defaults are the stage's
 
 
 class CorpusFailed(Exception):
@@ -89,74 +94,99 @@ def _step(run: str | None, known: run_contexts.Known | None, lake: str, dumps: l
 
 @task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", **RETRIES)
 @frames_freed
-def stats_task(lake: str, dump: str, part: int, opts: stage.StageOptions, run: str | None = None,
-               known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, [dump], dump, opts, lambda ctx: stage.stats_task(lake, dump, part, opts, ctx))
+def stats_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
+               run: str | None = None, known: run_contexts.Known | None = None) -> dict:
+    return _step(run, known, lake, dumps, dump, opts, lambda ctx: stage.paragraph_stats_step(ctx, part))
 
 
 @task(name="corpus-paragraph-groups", task_run_name="paragraph groups {dump}", **RETRIES)
 @frames_freed
 def groups_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions, run: str | None = None,
                 known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts, lambda ctx: stage.groups_task(lake, dumps, dump, opts, ctx))
+    return _step(run, known, lake, dumps, dump, opts, stage.paragraph_groups_step)
 
 
 @task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", **RETRIES)
 @frames_freed
 def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
                run: str | None = None, known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts,
-                 lambda ctx: stage.pairs_task(lake, dumps, dump, part, opts, ctx))
+    return _step(run, known, lake, dumps, dump, opts, lambda ctx: stage.pairs_step(ctx, part))
+
+
+@task(name="corpus-paragraph-pairs", task_run_name="paragraph pairs {dump}", **RETRIES)
+@frames_freed
+def para_pairs_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions, run: str | None = None,
+                    known: run_contexts.Known | None = None) -> dict:
+    return _step(run, known, lake, dumps, dump, opts, stage.paragraph_pairs_step)
 
 
 @task(name="corpus-paragraph-decisions", task_run_name="paragraph decisions {dump} part {part}", **RETRIES)
 @frames_freed
 def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
                         run: str | None = None, known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts,
-                 lambda ctx: stage.para_decisions_task(lake, dumps, dump, part, opts, ctx))
+    return _step(run, known, lake, dumps, dump, opts, lambda ctx: stage.paragraph_decisions_step(ctx, part))
 
 
 @task(name="corpus-document-decisions", task_run_name="document decisions {dump}", **RETRIES)
 @frames_freed
 def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions,
                        run: str | None = None, known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts,
-                 lambda ctx: stage.doc_decisions_task(lake, dumps, dump, opts, ctx))
+    return _step(run, known, lake, dumps, dump, opts, stage.document_decisions_step)
 
 
 @task(name="corpus-report", **RETRIES)
 @frames_freed
 def report_task(lake: str, report_dir: str | None) -> str:
-    from warclake.tasks.lake.catalog import build_catalog, is_remote
-    from warclake.tasks.corpus.steps.report import write_corpus_report
-
-    if not is_remote(lake):   # a remote lake has no catalogue file (its readers build the views)
-        build_catalog(lake)
-    return write_corpus_report(lake, report_dir)[1]
+    return stage.report_step(lake, report_dir)
 
 
-def sign_all(lake: str, layout: CorpusLayout, dumps: list[str], archives: dict,
-             sig: SignatureConfig) -> tuple[int, dict[str, DumpInputs]]:
-    """The per-archive step of every archive the manifests do not hold as current, one
-    task each; each manifest updated here (its one writer) as the tasks complete. Returns
-    the archives signed and each dump's inputs, as its manifest now holds them."""
-    said = get_run_logger().warning   # each further attempt of the manifest's reads and writes
-    writers = {d: STEP_RETRY.run(lambda: ManifestWriter(layout, d), f"{d}: manifest", said) for d in dumps}
-    try:
-        todo = {d: STEP_RETRY.run(lambda: writers[d].reconcile(archives[d], sig), f"{d}: manifest", said)
-                for d in dumps}
-        futures = {sign_task.submit(lake, d, w, s, sig): (d, w) for d in dumps for w, s in todo[d]}
-        signed = 0
+# the task of each global step of tasks/corpus/stage.py (STEPS)
+STEP_TASKS = {"paragraph_stats": stats_task, "paragraph_groups": groups_task, "pairs": pairs_task,
+              "paragraph_pairs": para_pairs_task, "paragraph_decisions": para_decisions_task,
+              "document_decisions": doc_decisions_task}
+
+
+class OnTasks:
+    """The runner of tasks/corpus/stage.py that makes each step a task run: one per archive
+    of a dump's per-archive step, one per partition of a global step (submitted at once).
+    The tasks in the flow's own process share the run's contexts (``run`` names them); a task
+    in another process (Dask) starts from what the run knows (``known``: each dump's inputs,
+    and the state files the tasks before it read or wrote)."""
+
+    def __init__(self, lake: str):
+        self.lake = lake
+        self.run: str | None = None
+        self.known: run_contexts.Known | None = None
+
+    @contextmanager
+    def started(self, layout: CorpusLayout, known: dict[str, DumpInputs]):
+        self.known = run_contexts.Known(known)
+        self.run = run_contexts.register(run_contexts.RunContexts(layout, known))
+        try:
+            yield self
+        finally:
+            layout.know_states(self.known.states)   # what tasks on other processes read or wrote
+            run_contexts.release(self.run)
+
+    def sign(self, lake: str, archives, sig: SignatureConfig):
+        futures = {sign_task.submit(lake, d, w, s, sig): (d, w, s) for d, w, s in archives}
         for f in as_completed(list(futures)):
+            yield futures[f], f.result()
+
+    def step(self, name: str, ctx: stage.DumpContext) -> int:
+        task_, per_part = STEP_TASKS[name], stage.STEPS[name][1]
+        where, known = (self.lake, ctx.dumps, ctx.dump), self.known.snapshot()
+        futures = ([task_.submit(*where, p, ctx.opts, self.run, known) for p in ctx.parts] if per_part
+                   else [task_.submit(*where, ctx.opts, self.run, known)])
+        done = 0
+        for f in futures:
             res = f.result()
-            d, w = futures[f]
-            STEP_RETRY.run(lambda: writers[d].add(w, res["key"]), f"{d}: manifest", said)
-            signed += res["done"] == "signed"
-    finally:
-        for d, w in writers.items():
-            STEP_RETRY.run(w.close, f"{d}: manifest", said)
-    return signed, {d: inputs_of(d, w.entries) for d, w in writers.items()}
+            self.known.gather(res["states"])
+            done += res["done"]
+        return done
+
+    def report(self, lake: str, report_dir: str | None) -> str:
+        return report_task.submit(lake, report_dir).result()
 
 
 def _run_name() -> str:
@@ -168,8 +198,9 @@ def _run_name() -> str:
 @flow(name="corpus-dump", flow_run_name=_run_name, task_runner=ThreadPoolTaskRunner(max_workers=2),
       persist_result=False)
 def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = None,
-                quality: dict | None = None, drop_all_copies: bool = False, memory_limit: str = "2GB",
-                partitions: int = SignatureConfig().partitions, threads: int | None = None,
+                quality: dict | None = None, drop_all_copies: bool = DEFAULT.decide.drop_all_copies,
+                memory_limit: str = DEFAULT.memory_limit, partitions: int = DEFAULT.sig.partitions,
+                threads: int | None = DEFAULT.threads,
                 report: bool = True, report_dir: str | None = None, lock_wait: float = 0):
     """Judge ``dump`` (with every earlier dump it is compared against), or every dump.
 
@@ -193,7 +224,8 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
         log.error("%s", message)
         return Failed(message=message, data=CorpusFailed(message))
     try:
-        return _judge(lake, dumps, archives, opts, lock, report, report_dir)
+        counts = stage.finish(lake, dumps, archives, opts, report=report, report_dir=report_dir,
+                              runner=OnTasks(lake), again=log.warning)
     except Exception as exc:
         if not (isinstance(exc, OSError) or is_storage_client_error(exc)):
             raise   # not the storage's: a fault of the stage, with its traceback
@@ -205,57 +237,10 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
         return Failed(message=message, data=CorpusStepFailed(message))
     finally:
         lock.release()
-
-
-def _judge(lake, dumps, archives, opts, lock, report, report_dir) -> State:
-    """The flow's work, once the lake's corpus lock is held (checked between phases)."""
-    log = get_run_logger()
-    layout = CorpusLayout(lake)
-    layout.clean_stale_tmp()
-    signed, known = sign_all(lake, layout, dumps, archives, opts.sig)
-    counts = {"signed": signed}
-    run = run_contexts.register(run_contexts.RunContexts(layout, known))
-    try:
-        gathered = run_contexts.Known(dict(known))
-        _global_steps(lake, dumps, opts, lock, run, gathered)
-        layout.know_states(gathered.states)   # what tasks on other processes read or wrote
-        # the run's layout: the state files its tasks wrote or read here are not read again
-        counts["dumps"] = stage.dump_summaries(layout, dumps, opts.sig.partitions, log.warning)
-    finally:
-        run_contexts.release(run)
-    lock.check()
-    if report:
-        counts["report"] = report_task.submit(lake, report_dir).result()
     for d, st in counts["dumps"].items():
         log.info("%s: %s of %s documents kept, %s paragraphs dropped", d, st["kept"], st["documents"],
                  st["paragraphs_dropped"])
     return Completed(message=summary_line(counts), data=counts)
-
-
-def _global_steps(lake, dumps, opts, lock, run: str, known: run_contexts.Known) -> None:
-    """The global steps' tasks, phase by phase; ``run`` names the run's shared contexts, and
-    ``known`` is what a task in another process starts from: each dump's inputs, and the
-    state files the tasks of earlier phases read or wrote (a task reads only those and its own)."""
-    parts = range(opts.sig.partitions)
-
-    def wait(futures) -> None:
-        for f in futures:
-            known.gather(f.result()["states"])
-
-    lock.check()
-    k = known.snapshot()
-    wait([stats_task.submit(lake, d, p, opts, run, k) for d in dumps for p in parts])
-    for d in dumps:   # in order: a dump's groups build on the earlier dumps'
-        lock.check()
-        wait([groups_task.submit(lake, dumps, d, opts, run, known.snapshot())])
-    lock.check()
-    k = known.snapshot()
-    futures = [pairs_task.submit(lake, dumps, d, p, opts, run, k) for d in dumps for p in parts]
-    futures += [para_decisions_task.submit(lake, dumps, d, p, opts, run, k) for d in dumps for p in parts]
-    wait(futures)
-    lock.check()
-    k = known.snapshot()
-    wait([doc_decisions_task.submit(lake, dumps, d, opts, run, k) for d in dumps])
 
 
 def summary_line(counts: dict) -> str:

@@ -3,15 +3,16 @@
     resolve inputs -> plan against the lake -> map extraction (bounded in flight)
     -> build the dump's report -> an honest final state
 
-"Done" is a property of the lake (an archive's summary JSON), so a re-run does only what
-is missing, outdated or failed, whatever Prefect's database remembers. The lake is the
-cache: no Prefect result cache is kept on top of it (the plan never submits a done
-archive, so a task cache would never be asked).
+The run itself is the library's (tasks/extract/dump.py: lock, plan, failure records,
+figures); the flow gives it its tasks to run each archive's step on, and turns the outcome
+into a final state. "Done" is a property of the lake (an archive's summary JSON), so a re-run
+does only what is missing, outdated or failed, whatever Prefect's database remembers. The
+lake is the cache: no Prefect result cache is kept on top of it (the plan never submits a
+done archive, so a task cache would never be asked).
 """
 from __future__ import annotations
 
 import queue
-from collections import Counter
 from dataclasses import replace
 
 from prefect import flow, get_run_logger, task
@@ -19,23 +20,18 @@ from prefect.context import FlowRunContext
 from prefect.states import Cancelled, Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.lake.dump_lock import DumpLock, DumpLocked
-from warclake.tasks.extract.archive import SIGNATURES_LEFT, record_failure
 from warclake.tasks.archive.inputs import resolve_inputs
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.dump import INTERRUPTED, DumpRun, extract_step, run_dump
 from warclake.tasks.lake.layout import Lake, check_dump_name
-from warclake.tasks.lake.plan import plan_dump
 from warclake.tasks.runtime import retries
 from warclake.tasks.runtime.run_checks import check_counts
-from warclake.tasks.lake.storage_errors import lake_client_errors
 from warclake.tasks.runtime.transient import PERMANENT_ERRNOS, TRANSIENT, is_transient  # noqa: F401 (used by others)
+from warclake.tasks.runtime.workers import default_workers
 
-from warclake.flows.progress import RunProgress, reading
-from warclake.tasks.runtime.workers import (RunInterrupted, default_workers, interrupted, run_extraction,
-                                     shutdown as shutdown_workers)
+from warclake.flows.progress import RunNotices, archive_logged, reading
 
-INTERRUPTED = "interrupted"  # an archive's task stopped by Ctrl-C: neither done nor failed
-
+DEFAULT = ExtractConfig()   # the flow's defaults are the config's
 
 def retry_if_transient(task_, task_run, state) -> bool:
     """The flows' retry condition (the policies of tasks/runtime/retries.py ask ``is_transient``): a
@@ -51,22 +47,10 @@ def retry_if_transient(task_, task_run, state) -> bool:
       **retries.ARCHIVE.prefect_options(), retry_condition_fn=retry_if_transient, persist_result=False)
 def extract_archive_task(input_path: str, name: str, dump: str, lake: str, config: ExtractConfig,
                          workers: int) -> dict:
-    try:
-        summary = run_extraction(input_path, dump, lake, config, workers,
-                                 progress=lambda n: reading(name, n))
-    except RunInterrupted:  # left undone, as if never started: not a failure
-        return {"warc_file": name, "status": INTERRUPTED}
-    where = f"damaged at {summary['error_offset']}: " if summary["error_offset"] is not None else ""
-    damage = f" ({where}{summary['error']})" if summary["error"] else ""
-    log = get_run_logger()
-    log.info("%s: %s, %d records, %d documents%s", name, summary["status"], summary["records"],
-             summary["documents"], damage)
-    left = summary.get(SIGNATURES_LEFT)
-    if left:   # the worker process's own warning is not shown
-        log.warning("%s: %s", name, left)
-    return {**{k: summary[k] for k in ("warc_file", "status", "records", "documents", "error", "error_offset",
-                                       "seconds", "input_bytes", "output_bytes")},
-            "damaged": len(summary["skipped"]), **({SIGNATURES_LEFT: left} if left else {})}
+    figures = extract_step(input_path, name, dump, lake, config, workers, progress=lambda n: reading(name, n))
+    if figures["status"] != INTERRUPTED:
+        archive_logged(get_run_logger(), figures)
+    return figures
 
 
 @task(name="resolve-inputs", **retries.INPUTS.prefect_options(), retry_condition_fn=retry_if_transient,
@@ -85,12 +69,14 @@ def report_task(lake: str, dump: str, out_dir: str | None) -> str | None:
 
 @flow(name="extract-dump", flow_run_name="extract {dump}", task_runner=ThreadPoolTaskRunner(max_workers=16),
       log_prints=True, persist_result=False)
-def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boilerplate: str = "none",
-                 min_lang_score: float = 0.0, min_chars: int = 0, net_timeout: float = 60.0,
+def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(DEFAULT.langs),
+                 boilerplate: str = DEFAULT.boilerplate, min_lang_score: float = DEFAULT.min_lang_score,
+                 min_chars: int = DEFAULT.min_chars, net_timeout: float = DEFAULT.net_timeout,
                  base_url: str | None = None, workers: int | None = None, max_in_flight: int | None = None,
                  report: bool = True, report_dir: str | None = None,
-                 retry_delays: list[float] | None = None, record_seconds: float = 120.0,
-                 worker_memory_mb: int = 8192, corpus: bool = False, corpus_signatures: bool | None = None):
+                 retry_delays: list[float] | None = None, record_seconds: float = DEFAULT.record_seconds,
+                 worker_memory_mb: int = DEFAULT.worker_memory_mb, corpus: bool = False,
+                 corpus_signatures: bool | None = None):
     """Extract one dump into the lake.
 
     workers: extraction processes (default: all cores); 0 runs in the task's own thread
@@ -107,7 +93,12 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     each archive, so the corpus stage does not read its documents again (None: as ``corpus``).
     """
     log = get_run_logger()
-    try:  # mistakes in the parameters: one clear line, before any work
+    resolve, extract, plan_retry = resolve_task, extract_archive_task, retries.INPUTS
+    if retry_delays is not None:  # operators (and tests) may want other delays than the default
+        delays = dict(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
+        resolve, extract = resolve_task.with_options(**delays), extract_archive_task.with_options(**delays)
+        plan_retry = replace(retries.INPUTS, delays=tuple(retry_delays))
+    try:  # mistakes in the parameters: one clear line, before any work; then the run's own
         check_dump_name(dump)
         config = ExtractConfig.from_langs(langs, boilerplate=boilerplate,
                                           min_lang_score=min_lang_score, min_chars=min_chars,
@@ -117,16 +108,13 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
         check_counts(workers, max_in_flight)
         lake_obj = Lake(lake)
         lake_obj.check_writable()
-        with lake_client_errors(lake_obj.url):   # no credentials, a dead endpoint: the CLI's one line
-            lock = DumpLock(lake_obj, dump).acquire()   # one run per dump and lake
-    except (ValueError, OSError, DumpLocked) as exc:
+        run = run_dump(dump, lambda: resolve(list(inputs), base_url), lake_obj, config,
+                       on_tasks(extract, max_in_flight), workers=workers, retry=plan_retry, notices=RunNotices(log),
+                       report=(lambda: report_task(lake_obj.url, dump, report_dir)) if report else None)
+    except (ValueError, OSError) as exc:  # DumpLocked, DumpLockLost, no such input, a plan that failed...
         log.error("%s", exc)
         return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
-    try:
-        state = _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report,
-                                report_dir, retry_delays, lock)
-    finally:
-        lock.release()
+    state = final_state(run)
     if corpus and state.is_completed():   # after the lock is released: the corpus stage refuses a locked dump
         from warclake.flows.corpus_flow import follow_up
 
@@ -134,115 +122,46 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = "ja", boi
     return state
 
 
-def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_flight, report, report_dir,
-                    retry_delays, lock):
-    """The flow's work, once the dump's lock is held."""
-    log = get_run_logger()
-    workers = default_workers() if workers is None else workers
-    max_in_flight = max_in_flight or default_in_flight(workers)
-    lake_obj.clean_stale_tmp(dump)
+def final_state(run: DumpRun):
+    """Cancelled after Ctrl-C; Failed when an archive or the report failed (a Failed state
+    carries an exception: a plain dict makes Prefect's engine log a crash); else Completed."""
+    if run.interrupted:
+        return Cancelled(message=run.summary())
+    if run.failed or run.report_error:
+        return Failed(message=run.summary(), data=DumpFailed(run.summary(), run.counts()))
+    return Completed(message=run.summary(), data=run.counts())
 
-    resolve, plan_retry = resolve_task, retries.INPUTS
-    if retry_delays is not None:
-        resolve = resolve_task.with_options(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
-        plan_retry = replace(retries.INPUTS, delays=tuple(retry_delays))
-    try:
-        paths = resolve(list(inputs), base_url)
-        with lake_client_errors(lake_obj.url, "read"):   # the client's own errors: one line too
-            plan = plan_dump(paths, dump, lake_obj, config, retry=plan_retry, progress=log.warning)
-    except (OSError, ValueError) as exc:  # no such input, a listing or summary that stayed unreachable...
-        log.error("%s", exc)
-        return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
-    todo = [p for p in plan if p.todo]
-    reasons = Counter(p.reason for p in plan)
-    log.info("dump %s: %d archives, %s", dump, len(plan), dict(reasons))
 
-    extract = extract_archive_task
-    if retry_delays is not None:  # operators (and tests) may want other delays than the default
-        extract = extract_archive_task.with_options(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
+def on_tasks(extract, max_in_flight: int | None):
+    """The runner of tasks/extract/dump.py that submits each archive's step as a task run,
+    at most ``max_in_flight`` at once (default: ``default_in_flight``), and gives back each
+    archive as its task run ends: its figures, or the error it failed with after its retries."""
+    def run_tasks(run: DumpRun, items):
+        limit = max_in_flight or default_in_flight(run.workers)
+        pending: dict = {}                                # future -> plan item
+        finished: queue.SimpleQueue = queue.SimpleQueue()  # futures, as they finish
 
-    results: list[dict] = []
-    failures: dict[str, str] = {}   # archive -> error, after its retries
-    pending: dict = {}              # future -> plan item
-    sizes = [(p.identity or {}).get("size") for p in todo]
-    progress = RunProgress(dump, len(todo), sum(filter(None, sizes)) or None, len(plan) - len(todo))
+        def collect(done_futures):
+            for fut in done_futures:
+                item = pending.pop(fut)
+                try:
+                    outcome = fut.result()
+                except Exception as exc:  # the archive's task failed for good (after its retries)
+                    outcome = exc
+                yield item, outcome
 
-    def collect(done_futures):
-        for fut in done_futures:
-            item = pending.pop(fut)
-            try:
-                result = fut.result()
-                if result["status"] == INTERRUPTED:
-                    continue
-                results.append(result)
-                progress.archive_finished(item.name, result["status"], result["input_bytes"], result)
-            except Exception as exc:  # the archive's task failed for good (after its retries)
-                error = f"{type(exc).__name__}: {exc}"[:500]
-                failures[item.name] = error
-                log.error("%s: failed: %s", item.name, error)
-                try:  # recorded in the lake, so reports count it and the next run retries it
-                    record_failure(item.input, dump, lake_obj, config, error)
-                except OSError as write_exc:
-                    log.error("%s: the failure could not be recorded in the lake: %s", item.name, write_exc)
-                progress.archive_finished(item.name, "failed", (item.identity or {}).get("size"))
-
-    finished: queue.SimpleQueue = queue.SimpleQueue()   # futures, as they finish
-    try:
-        for item in todo:
-            if len(pending) >= max_in_flight:
-                collect(_next_done(finished))
-            if interrupted() or lock.lost:   # Ctrl-C, or another run took the dump over
+        while True:
+            if len(pending) >= limit:
+                yield from collect(_next_done(finished))
+            item = next(items, None)   # None: every archive submitted, or the run is stopping
+            if item is None:
                 break
-            fut = extract.submit(item.input, item.name, dump, lake_obj.url, config, workers)
+            fut = extract.submit(item.input, item.name, run.dump, run.lake.url, run.config, run.workers)
             pending[fut] = item
             fut.add_done_callback(finished.put)
         while pending:
-            collect(_next_done(finished))
-    finally:
-        # The worker processes end with the run: a pool left alive keeps a process that
-        # runs flows as its child (serve, workers) from ever exiting.
-        shutdown_workers()
-
-    if interrupted():
-        lake_obj.clean_stale_tmp(dump)   # what the stopped workers were writing
-        message = (f"{dump}: interrupted; {len(results)} archives extracted in this run, "
-                   f"{len(todo) - len(results) - len(failures)} left undone (the next run does them)")
-        return Cancelled(message=message)
-    if lock.lost:
-        log.error("%s", lock.lost)
-        return Failed(message=f"{dump}: {lock.lost}", data=DumpFailed(lock.lost, {"dump": dump}))
-
-    statuses = Counter(r["status"] for r in results)
-    docs = sum(r["documents"] for r in results)
-    failed = sorted(failures) + sorted(r["warc_file"] for r in results if r["status"] == "failed")
-    report_path = report_error = None
-    if report and (results or failures or not todo):
-        try:
-            report_path = report_task(lake_obj.url, dump, report_dir)
-        except Exception as exc:  # a failed report must not hide the extraction's outcome
-            report_error = f"{type(exc).__name__}: {exc}"[:500]
-            log.error("report of %s failed: %s", dump, report_error)
-    summary = (f"{dump}: {len(plan)} archives, {len(plan) - len(todo)} already done, "
-               f"{len(results)} extracted ({dict(statuses)}), {docs} documents, "
-               f"{len(failed)} failed")
-    if failed:
-        summary += f" ({', '.join(failed[:3])}{', ...' if len(failed) > 3 else ''})"
-    left = sorted(r["warc_file"] for r in results if r.get(SIGNATURES_LEFT))
-    if left:   # the corpus step inside extraction gave up on these (each one's reason logged)
-        summary += (f"; corpus signatures left to the corpus stage: {len(left)} "
-                    f"({', '.join(left[:3])}{', ...' if len(left) > 3 else ''})")
-    if report_path:
-        summary += f"; report: {report_path}"
-    if report_error:
-        summary += f"; the report failed: {report_error}"
-    data = {"dump": dump, "archives": len(plan), "skipped": len(plan) - len(todo),
-            "extracted": len(results), "statuses": dict(statuses), "documents": docs,
-            "failed": failed, "errors": failures, "report": report_path, "report_error": report_error,
-            "signatures_left": left}
-    if failed or report_error:
-        # Failed states carry an exception (a plain dict makes Prefect's engine log a crash)
-        return Failed(message=summary, data=DumpFailed(summary, data))
-    return Completed(message=summary, data=data)
+            yield from collect(_next_done(finished))
+    return run_tasks
 
 
 class DumpFailed(Exception):

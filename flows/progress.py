@@ -1,15 +1,20 @@
-"""How far a dump's run is, for whoever watches it: a Prefect progress artifact (the UI shows
-it on the flow run) and listeners in the same process (``warclake run`` draws its terminal
-bars from them). Kept apart from the flow so the flow stays a plain sequence of steps."""
+"""What a dump's flow run tells as it goes, for whoever watches it: its log lines, a Prefect
+progress artifact (the UI shows it on the flow run) and listeners in the same process
+(``warclake run`` draws its terminal bars from them). Kept apart from the flow so the flow
+stays a plain sequence of steps."""
 from __future__ import annotations
 
 import re
 import time
+from collections import Counter
 from contextlib import contextmanager
 from typing import Callable
 
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.exceptions import MissingContextError
+
+from warclake.tasks.extract.archive import SIGNATURES_LEFT
+from warclake.tasks.extract.dump import DumpRun, Notices
 
 _listeners: list[Callable[[str, dict], None]] = []
 UPDATE_EVERY = 1.0  # seconds between two updates of the progress artifact
@@ -69,6 +74,52 @@ class RunProgress:
     def _emit(event: str, **data) -> None:
         for fn in list(_listeners):
             fn(event, data)
+
+
+class RunNotices(Notices):
+    """The notices of tasks/extract/dump.py's run as a flow run's: its log, and the progress
+    its artifact and listeners show."""
+
+    def __init__(self, log):
+        self.log = log
+        self.dump = None
+        self.progress: RunProgress | None = None
+
+    def again(self, line: str) -> None:
+        self.log.warning(line)
+
+    def planned(self, run: DumpRun) -> None:
+        self.dump = run.dump
+        self.log.info("dump %s: %d archives, %s", run.dump, len(run.plan), dict(Counter(p.reason for p in run.plan)))
+        sizes = [(p.identity or {}).get("size") for p in run.todo]
+        self.progress = RunProgress(run.dump, len(run.todo), sum(filter(None, sizes)) or None, run.skipped)
+
+    def failed(self, item, exc: Exception) -> None:
+        self.log.error("%s: failed: %s", item.name, f"{type(exc).__name__}: {exc}"[:500])
+
+    def unrecorded(self, item, exc: OSError) -> None:
+        self.log.error("%s: the failure could not be recorded in the lake: %s", item.name, exc)
+
+    def finished(self, item, figures: dict | None) -> None:
+        if figures is None:
+            self.progress.archive_finished(item.name, "failed", (item.identity or {}).get("size"))
+        else:
+            self.progress.archive_finished(item.name, figures["status"], figures["input_bytes"], figures)
+
+    def report_failed(self, error: str) -> None:
+        self.log.error("report of %s failed: %s", self.dump, error)
+
+
+def archive_logged(log, figures: dict) -> None:
+    """An archive's line in its task run's log (and the reason its corpus signatures were left)."""
+    name = figures["warc_file"]
+    where = f"damaged at {figures['error_offset']}: " if figures["error_offset"] is not None else ""
+    damage = f" ({where}{figures['error']})" if figures["error"] else ""
+    log.info("%s: %s, %d records, %d documents%s", name, figures["status"], figures["records"],
+             figures["documents"], damage)
+    left = figures.get(SIGNATURES_LEFT)
+    if left:   # the worker process's own warning is not shown
+        log.warning("%s: %s", name, left)
 
 
 def reading(name: str, bytes_read: int) -> None:

@@ -8,7 +8,6 @@ import os
 import tempfile
 
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from warclake.tasks.extract.config import SCHEMA_VERSION

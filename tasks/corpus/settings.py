@@ -15,6 +15,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 
 # Bump when the stage's outputs for the same input and settings change.
 CORPUS_VERSION = "3"
+# DuckDB's memory limit of a global step (beyond it DuckDB spills to disk); how the steps
+# run, not what they give, so outside both configs
+DEFAULT_MEMORY_LIMIT = "2GB"
 
 
 def fingerprint_of(obj) -> str:

@@ -1,5 +1,7 @@
-"""The corpus stage of one lake, step by step, without Prefect. The flow
-(flows/corpus_flow.py) maps the same functions as tasks.
+"""The corpus stage of one lake, written once: its steps, and the run of them (lock,
+clean-up, manifests, the steps in order, summaries, catalogue and report). Where the steps
+run is the caller's: one after another in this process (``InProcess``: ``warclake corpus``),
+or as the ``corpus-dump`` flow's tasks (flows/corpus_flow.py).
 
 Order per dump: per-archive signatures -> paragraph statistics (per partition) ->
 near-duplicate paragraph groups -> candidate pairs (per partition) -> pairs confirmed on
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import pyarrow as pa
@@ -23,8 +26,7 @@ from warclake.tasks.corpus.signals.archive_step import sign_archive
 from warclake.tasks.corpus.steps.decide import (DOC_STEP, PARA_STEP, check_quality_overrides,
                                          document_decisions, paragraph_decisions, run_id_of)
 from warclake.tasks.corpus.storage.dump_inputs import DumpInputs, dump_inputs, inputs_of
-from warclake.tasks.corpus.storage.engine import (DEFAULT_MEMORY_LIMIT, check_engine_options, connect,
-                                           parquet_list)
+from warclake.tasks.corpus.storage.engine import check_engine_options, connect, parquet_list
 from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
 from warclake.tasks.corpus.storage.manifest import ManifestWriter
 from warclake.tasks.corpus.steps.pairs import STEP as PAIRS_STEP, pairs_partition
@@ -33,7 +35,7 @@ from warclake.tasks.corpus.steps.doc_pairs import (SETTINGS as PARA_PAIRS_SETTIN
                                             para_pairs_step)
 from warclake.tasks.corpus.steps.para_stats import STEP as STATS_STEP, stats_partition
 from warclake.tasks.corpus.storage.run_lock import CorpusLock
-from warclake.tasks.corpus.settings import DecisionConfig, SignatureConfig
+from warclake.tasks.corpus.settings import DEFAULT_MEMORY_LIMIT, DecisionConfig, SignatureConfig
 
 log = logging.getLogger(__name__)
 
@@ -106,14 +108,13 @@ class DumpContext:
         return (self.layout.read_state(step, dump, name) or {}).get("key")
 
 
-def _ctx(lake, dumps, dump, opts, ctx):
-    return ctx if ctx is not None else DumpContext.build(lake, dumps, dump, opts)
+# Each global step does one dump's work (one partition of it, for some) in the dump's
+# context and says whether it did any (False: done already).
 
-
-def stats_task(lake: str, dump: str, part: int, opts: StageOptions, ctx: DumpContext | None = None) -> bool:
-    ctx = _ctx(lake, [dump], dump, opts, ctx)
+def paragraph_stats_step(ctx: DumpContext, part: int) -> bool:
+    sig = ctx.opts.sig
     with ctx.connect() as con:
-        return stats_partition(con, ctx.layout, ctx.cur, part, opts.sig.partitions, opts.sig.fingerprint())
+        return stats_partition(con, ctx.layout, ctx.cur, part, sig.partitions, sig.fingerprint())
 
 
 def groups_key(ctx: DumpContext) -> dict:
@@ -125,8 +126,8 @@ def groups_key(ctx: DumpContext) -> dict:
             "settings": GROUP_SETTINGS}
 
 
-def groups_task(lake: str, dumps: list[str], dump: str, opts: StageOptions, ctx: DumpContext | None = None) -> bool:
-    ctx = _ctx(lake, dumps, dump, opts, ctx)
+def paragraph_groups_step(ctx: DumpContext) -> bool:
+    dump, opts = ctx.dump, ctx.opts
     host_files = lambda ds: [f for p in ctx.parts for f in ctx.part_files("para_hosts", p, ds)]  # noqa: E731
     prev = [p.dump for p in ctx.prev]
     with ctx.connect() as con:
@@ -140,9 +141,8 @@ def pairs_key(ctx: DumpContext) -> dict:
             "signatures": ctx.opts.sig.fingerprint(), "parts": ctx.opts.sig.partitions}
 
 
-def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: StageOptions,
-               ctx: DumpContext | None = None) -> bool:
-    ctx = _ctx(lake, dumps, dump, opts, ctx)
+def pairs_step(ctx: DumpContext, part: int) -> bool:
+    dump, opts = ctx.dump, ctx.opts
     prev = [f for p in ctx.prev for f in p.files(ctx.layout, "docsigs")]
     with ctx.connect() as con:
         return pairs_partition(con, ctx.layout, ctx.cur.files(ctx.layout, "docsigs"), prev, dump, part,
@@ -158,9 +158,8 @@ def para_pairs_key(ctx: DumpContext) -> dict:
             "settings": PARA_PAIRS_SETTINGS}
 
 
-def para_pairs_task(lake: str, dumps: list[str], dump: str, opts: StageOptions, ctx: DumpContext | None = None) -> bool:
-    ctx = _ctx(lake, dumps, dump, opts, ctx)
-    layout = ctx.layout
+def paragraph_pairs_step(ctx: DumpContext) -> bool:
+    dump, layout = ctx.dump, ctx.layout
     prev_paras = [f for p in ctx.prev for f in p.files(layout, "paragraphs")]
     prev_pairs = [f for p in ctx.parts for f in ctx.part_files("pairs", p, [e.dump for e in ctx.prev])]
     pair_files = [f for p in ctx.parts for f in ctx.part_files("pairs", p, [dump])]
@@ -177,10 +176,9 @@ def para_decisions_key(ctx: DumpContext, part: int) -> dict:
             "decisions": ctx.opts.decide.fingerprint(), "part": part}
 
 
-def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: StageOptions,
-                        ctx: DumpContext | None = None) -> bool:
-    ctx = _ctx(lake, dumps, dump, opts, ctx)
-    groups_task(lake, dumps, dump, opts, ctx)     # done already when the steps run in order
+def paragraph_decisions_step(ctx: DumpContext, part: int) -> bool:
+    dump, opts = ctx.dump, ctx.opts
+    paragraph_groups_step(ctx)     # done already when the steps run in order
     layout, name = ctx.layout, ctx.layout.part_name(part)
     key = para_decisions_key(ctx, part)
     if layout.is_done(PARA_STEP, dump, name, key):
@@ -208,11 +206,9 @@ def doc_decisions_key(ctx: DumpContext) -> dict:
                               for r in QUALITY_RULES]}
 
 
-def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: StageOptions,
-                       ctx: DumpContext | None = None) -> bool:
-    ctx = _ctx(lake, dumps, dump, opts, ctx)
-    para_pairs_task(lake, dumps, dump, opts, ctx)     # done already when the steps run in order
-    layout = ctx.layout
+def document_decisions_step(ctx: DumpContext) -> bool:
+    dump, opts, layout = ctx.dump, ctx.opts, ctx.layout
+    paragraph_pairs_step(ctx)     # done already when the steps run in order
     key = doc_decisions_key(ctx)
     if layout.is_done(DOC_STEP, dump, "decisions", key):
         return False
@@ -231,61 +227,118 @@ def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: StageOption
     return True
 
 
-def _each_part(task):
-    return lambda ctx: sum(task(ctx, p) for p in ctx.parts)
-
-
-# The global steps of one dump, in order (the per-archive step done): (name, fn(ctx)).
-GLOBAL_STEPS = [
-    ("paragraph_stats", _each_part(lambda c, p: stats_task(None, c.dump, p, c.opts, c))),
-    ("paragraph_groups", lambda c: int(groups_task(None, c.dumps, c.dump, c.opts, c))),
-    ("pairs", _each_part(lambda c, p: pairs_task(None, c.dumps, c.dump, p, c.opts, c))),
-    ("paragraph_pairs", lambda c: int(para_pairs_task(None, c.dumps, c.dump, c.opts, c))),
-    ("paragraph_decisions", _each_part(lambda c, p: para_decisions_task(None, c.dumps, c.dump, p, c.opts, c))),
-    ("document_decisions", lambda c: int(doc_decisions_task(None, c.dumps, c.dump, c.opts, c))),
-]
+# The global steps of one dump, in order (its per-archive steps done): name -> (step, whether
+# it is made per partition).
+STEPS = {
+    "paragraph_stats": (paragraph_stats_step, True),
+    "paragraph_groups": (paragraph_groups_step, False),
+    "pairs": (pairs_step, True),
+    "paragraph_pairs": (paragraph_pairs_step, False),
+    "paragraph_decisions": (paragraph_decisions_step, True),
+    "document_decisions": (document_decisions_step, False),
+}
 # their state folders (corpus/state/<step>)
 GLOBAL_STATE_STEPS = (STATS_STEP, GROUPS_STEP, PAIRS_STEP, PARA_PAIRS_STEP, PARA_STEP, DOC_STEP)
 
 
+def whole_step(name: str, ctx: DumpContext) -> int:
+    """Step ``name`` of the dump, every partition of it: how many calls did work."""
+    step, per_part = STEPS[name]
+    return sum(step(ctx, p) for p in ctx.parts) if per_part else int(step(ctx))
+
+
+# (name, fn(ctx)) of each global step, in order
+GLOBAL_STEPS = [(name, lambda ctx, name=name: whole_step(name, ctx)) for name in STEPS]
+
+
+class InProcess:
+    """The stage's steps one after another in this process, each retried as ``retries.STEP``
+    says (a global step with all its partitions); ``again`` is told of each new attempt."""
+
+    def __init__(self, again=None):
+        self.again = again
+
+    @contextmanager
+    def started(self, layout: CorpusLayout, known: dict[str, DumpInputs]):
+        """The run's global steps are made inside (their contexts share ``layout`` and ``known``)."""
+        yield self
+
+    def sign(self, lake: str, archives, sig: SignatureConfig):
+        """Each (dump, archive, summary) with what its per-archive step did."""
+        for dump, warc, summary in archives:
+            yield (dump, warc, summary), retrying(f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, sig),
+                                                  self.again)
+
+    def step(self, name: str, ctx: DumpContext) -> int:
+        return retrying(f"{ctx.dump}: {name.replace('_', ' ')}", lambda: whole_step(name, ctx), self.again)
+
+    def report(self, lake: str, report_dir: str | None) -> str:
+        return report_step(lake, report_dir)
+
+
+def report_step(lake: str, report_dir: str | None) -> str:
+    """The corpus report page; its path."""
+    from warclake.tasks.corpus.steps.report import write_corpus_report
+
+    return write_corpus_report(lake, report_dir)[1]
+
+
 def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, dict]]],
-              opts: StageOptions | None = None, progress=None, layout: CorpusLayout | None = None) -> dict:
+              opts: StageOptions | None = None, progress=None, layout: CorpusLayout | None = None,
+              runner=None, again=None) -> dict:
     """Every step of every dump in ``dumps`` (in order), skipping what is done. The
     per-archive step runs only for archives the dump's manifest does not hold as current.
-    ``layout``: the lake's, to share the state files it holds with the caller (``finish``)."""
+    ``layout``: the lake's, to share the state files it holds with the caller (``finish``);
+    ``runner``: where the steps run (default: ``InProcess``); ``progress`` is told what is
+    done, ``again`` (default: ``progress``) of each new attempt of a read or write of the lake."""
     opts = opts or StageOptions()
+    again = progress if again is None else again
     check_quality_overrides(opts.decide)
     with CorpusLock(lake) as lock:
-        return _run_stage(lake, dumps, archives, opts, progress, lock, layout or CorpusLayout(lake))
+        return _run_stage(lake, dumps, archives, opts, progress, again, lock, layout or CorpusLayout(lake),
+                          runner or InProcess(again))
 
 
-def _run_stage(lake, dumps, archives, opts, progress, lock, layout) -> dict:
+def _run_stage(lake, dumps, archives, opts, progress, again, lock, layout, runner) -> dict:
     layout.clean_stale_tmp()
     known: dict[str, DumpInputs] = {}   # each dump's inputs, found once per run
     counts = {"signed": 0, "partitions": 0}
     t0 = time.monotonic()
-    for dump in dumps:
-        writer = retrying(f"{dump}: manifest", lambda: ManifestWriter(layout, dump), progress)
-        try:
-            todo = retrying(f"{dump}: manifest", lambda: writer.reconcile(archives.get(dump, []), opts.sig), progress)
-            for warc, summary in todo:
+    with runner.started(layout, known):
+        for dump in dumps:
+            known[dump] = _sign(lake, dump, archives.get(dump, []), opts, progress, again, lock, layout, runner,
+                                counts)
+            ctx = DumpContext.build(layout, dumps, dump, opts, known)
+            for name in STEPS:
                 lock.check()
-                res = retrying(f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, opts.sig), progress)
-                retrying(f"{dump}: manifest", lambda: writer.add(warc, res["key"]), progress)
-                counts["signed"] += res["done"] == "signed"
+                counts["partitions"] += runner.step(name, ctx)
                 if progress:
-                    progress(f"{dump} {warc}: {res['done']}")
-        finally:
-            retrying(f"{dump}: manifest", writer.close, progress)
-        known[dump] = inputs_of(dump, writer.entries)   # what its manifest now holds
-        ctx = DumpContext.build(layout, dumps, dump, opts, known)
-        for name, step in GLOBAL_STEPS:
-            lock.check()
-            counts["partitions"] += retrying(f"{dump}: {name.replace('_', ' ')}", lambda: step(ctx), progress)
-            if progress:
-                progress(f"{dump}: {name.replace('_', ' ')} done")
+                    progress(f"{dump}: {name.replace('_', ' ')} done")
     counts["seconds"] = round(time.monotonic() - t0, 2)
     return counts
+
+
+def _sign(lake, dump, archives, opts, progress, again, lock, layout, runner, counts) -> DumpInputs:
+    """The per-archive steps of a dump's archives its manifest does not hold as current, its
+    manifest updated here (its one writer) as they end; the dump's inputs, as it now holds them."""
+    writer = retrying(f"{dump}: manifest", lambda: ManifestWriter(layout, dump), again)
+    try:
+        todo = retrying(f"{dump}: manifest", lambda: writer.reconcile(archives, opts.sig), again)
+        for (_, warc, _), res in runner.sign(lake, _until_lost(lock, dump, todo), opts.sig):
+            retrying(f"{dump}: manifest", lambda: writer.add(warc, res["key"]), again)
+            counts["signed"] += res["done"] == "signed"
+            if progress:
+                progress(f"{dump} {warc}: {res['done']}")
+    finally:
+        retrying(f"{dump}: manifest", writer.close, again)
+    return inputs_of(dump, writer.entries)
+
+
+def _until_lost(lock: CorpusLock, dump: str, todo):
+    """(dump, archive, summary) of each archive to sign; CorpusLockLost once another run took the lake."""
+    for warc, summary in todo:
+        lock.check()
+        yield dump, warc, summary
 
 
 def dump_summary(lake: str | CorpusLayout, dump: str, parts: int) -> dict:
@@ -304,20 +357,20 @@ def dump_summaries(layout: CorpusLayout, dumps: list[str], parts: int, progress=
 
 
 def finish(lake: str, dumps: list[str], archives: dict, opts: StageOptions, report: bool = True,
-           progress=None, report_dir: str | None = None) -> dict:
+           progress=None, report_dir: str | None = None, runner=None, again=None) -> dict:
     """``run_stage``, then the catalogue (so ``warclake sql`` sees the corpus views) and the
     report page."""
     from warclake.tasks.lake.catalog import build_catalog, is_remote
 
+    again = progress if again is None else again
+    runner = runner or InProcess(again)
     with CorpusLock(lake) as lock:   # one run per lake, through the catalogue and the report
         layout = CorpusLayout(lake)   # the run's: its state files, read once, summarised below
-        counts = run_stage(lake, dumps, archives, opts, progress, layout)
-        counts["dumps"] = dump_summaries(layout, dumps, opts.sig.partitions, progress)
+        counts = run_stage(lake, dumps, archives, opts, progress, layout, runner, again)
+        counts["dumps"] = dump_summaries(layout, dumps, opts.sig.partitions, again)
         lock.check()
         if not is_remote(lake):   # a remote lake has no catalogue file: its readers build the views in memory
             build_catalog(lake)
         if report:
-            from warclake.tasks.corpus.steps.report import write_corpus_report
-
-            counts["report"] = write_corpus_report(lake, report_dir)[1]
+            counts["report"] = runner.report(lake, report_dir)
     return counts

@@ -3,9 +3,7 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass
 
-from warclake.tasks.extract.boilerplate import MODES
-from warclake.tasks.extract.language import (KNOWN_LANGS, LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS,
-                                      UZUSHIO_BUFFER_CHARS)
+from warclake.tasks.extract.language import LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS, UZUSHIO_BUFFER_CHARS
 
 # Bump when the extractor's output for the same input and config changes.
 EXTRACTOR_VERSION = "5"
@@ -53,27 +51,16 @@ class ExtractConfig:
     corpus_signatures: bool = False
 
     @classmethod
-    def from_langs(cls, langs: str | list[str] | tuple[str, ...] = "ja", **kw) -> "ExtractConfig":
-        if isinstance(langs, str):
+    def from_langs(cls, langs: str | list[str] | tuple[str, ...] | None = None, **kw) -> "ExtractConfig":
+        """A config of these target languages (ISO 639-1, comma-separated; None: the
+        default's) and settings, checked first (tasks/runtime/run_checks.py: ValueError)."""
+        from warclake.tasks.runtime.run_checks import check_extract_settings
+
+        if langs is None:
+            langs = cls.langs
+        elif isinstance(langs, str):
             langs = [s.strip() for s in langs.split(",") if s.strip()]
-        if not langs:
-            raise ValueError("no target language: give ISO 639-1 codes (e.g. ja or ja,en) or 'all'")
-        unknown = sorted(set(langs) - KNOWN_LANGS - {"all"})
-        if unknown:  # caught here, before any work, rather than in every worker
-            raise ValueError(f"unknown target language(s) {unknown}: use ISO 639-1 codes "
-                             f"({', '.join(sorted(KNOWN_LANGS))}) or 'all'")
-        if not 0.0 <= kw.get("min_lang_score", 0.0) <= 1.0:
-            raise ValueError(f"min_lang_score {kw['min_lang_score']} is not between 0 and 1")
-        if kw.get("net_timeout", 60.0) <= 0:
-            raise ValueError(f"net_timeout {kw['net_timeout']} is not a positive number of seconds")
-        if kw.get("min_chars", 0) < 0:
-            raise ValueError(f"min_chars {kw['min_chars']} is negative")
-        for key in ("record_seconds", "worker_memory_mb"):
-            if kw.get(key, 1) <= 0:
-                raise ValueError(f"{key} {kw[key]} is not a positive number")
-        if "boilerplate" in kw:
-            if kw["boilerplate"] not in MODES:
-                raise ValueError(f"unknown boilerplate mode {kw['boilerplate']!r}: choose from {', '.join(MODES)}")
+        check_extract_settings(langs, kw)
         return cls(langs=tuple(sorted(set(langs))), **kw)
 
     def as_dict(self) -> dict:

@@ -1,5 +1,5 @@
 """Types of sieve_features.pyx: the sieve's feature matrix and tree margins."""
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 from numpy.typing import NDArray

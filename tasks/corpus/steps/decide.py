@@ -14,7 +14,6 @@ from warclake.tasks.lake.catalog import sql_literal
 
 from warclake.tasks.corpus.steps.components import component_labels
 from warclake.tasks.corpus.storage.engine import parquet_list, part_expr, query_table
-from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
 from warclake.tasks.corpus.settings import DecisionConfig, fingerprint_of
 
 DOC_STEP = "doc_decisions"

@@ -12,7 +12,6 @@ import posixpath
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from warclake.tasks.lake.catalog import install_views
 

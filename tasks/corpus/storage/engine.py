@@ -6,9 +6,8 @@ import duckdb
 
 from warclake.tasks.lake.catalog import sql_literal
 
+from warclake.tasks.corpus.settings import DEFAULT_MEMORY_LIMIT
 from warclake.tasks.corpus.storage.layout import CorpusLayout
-
-DEFAULT_MEMORY_LIMIT = "2GB"
 
 
 def connect(layout: CorpusLayout, memory_limit: str = DEFAULT_MEMORY_LIMIT,

@@ -9,8 +9,9 @@ only what no call of the run has read yet.
 Sharing is sound for the same reasons as in ``stage.run_stage``: the run holds the lake's
 corpus lock, so the writes of state files are the run's own, made through this layout or by
 calls whose results the run's process has gathered before it passes them on (the steps run
-phase by phase, and a call reads only the state files of earlier phases and its own); and a
-dump's manifest is final once its per-archive step ran, before any global step."""
+one after another, a step's partitions at once, and a call reads only the state files of
+earlier steps and its own); and a dump's manifest is final once its per-archive step ran,
+before any global step of it."""
 from __future__ import annotations
 
 import os
@@ -25,8 +26,10 @@ from warclake.tasks.corpus.stage import GLOBAL_STATE_STEPS, DumpContext, StageOp
 
 class RunContexts:
     def __init__(self, layout: CorpusLayout, known: dict[str, DumpInputs] | None = None):
+        """``known``: the run's own dict of each dump's inputs, shared (the run adds each
+        dump's once its per-archive steps are through)."""
         self.layout = layout.cache_states(GLOBAL_STATE_STEPS)
-        self.known = dict(known or {})
+        self.known = {} if known is None else known
         self._lock = threading.Lock()   # two tasks at once (threads) read a missing dump's manifest once
 
     def context(self, dumps: list[str], dump: str, opts: StageOptions) -> DumpContext:
