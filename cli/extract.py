@@ -9,14 +9,13 @@ import time
 from warclake.tasks.extract.boilerplate import MODES
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.lake.dump_lock import DumpLock, DumpLockLost
-from warclake.tasks.runtime import workers
 from warclake.tasks.extract.archive import SIGNATURES_LEFT, record_failure
 from warclake.tasks.archive.inputs import resolve_inputs
 from warclake.tasks.lake.layout import Lake, archive_name, check_dump_name
 from warclake.tasks.lake.plan import check_unique_names, plan_dump
 from warclake.tasks.runtime import retries
+from warclake.tasks.runtime.supervisor import supervisor
 
-from warclake.tasks.runtime.interrupt import on_ctrl_c, raise_interrupt
 from warclake.cli.progress import TerminalProgress, archive_line
 
 
@@ -115,25 +114,21 @@ def run(args) -> int:
     config, inputs = prepare(args)
     # Ctrl-C unwinds: the worker is stopped, the archive being written removes its
     # temporaries (the worker's are removed here), the lock is released
-    workers.reset_interrupt()
+    workers = supervisor()
+    workers.reset()
     try:
-        with on_ctrl_c(first=_stop, force=workers.kill_workers), \
+        with workers.on_ctrl_c(unwind=True), \
                 DumpLock(args.lake, args.dump) as lock:   # one writer per dump and lake
             Lake(args.lake).clean_stale_tmp(args.dump)
             try:
                 return _extract_all(args, config, inputs, lock)
             finally:
                 workers.shutdown()
-                if workers.interrupted():
+                if workers.interrupted:
                     Lake(args.lake).clean_stale_tmp(args.dump)   # what the stopped worker was writing
     except DumpLockLost as exc:   # not bad input: the run stopped part-way (1, as a failed archive)
         print(f"warclake: error: {exc}", file=sys.stderr)
         return 1
-
-
-def _stop() -> None:
-    workers.interrupt()   # the worker is killed at once: its archive is left undone
-    raise_interrupt()
 
 
 def _extract_one(path: str, args, config: ExtractConfig, progress) -> dict:
@@ -141,7 +136,7 @@ def _extract_one(path: str, args, config: ExtractConfig, progress) -> dict:
     on a record is given the archive again: a second death there ledgers that record
     ``worker_crashed`` and reading goes on after it (tasks/runtime/retries.py: WORKER)."""
     return retries.WORKER.run(
-        lambda: workers.run_extraction(path, args.dump, args.lake, config, args.workers, progress=progress))
+        lambda: supervisor().extract(path, args.dump, args.lake, config, args.workers, progress=progress))
 
 
 def _extract_all(args, config: ExtractConfig, inputs: list[str], lock: DumpLock) -> int:

@@ -12,7 +12,7 @@ from warclake.tasks.lake.layout import Lake
 from warclake.tasks.runtime.run_checks import check_counts, check_dask_address
 
 from warclake.cli.extract import add_extract_options, add_guard_options, config_from_args, corpus_signatures
-from warclake.tasks.runtime.interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
+from warclake.tasks.runtime.supervisor import INTERRUPTED, shield_prefect_server, supervisor
 from warclake.cli.progress import TerminalProgress, archive_line
 
 
@@ -60,12 +60,12 @@ def flow_for(args):
 
 
 def run_flow(args, inputs: list[str]):
-    from warclake.tasks.runtime import workers
     from warclake.flows.progress import listening
 
     flow_fn = flow_for(args)
     shield_prefect_server()
-    workers.reset_interrupt()
+    workers = supervisor()
+    workers.reset()
     bar = TerminalProgress(0, quiet=getattr(args, "quiet", False))
 
     def show(event: str, data: dict) -> None:
@@ -77,7 +77,7 @@ def run_flow(args, inputs: list[str]):
             bar.archive_done(data["input_bytes"], data["name"])
             bar.print(archive_line(data["result"]) if data["result"] else f"{data['name']}: {data['status']}")
 
-    with bar, listening(show), on_ctrl_c(first=workers.interrupt, force=workers.kill_workers):
+    with bar, listening(show), workers.on_ctrl_c():
         state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs,
                         boilerplate=args.boilerplate,
                         min_lang_score=getattr(args, "min_lang_score", 0.0),

@@ -31,8 +31,7 @@ from warclake.tasks.lake.storage_errors import lake_client_errors
 from warclake.tasks.runtime.transient import PERMANENT_ERRNOS, TRANSIENT, is_transient  # noqa: F401 (used by others)
 
 from warclake.flows.progress import RunProgress, reading
-from warclake.tasks.runtime.workers import (RunInterrupted, default_workers, interrupted, run_extraction,
-                                     shutdown as shutdown_workers)
+from warclake.tasks.runtime.supervisor import RunInterrupted, default_workers, supervisor
 
 INTERRUPTED = "interrupted"  # an archive's task stopped by Ctrl-C: neither done nor failed
 
@@ -52,8 +51,8 @@ def retry_if_transient(task_, task_run, state) -> bool:
 def extract_archive_task(input_path: str, name: str, dump: str, lake: str, config: ExtractConfig,
                          workers: int) -> dict:
     try:
-        summary = run_extraction(input_path, dump, lake, config, workers,
-                                 progress=lambda n: reading(name, n))
+        summary = supervisor().extract(input_path, dump, lake, config, workers,
+                                       progress=lambda n: reading(name, n))
     except RunInterrupted:  # left undone, as if never started: not a failure
         return {"warc_file": name, "status": INTERRUPTED}
     where = f"damaged at {summary['error_offset']}: " if summary["error_offset"] is not None else ""
@@ -191,7 +190,7 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
         for item in todo:
             if len(pending) >= max_in_flight:
                 collect(_next_done(finished))
-            if interrupted() or lock.lost:   # Ctrl-C, or another run took the dump over
+            if supervisor().interrupted or lock.lost:   # Ctrl-C, or another run took the dump over
                 break
             fut = extract.submit(item.input, item.name, dump, lake_obj.url, config, workers)
             pending[fut] = item
@@ -201,9 +200,9 @@ def _extract_locked(dump, inputs, lake_obj, config, base_url, workers, max_in_fl
     finally:
         # The worker processes end with the run: a pool left alive keeps a process that
         # runs flows as its child (serve, workers) from ever exiting.
-        shutdown_workers()
+        supervisor().shutdown()
 
-    if interrupted():
+    if supervisor().interrupted:
         lake_obj.clean_stale_tmp(dump)   # what the stopped workers were writing
         message = (f"{dump}: interrupted; {len(results)} archives extracted in this run, "
                    f"{len(todo) - len(results) - len(failures)} left undone (the next run does them)")

@@ -18,7 +18,7 @@ def cluster():
     distributed = pytest.importorskip("distributed")
     # processes=False: the workers are threads of this test process, so they talk to the
     # test harness's API like the flow does. Worker *processes* with no PREFECT_API_URL in
-    # their environment would each start a temporary API server (~11 s each, see tasks/runtime/workers.py);
+    # their environment would each start a temporary API server (~11 s each, see tasks/runtime/supervisor.py);
     # on a real deployment, start dask workers with PREFECT_API_URL set instead.
     with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
                                   dashboard_address=None) as c:
@@ -101,7 +101,7 @@ def test_on_dask_the_flow_keeps_every_worker_thread_busy():
     from prefect_dask import DaskTaskRunner
 
     from warclake.flows.dump_flow import default_in_flight
-    from warclake.tasks.runtime.workers import default_workers
+    from warclake.tasks.runtime.supervisor import default_workers
 
     threads = default_workers() + 3  # unlike anything this machine would give
     with distributed.LocalCluster(n_workers=threads, processes=False, threads_per_worker=1,
