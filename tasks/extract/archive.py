@@ -146,6 +146,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         with open_input(input_path, config.net_timeout, config.net_resumes, identity.get("size")) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)
             next_report = PROGRESS_STEP
+            if _FAULT is not None:
+                _FAULT.at("start", name)
 
             def write(rec, res) -> None:
                 t = clock()
@@ -184,6 +186,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                 if skip and rec.offset in skip:
                     out = Result(Outcome(skip[rec.offset]))
                 else:
+                    if _FAULT is not None:
+                        _FAULT.before(rec)
                     if mark is not None:
                         mark(rec.offset)
                     if _FAULT is not None:
@@ -231,6 +235,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     broken = reader.broken
     t = clock()
     documents_bytes = lake.publish_file(doc_tmp, "documents", dump, name)
+    if _FAULT is not None:
+        _FAULT.at("write", name)
     ledger_bytes = lake.publish_file(led_tmp, "ledger", dump, name)
     ctx.stages.seconds["write"] += clock() - t
     summary = build_summary(
