@@ -50,7 +50,7 @@ def flow_for(args):
     from warclake.flows.dump_flow import extract_dump
 
     if args.dask:
-        from prefect_dask import DaskTaskRunner
+        from warclake.flows.dask_runner import DaskTaskRunner
 
         # Dask workers are processes already: extract inline there (workers=0).
         if args.workers is None:
