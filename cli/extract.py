@@ -13,10 +13,9 @@ from warclake.tasks.extract.dump import DumpRun, InProcess, Notices, run_dump
 from warclake.tasks.lake.dump_lock import DumpLockLost
 from warclake.tasks.lake.layout import Lake, check_dump_name
 from warclake.tasks.lake.plan import check_unique_names
-from warclake.tasks.runtime import workers
 from warclake.tasks.runtime.run_checks import check_extract_workers, extract_config
+from warclake.tasks.runtime.supervisor import supervisor
 
-from warclake.tasks.runtime.interrupt import on_ctrl_c, raise_interrupt
 from warclake.cli.progress import TerminalProgress, archive_line
 
 DEFAULT = ExtractConfig()   # the options' defaults are the config's
@@ -111,10 +110,11 @@ def run(args) -> int:
     config, inputs = prepare(args)
     # Ctrl-C unwinds: the worker is stopped, the archive being written removes its
     # temporaries (the worker's are removed by the run), the lock is released
-    workers.reset_interrupt()
+    workers = supervisor()
+    workers.reset()
     notices = TerminalNotices(args.quiet)
     try:
-        with on_ctrl_c(first=_stop, force=workers.kill_workers):
+        with workers.on_ctrl_c(unwind=True):
             try:
                 done = run_dump(args.dump, inputs, args.lake, config, InProcess(progress=notices.bytes_read),
                                 workers=args.workers, force=args.force, notices=notices)
@@ -126,11 +126,6 @@ def run(args) -> int:
     print(f"{len(done.todo)} archives in {done.seconds:.1f}s, {len(done.failed)} failed"
           + (f", {done.skipped} done already" if done.skipped else ""))
     return 1 if done.failed else 0
-
-
-def _stop() -> None:
-    workers.interrupt()   # the worker is killed at once: its archive is left undone
-    raise_interrupt()
 
 
 class TerminalNotices(Notices):

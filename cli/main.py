@@ -10,7 +10,7 @@ import duckdb
 
 from warclake import __version__
 from warclake.cli import bench, corpus, evaluate, extract
-from warclake.tasks.runtime import interrupt
+from warclake.tasks.runtime.supervisor import INTERRUPTED, supervisor
 from warclake.cli import report, run, show
 from warclake.tasks import native
 from warclake.tasks.lake import storage_errors
@@ -59,10 +59,10 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"warclake: error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # stopped cleanly (tasks/runtime/interrupt.py); one line, no traceback
-        if not interrupt.said:
+    except KeyboardInterrupt:  # stopped cleanly (tasks/runtime/supervisor.py); one line, no traceback
+        if not supervisor().said_ctrl_c:
             print("warclake: interrupted", file=sys.stderr)
-        return interrupt.INTERRUPTED
+        return INTERRUPTED
     except Exception as exc:  # an object store's client refused or failed (not an OSError)
         if args.verbose or not storage_errors.is_storage_client_error(exc):
             raise

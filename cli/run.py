@@ -13,7 +13,7 @@ from warclake.tasks.runtime.run_checks import check_counts, check_dask_address
 
 from warclake.cli.extract import (add_extract_options, add_guard_options, config_from_args, corpus_signatures,
                                   settings_of)
-from warclake.tasks.runtime.interrupt import INTERRUPTED, on_ctrl_c, shield_prefect_server
+from warclake.tasks.runtime.supervisor import INTERRUPTED, shield_prefect_server, supervisor
 from warclake.cli.progress import TerminalProgress, archive_line
 
 
@@ -51,7 +51,7 @@ def flow_for(args):
     from warclake.flows.dump_flow import extract_dump
 
     if args.dask:
-        from prefect_dask import DaskTaskRunner
+        from warclake.flows.dask_runner import DaskTaskRunner
 
         # Dask workers are processes already: extract inline there (workers=0).
         if args.workers is None:
@@ -61,12 +61,12 @@ def flow_for(args):
 
 
 def run_flow(args, inputs: list[str]):
-    from warclake.tasks.runtime import workers
     from warclake.flows.progress import listening
 
     flow_fn = flow_for(args)
     shield_prefect_server()
-    workers.reset_interrupt()
+    workers = supervisor()
+    workers.reset()
     bar = TerminalProgress(0, quiet=getattr(args, "quiet", False))
 
     def show(event: str, data: dict) -> None:
@@ -78,7 +78,7 @@ def run_flow(args, inputs: list[str]):
             bar.archive_done(data["input_bytes"], data["name"])
             bar.print(archive_line(data["result"]) if data["result"] else f"{data['name']}: {data['status']}")
 
-    with bar, listening(show), on_ctrl_c(first=workers.interrupt, force=workers.kill_workers):
+    with bar, listening(show), workers.on_ctrl_c():
         state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs, **settings_of(args),
                         base_url=getattr(args, "base_url", None), workers=args.workers,
                         max_in_flight=args.max_in_flight, report=not args.no_report, report_dir=args.report_dir,

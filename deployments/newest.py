@@ -96,7 +96,7 @@ def extract_newest_dump(root: str, lake: str, langs: str = ",".join(DEFAULT.lang
     get_run_logger().info("newest dump under %s: %s (inputs %s)", root, dump, inputs)
     target = extract_dump
     if dask:
-        from prefect_dask import DaskTaskRunner
+        from warclake.flows.dask_runner import DaskTaskRunner
 
         target = extract_dump.with_options(task_runner=DaskTaskRunner(address=dask))
         workers = 0 if workers is None else workers

@@ -157,7 +157,7 @@ def flow_and_options(spec: DeploymentSpec):
     flow_obj = extract_newest_dump if spec.flow_name == "extract-newest-dump" else extract_dump
     params = dict(spec.parameters)
     if spec.dask:
-        from prefect_dask import DaskTaskRunner
+        from warclake.flows.dask_runner import DaskTaskRunner
 
         # Dask workers are processes already: extract inline in them unless told otherwise.
         flow_obj = flow_obj.with_options(task_runner=DaskTaskRunner(address=spec.dask))

@@ -261,7 +261,7 @@ def corpus_dump(lake: str, dump: str | None = None, options: stage.StageOptions 
     """Run the flow (on a Dask cluster when ``dask`` names its scheduler); its final state."""
     fn = corpus_flow
     if dask:
-        from prefect_dask import DaskTaskRunner
+        from warclake.flows.dask_runner import DaskTaskRunner
 
         fn = corpus_flow.with_options(task_runner=DaskTaskRunner(address=dask))
     return fn(lake=lake, dump=dump, report=report, report_dir=report_dir,

@@ -27,7 +27,7 @@ from warclake.tasks.lake.layout import Lake, check_dump_name
 from warclake.tasks.runtime import retries
 from warclake.tasks.runtime.run_checks import check_counts
 from warclake.tasks.runtime.transient import PERMANENT_ERRNOS, TRANSIENT, is_transient  # noqa: F401 (used by others)
-from warclake.tasks.runtime.workers import default_workers
+from warclake.tasks.runtime.supervisor import default_workers
 
 from warclake.flows.progress import RunNotices, archive_logged, reading
 

@@ -13,7 +13,7 @@ import threading
 import time
 from collections import Counter
 from datetime import datetime, timezone
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -25,9 +25,11 @@ from warclake.tasks.extract.record import Context, Pending, Result, begin_record
 from warclake.tasks.archive.inputs import input_identity, open_input
 from warclake.tasks.lake.layout import Lake, archive_name, remove_quietly
 from warclake.tasks.extract.outcomes import ALL_OUTCOMES, Outcome
-from warclake.tasks.runtime.record_watch import RecordWatch
 from warclake.tasks.extract.timings import clock
 from warclake.tasks.archive.reader import ArchiveReader, TransientInputError
+
+if TYPE_CHECKING:   # the supervisor imports this module: its workers run extract_archive
+    from warclake.tasks.runtime.supervisor import RecordWatch
 
 log = logging.getLogger(__name__)
 
@@ -115,8 +117,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     the damage is kept and the summary says ``salvaged``, with the first damage as
     ``error``/``error_offset`` and every damaged byte range in ``skipped``.
     ``progress``, if given, is called with the input bytes read so far, about every 256 KiB.
-    ``watch``, if given, is told which record is being worked on (tasks/runtime/workers.py guards
-    the worker with it); records at the offsets of ``skip`` are not worked on: they get the
+    ``watch``, if given, is told which record is being worked on (tasks/runtime/supervisor.py
+    guards the worker with it); records at the offsets of ``skip`` are not worked on: they get the
     outcome given there (a record that killed or stalled a worker before).
     """
     config = config or ExtractConfig()
@@ -144,6 +146,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
         with open_input(input_path, config.net_timeout, config.net_resumes, identity.get("size")) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)
             next_report = PROGRESS_STEP
+            if _FAULT is not None:
+                _FAULT.at("start", name)
 
             def write(rec, res) -> None:
                 t = clock()
@@ -182,6 +186,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                 if skip and rec.offset in skip:
                     out = Result(Outcome(skip[rec.offset]))
                 else:
+                    if _FAULT is not None:
+                        _FAULT.before(rec)
                     if mark is not None:
                         mark(rec.offset)
                     if _FAULT is not None:
@@ -197,6 +203,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                 if waiting >= PAGE_BATCH or len(held) >= HELD_RECORDS:
                     _write_held(held, ctx, write, mark)
                     held, waiting = [], 0
+                    if watch is not None:   # the pages are done: what comes next is reading
+                        watch.idle(reader.bytes_read)
             _write_held(held, ctx, write, mark)
             if watch is not None:
                 watch.idle(reader.bytes_read)
@@ -227,6 +235,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
     broken = reader.broken
     t = clock()
     documents_bytes = lake.publish_file(doc_tmp, "documents", dump, name)
+    if _FAULT is not None:
+        _FAULT.at("write", name)
     ledger_bytes = lake.publish_file(led_tmp, "ledger", dump, name)
     ctx.stages.seconds["write"] += clock() - t
     summary = build_summary(

@@ -40,7 +40,7 @@ class ExtractConfig:
     # they are left out of the fingerprint.
     net_timeout: float = 60.0                 # seconds without a byte before a read is stalled
     net_resumes: int = 5                      # Range resumes of a broken body within one attempt
-    # Guards of an extraction worker (tasks/runtime/workers.py): a record that takes longer, or during
+    # Guards of an extraction worker (tasks/runtime/supervisor.py): a record that takes longer, or during
     # which the worker's memory grows past the limit, stops the worker and is ledgered
     # timed_out / out_of_memory; reading goes on after it. Not in the fingerprint either.
     record_seconds: float = 120.0             # one record's work, seconds

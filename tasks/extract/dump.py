@@ -13,8 +13,7 @@ from warclake.tasks.lake.layout import Lake, archive_name
 from warclake.tasks.lake.plan import PlanItem, check_unique_names, plan_dump
 from warclake.tasks.lake.storage_errors import lake_client_errors
 from warclake.tasks.runtime import retries
-from warclake.tasks.runtime.workers import (RunInterrupted, default_workers, interrupted, run_extraction,
-                                            shutdown as shutdown_workers)
+from warclake.tasks.runtime.supervisor import RunInterrupted, default_workers, supervisor
 
 INTERRUPTED = "interrupted"  # an archive's step stopped by Ctrl-C: neither done nor failed
 # an archive's figures: what a run keeps of its summary (a flow holds ~90k of them)
@@ -24,10 +23,10 @@ FIGURES = ("warc_file", "status", "records", "documents", "error", "error_offset
 
 def extract_step(input_path: str, name: str, dump: str, lake: str, config: ExtractConfig, workers: int,
                  progress: Callable[[int], None] | None = None) -> dict:
-    """One archive extracted (tasks/runtime/workers.py: in a watched worker, or in this thread
+    """One archive extracted (tasks/runtime/supervisor.py: in a watched worker, or in this thread
     with ``workers`` 0): its figures, or status ``interrupted`` when Ctrl-C stopped it."""
     try:
-        summary = run_extraction(input_path, dump, lake, config, workers, progress=progress)
+        summary = supervisor().extract(input_path, dump, lake, config, workers, progress=progress)
     except RunInterrupted:  # left undone, as if never started: not a failure
         return {"warc_file": name, "status": INTERRUPTED}
     left = summary.get(SIGNATURES_LEFT)
@@ -203,17 +202,17 @@ def _extract(run: DumpRun, runner: Runner, lock: DumpLock, notices: Notices) -> 
     finally:
         # The worker processes end with the run: a pool left alive keeps a process that
         # runs flows as its child (serve, workers) from ever exiting.
-        shutdown_workers()
-        if interrupted():
+        supervisor().shutdown()
+        if supervisor().interrupted:
             run.lake.clean_stale_tmp(run.dump)   # what the stopped workers were writing
     run.seconds = time.monotonic() - t0
-    run.interrupted = interrupted()
+    run.interrupted = supervisor().interrupted
 
 
 def _until_stopped(items: list[PlanItem], lock: DumpLock, notices: Notices) -> Iterator[PlanItem]:
     """The archives, until Ctrl-C or another run taking the dump over stops the run."""
     for item in items:
-        if interrupted() or lock.lost:
+        if supervisor().interrupted or lock.lost:
             return
         notices.started(item)
         yield item

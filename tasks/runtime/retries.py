@@ -16,6 +16,10 @@ corpus step when its state file holds its key), so another attempt never doubles
              again at once, twice: a second death on one record has that record ledgered
              and reading goes on after it. Any other error fails the archive, and the next
              run does it again.
+    RESEND   an archive whose worker died outside any record (before its first, between
+             two, while writing: ``DiedOutsideRecord``), by the supervisor that held it
+             (tasks/runtime/supervisor.py): again at once, twice, before the caller's own
+             policy sees the death
 
 The flows give ``prefect_options()`` to Prefect's task options (with a retry condition that
 asks ``worth``); the stage and the CLI call ``run``
@@ -33,6 +37,11 @@ from warclake.tasks.archive.reader import TransientInputError
 
 class WorkerDied(TransientInputError):
     """The extraction worker died while it held the archive: worth another attempt."""
+
+
+class DiedOutsideRecord(WorkerDied):
+    """The extraction worker died while no record of the archive was being worked on: nothing
+    in the archive to blame."""
 
 
 @dataclass(frozen=True)
@@ -68,7 +77,12 @@ def _worker_died(exc: BaseException) -> bool:
     return isinstance(exc, WorkerDied)
 
 
+def _died_outside_record(exc: BaseException) -> bool:
+    return isinstance(exc, DiedOutsideRecord)
+
+
 ARCHIVE = RetryPolicy(delays=(2, 8, 30), worth=is_transient, jitter=0.3)
 INPUTS = RetryPolicy(delays=(2, 8, 30), worth=is_transient)
 STEP = RetryPolicy(delays=(2, 8), worth=is_transient)
 WORKER = RetryPolicy(delays=(0, 0), worth=_worker_died)
+RESEND = RetryPolicy(delays=(0, 0), worth=_died_outside_record)

@@ -1,6 +1,7 @@
 """The Dask path on a real local cluster: the same lake as the default runner, from the
 flow with a DaskTaskRunner and from ``warclake run --dask ADDRESS``."""
 import os
+import uuid
 
 import pyarrow.parquet as pq
 import pytest
@@ -16,10 +17,8 @@ LANGS = "ja,en"
 @pytest.fixture(scope="module")
 def cluster():
     distributed = pytest.importorskip("distributed")
-    # processes=False: the workers are threads of this test process, so they talk to the
-    # test harness's API like the flow does. Worker *processes* with no PREFECT_API_URL in
-    # their environment would each start a temporary API server (~11 s each, see tasks/runtime/workers.py);
-    # on a real deployment, start dask workers with PREFECT_API_URL set instead.
+    # processes=False: the workers are threads of this test process, quick to start; worker
+    # processes, and the API they report to, are the test of a run on worker processes below.
     with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
                                   dashboard_address=None) as c:
         yield c
@@ -93,6 +92,65 @@ def test_cli_run_with_dask_address(cluster, dump, tmp_path, reference_lake, caps
     assert lake_rows(lake) == reference_lake
 
 
+def temporary_servers() -> list[int]:
+    """On a Dask worker: the ports of the temporary Prefect API servers its process runs."""
+    from prefect.server.api.server import SubprocessASGIServer
+
+    return sorted(s.port for s in SubprocessASGIServer._instances.values() if s.running)
+
+
+def processes_with(variable: str) -> list[int]:
+    """Live processes whose environment has ``variable`` (Linux /proc; the user's own)."""
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as fh:
+                marked = variable.encode() in fh.read().split(b"\0")
+            with open(f"/proc/{entry}/stat") as fh:
+                zombie = fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+        except OSError:
+            continue
+        if marked and not zombie:
+            found.append(int(entry))
+    return found
+
+
+def test_run_on_worker_processes_reports_to_the_runs_api_and_leaves_no_server(dump, tmp_path, reference_lake,
+                                                                               monkeypatch):
+    """`run --dask` with no Prefect API configured, on two worker processes started without
+    PREFECT_API_URL (as `dask worker` is): the workers report to the run's temporary server
+    (its flow run has their task runs) and start none of their own, so none is left running
+    once the cluster is gone."""
+    distributed = pytest.importorskip("distributed")
+    from prefect import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+    from prefect.client.schemas.sorting import FlowRunSort
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from warclake.cli.main import main
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    mark = f"WARCLAKE_TEST_CLUSTER={uuid.uuid4().hex}"   # in the workers' environment, and their children's
+    lake = tmp_path / "lake"
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+                                  env=dict([mark.split("=")])) as c, distributed.Client(c) as client:
+        client.wait_for_workers(2, timeout=120)
+        # no API configured: the run starts a temporary server (in this process, the harness's)
+        with temporary_settings(restore_defaults={PREFECT_API_URL}):
+            rc = main(["run", "--dump", DUMP, "--lake", str(lake), "--langs", LANGS, "--no-report", "-q",
+                       "--dask", c.scheduler_address, str(dump / "warc.paths.gz")])
+        assert rc == 0
+        assert lake_rows(lake) == reference_lake
+        assert client.run(temporary_servers) == {w: [] for w in client.scheduler_info()["workers"]}
+        with get_client(sync_client=True) as api:
+            (run,) = api.read_flow_runs(sort=FlowRunSort.START_TIME_DESC, limit=1)
+            tasks = api.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run.id])))
+        extracted = sorted(t.name for t in tasks if t.name.startswith("extract ") and t.state.is_completed())
+        assert extracted == [f"extract {n.replace('.parquet', '')}" for n in reference_lake], [
+            (t.name, t.state_name) for t in tasks]
+    assert processes_with(mark) == []
+
+
 def test_on_dask_the_flow_keeps_every_worker_thread_busy():
     """Without --max-in-flight, a run on Dask keeps twice the cluster's worker threads
     submitted (not the two archives of a one-process default)."""
@@ -101,7 +159,7 @@ def test_on_dask_the_flow_keeps_every_worker_thread_busy():
     from prefect_dask import DaskTaskRunner
 
     from warclake.flows.dump_flow import default_in_flight
-    from warclake.tasks.runtime.workers import default_workers
+    from warclake.tasks.runtime.supervisor import default_workers
 
     threads = default_workers() + 3  # unlike anything this machine would give
     with distributed.LocalCluster(n_workers=threads, processes=False, threads_per_worker=1,

@@ -39,7 +39,7 @@ def attempts_of(policy, errors):
 
 
 def test_extract_gives_an_archive_whose_worker_died_two_more_attempts_and_no_other_error():
-    from warclake.tasks.runtime.workers import WorkerDied
+    from warclake.tasks.runtime.retries import WorkerDied
     from warclake.tasks.runtime.retries import WORKER
 
     died = [WorkerDied(f"death {i}") for i in range(3)]
