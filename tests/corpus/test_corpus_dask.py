@@ -9,7 +9,7 @@ import pytest
 
 from support.corpus_lake import known_lake, write_archive
 from support.dask_cluster import two_worker_processes
-from support.corpus_runs import DUMP, decision_bytes, run
+from support.corpus_runs import DUMP, decision_bytes, judged_known_lake, run
 from support.s3_lake import remote_decision_bytes, s3, upload_lake  # noqa: F401  (s3 is a fixture)
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -29,12 +29,7 @@ def executed(client) -> dict[str, int]:
 @pytest.fixture(scope="module")
 def lakes(tmp_path_factory):
     """The known lake untouched, and its decisions from the library run without Prefect."""
-    root = tmp_path_factory.mktemp("lakes")
-    pristine, judged = str(root / "pristine"), str(root / "judged")
-    exp = known_lake(pristine, DUMP)
-    shutil.copytree(pristine, judged)
-    run(judged)
-    return {"pristine": pristine, "decisions": decision_bytes(judged), "exp": exp}
+    return judged_known_lake(tmp_path_factory.mktemp("lakes"))
 
 
 def test_cli_flow_on_dask_worker_processes_matches_the_library(cluster, lakes, tmp_path, capsys):

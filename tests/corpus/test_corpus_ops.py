@@ -8,7 +8,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,9 +15,8 @@ import time
 
 import pytest
 
-from support.corpus_lake import known_lake
 from support.s3_lake import ONE_CLIENT_ATTEMPT, kill_when_held, race_for_lock, s3_fixture
-from support.corpus_runs import DUMP, decision_bytes, run, split_lake
+from support.corpus_runs import DUMP, judged_known_lake, split_lake
 
 BUCKET = "warclake-ops"
 
@@ -29,12 +27,7 @@ s3 = s3_fixture(BUCKET)
 @pytest.fixture(scope="module")
 def reference(tmp_path_factory):
     """The known lake (two archives), and its decisions judged on local disk."""
-    root = tmp_path_factory.mktemp("ref")
-    pristine, judged = str(root / "pristine"), str(root / "judged")
-    known_lake(pristine, DUMP)
-    shutil.copytree(pristine, judged)
-    run(judged)
-    return {"pristine": pristine, "decisions": decision_bytes(judged)}
+    return judged_known_lake(tmp_path_factory.mktemp("ref"))
 
 
 def upload(s3, local: str, name: str) -> str:

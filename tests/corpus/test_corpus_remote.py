@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import os
 import posixpath
-import shutil
 import subprocess
 import sys
 
@@ -14,9 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from support import procs
-from support.corpus_lake import known_lake
 from support.s3_lake import BUCKET, ONE_CLIENT_ATTEMPT, remote_decision_bytes, s3, upload_lake  # noqa: F401 (s3: a fixture)
-from support.corpus_runs import DUMP, decision_bytes, run
+from support.corpus_runs import DUMP, judged_known_lake
 
 
 def cli(*args, env=None):
@@ -27,12 +25,7 @@ def cli(*args, env=None):
 @pytest.fixture(scope="module")
 def local_reference(tmp_path_factory):
     """The known lake, judged on local disk: the decisions a remote run must equal."""
-    root = tmp_path_factory.mktemp("local")
-    pristine, judged = str(root / "pristine"), str(root / "judged")
-    exp = known_lake(pristine, DUMP)
-    shutil.copytree(pristine, judged)
-    run(judged)
-    return {"pristine": pristine, "decisions": decision_bytes(judged), "exp": exp}
+    return judged_known_lake(tmp_path_factory.mktemp("local"))
 
 
 def test_a_remote_lake_gives_the_local_decisions_reports_and_exports(s3, local_reference, tmp_path):

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 
 import pyarrow.parquet as pq
 
-from support.corpus_lake import T0, doc_id, page, sentence, write_archive
+from support.corpus_lake import T0, doc_id, known_lake, page, sentence, write_archive
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
 from warclake.tasks.corpus.settings import DecisionConfig
 from warclake.tasks.corpus.stage import StageOptions, finish
@@ -61,3 +62,13 @@ def split_lake(src: str, dst: str, n: int) -> None:
     for i in range(n):
         docs = [{**r, "labels": r["paragraph_labels"]} for r in rows[i::n]]
         write_archive(dst, DUMP, f"arch-{i:05d}.warc.gz", docs)
+
+
+def judged_known_lake(root) -> dict:
+    """The known lake at ``root/pristine``, a copy judged by the library run without Prefect
+    at ``root/judged``: {"pristine", "decisions" (their bytes), "exp" (what the lake holds)}."""
+    pristine, judged = os.path.join(root, "pristine"), os.path.join(root, "judged")
+    exp = known_lake(pristine, DUMP)
+    shutil.copytree(pristine, judged)
+    run(judged)
+    return {"pristine": pristine, "decisions": decision_bytes(judged), "exp": exp}
