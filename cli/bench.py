@@ -19,13 +19,13 @@ import tempfile
 import time
 from collections import defaultdict
 
-from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.extract.archive import extract_archive
-from warclake.tasks.lake.owners import proc_stat
-from warclake.tasks.archive.inputs import resolve_inputs
-from warclake.tasks.extract.language import LanguageDetector, forget_answers
 from warclake.tasks import native
+from warclake.tasks.archive.inputs import resolve_inputs
+from warclake.tasks.extract.archive import extract_archive
 from warclake.tasks.extract.boilerplate import compiled as sieve_compiled  # loads nothing until asked
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.language import LanguageDetector, forget_answers
+from warclake.tasks.lake.owners import proc_stat
 
 # module path fragment -> stage name, first match wins
 STAGES = [

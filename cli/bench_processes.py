@@ -17,8 +17,8 @@ import sys
 import tempfile
 import time
 
-from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.corpus.storage.layout import ARCHIVE_STEP, ARCHIVE_TABLES, CorpusLayout
+from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.lake.layout import Lake, archive_name
 
 DUMP = "BENCH"

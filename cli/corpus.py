@@ -5,7 +5,12 @@ from __future__ import annotations
 
 import sys
 
-from warclake.tasks.corpus.settings import DEFAULT_MEMORY_LIMIT, THRESHOLD_RANGES, DecisionConfig, SignatureConfig
+from warclake.tasks.corpus.settings import (
+    DEFAULT_MEMORY_LIMIT,
+    THRESHOLD_RANGES,
+    DecisionConfig,
+    SignatureConfig,
+)
 
 
 def add_parser(sub) -> None:
@@ -82,8 +87,8 @@ def run_corpus_cmd(args) -> int:
         counts = state.result()
     else:
         from warclake.tasks.corpus.checks import prepare
-        from warclake.tasks.corpus.storage.run_lock import CorpusLocked
         from warclake.tasks.corpus.stage import finish
+        from warclake.tasks.corpus.storage.run_lock import CorpusLocked
 
         dumps, archives = prepare(args.lake, args.dump, opts.decide)
         try:

@@ -58,8 +58,12 @@ def _parse_gold(spec: str, default_split: str) -> tuple[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     from warclake.tasks.evaluation.gold import read_gold
-    from warclake.tasks.evaluation.runner import (available_extractors, environment_note, evaluate,
-                                           markdown_table)
+    from warclake.tasks.evaluation.runner import (
+        available_extractors,
+        environment_note,
+        evaluate,
+        markdown_table,
+    )
 
     installed = available_extractors()
     names = list(dict.fromkeys(args.extractor or installed))

@@ -5,6 +5,7 @@ import argparse
 import os
 import sys
 
+from warclake.cli.progress import TerminalProgress, archive_line
 from warclake.tasks.archive.inputs import resolve_inputs
 from warclake.tasks.extract.archive import SIGNATURES_LEFT
 from warclake.tasks.extract.boilerplate import MODES
@@ -15,8 +16,6 @@ from warclake.tasks.lake.layout import Lake, check_dump_name
 from warclake.tasks.lake.plan import check_unique_names
 from warclake.tasks.runtime.run_checks import check_extract_workers, extract_config
 from warclake.tasks.runtime.supervisor import supervisor
-
-from warclake.cli.progress import TerminalProgress, archive_line
 
 DEFAULT = ExtractConfig()   # the options' defaults are the config's
 # the extraction settings with an option of the same name (``extract`` and ``run``; ``demo`` has some)

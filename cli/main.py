@@ -9,11 +9,10 @@ import sys
 import duckdb
 
 from warclake import __version__
-from warclake.cli import bench, corpus, evaluate, extract
-from warclake.tasks.runtime.supervisor import INTERRUPTED, supervisor
-from warclake.cli import report, run, show
+from warclake.cli import bench, corpus, evaluate, extract, report, run, show
 from warclake.tasks import native
 from warclake.tasks.lake import storage_errors
+from warclake.tasks.runtime.supervisor import INTERRUPTED, supervisor
 
 # Command modules that each register their own subcommands with add_parser(subparsers).
 COMMANDS = (extract, run, report, evaluate, bench, show, corpus)

@@ -6,15 +6,19 @@ import shutil
 import sys
 import time
 
+from warclake.cli.extract import (
+    add_extract_options,
+    add_guard_options,
+    config_from_args,
+    corpus_signatures,
+    settings_of,
+)
+from warclake.cli.progress import TerminalProgress, archive_line
 from warclake.tasks.extract.boilerplate import MODES
 from warclake.tasks.lake.dump_lock import DumpLock
 from warclake.tasks.lake.layout import Lake
 from warclake.tasks.runtime.run_checks import check_counts, check_dask_address
-
-from warclake.cli.extract import (add_extract_options, add_guard_options, config_from_args, corpus_signatures,
-                                  settings_of)
 from warclake.tasks.runtime.supervisor import INTERRUPTED, shield_prefect_server, supervisor
-from warclake.cli.progress import TerminalProgress, archive_line
 
 
 def add_parser(sub) -> None:

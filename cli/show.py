@@ -11,10 +11,10 @@ import sys
 
 import duckdb
 
-from warclake.tasks.lake.catalog import install_views
 from warclake.tasks.archive.inputs import open_at
-from warclake.tasks.lake.layout import Lake
 from warclake.tasks.archive.reader import ArchiveReader
+from warclake.tasks.lake.catalog import install_views
+from warclake.tasks.lake.layout import Lake
 
 _FILE_OFFSET = re.compile(r"^(?P<file>.+):(?P<offset>\d+)$")
 

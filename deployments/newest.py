@@ -17,7 +17,6 @@ import re
 
 import fsspec
 from prefect import flow, get_run_logger
-
 from prefect.states import Failed
 
 from warclake.flows.dump_flow import DumpFailed, extract_dump

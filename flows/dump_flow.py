@@ -20,16 +20,15 @@ from prefect.context import FlowRunContext
 from prefect.states import Cancelled, Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
+from warclake.flows.progress import RunNotices, archive_logged, reading
 from warclake.tasks.archive.inputs import resolve_inputs
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.dump import INTERRUPTED, DumpRun, extract_step, run_dump
 from warclake.tasks.lake.layout import Lake, check_dump_name
 from warclake.tasks.runtime import retries
 from warclake.tasks.runtime.run_checks import check_counts
-from warclake.tasks.runtime.transient import PERMANENT_ERRNOS, TRANSIENT, is_transient  # noqa: F401 (used by others)
 from warclake.tasks.runtime.supervisor import default_workers
-
-from warclake.flows.progress import RunNotices, archive_logged, reading
+from warclake.tasks.runtime.transient import is_transient
 
 DEFAULT = ExtractConfig()   # the flow's defaults are the config's
 

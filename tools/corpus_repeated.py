@@ -10,11 +10,10 @@ import tempfile
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from warclake.tasks.corpus.settings import DecisionConfig
+from warclake.tasks.corpus.signals.normalise import split_paragraphs
 from warclake.tasks.extract.config import SCHEMA_VERSION
 from warclake.tasks.lake.schema import DOCUMENTS
-
-from warclake.tasks.corpus.signals.normalise import split_paragraphs
-from warclake.tasks.corpus.settings import DecisionConfig
 
 DUMP = "in-memory"
 RESULT = pa.schema([("docId", pa.string()), ("paragraph", pa.int32()), ("kept", pa.bool_()),

@@ -147,7 +147,7 @@ class Pool:
 def bit_counts(texts: list[str], n: int) -> tuple[np.ndarray, np.ndarray]:
     """Per text: its n-gram count, and per bit of the 64-bit n-gram hash how many are set
     (the SimHash of a union of texts is then the majority of the summed counts)."""
-    from warclake.tasks.corpus.signals.signatures import ngram_hashes, _batches
+    from warclake.tasks.corpus.signals.signatures import _batches, ngram_hashes
 
     glen = np.zeros(len(texts), np.int32)
     bits = np.zeros((len(texts), 64), np.uint16)
@@ -235,8 +235,13 @@ class Generator:
         from warclake.tasks.corpus.signals.archive_step import DOCSIGS, PARAGRAPHS
         from warclake.tasks.corpus.signals.normalise import hash64, normalise
         from warclake.tasks.corpus.signals.quality import is_chrome_path
-        from warclake.tasks.corpus.signals.signatures import (band_keys, compared_paragraphs, minhash,
-                                                       simhash64, text_hashes)
+        from warclake.tasks.corpus.signals.signatures import (
+            band_keys,
+            compared_paragraphs,
+            minhash,
+            simhash64,
+            text_hashes,
+        )
 
         pool, rng, sig = self.pool, self.rng, self.sig
         P = {k: [] for k in ("docId", "idx", "n_chars", "path", "label", "host", "domain",
@@ -357,10 +362,10 @@ def generate(lake: str, work: str, docs: int, dumps: int, per_archive: int, seed
              exact: bool = False) -> dict:
     """The per-archive outputs of ``docs`` documents in ``dumps`` dumps, done as the
     per-archive step marks them (state files, then each dump's manifest)."""
+    from warclake.tasks.corpus.settings import SignatureConfig
     from warclake.tasks.corpus.signals.archive_step import STEP
     from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
     from warclake.tasks.corpus.storage.manifest import write_manifest
-    from warclake.tasks.corpus.settings import SignatureConfig
 
     sig = SignatureConfig()
     t = time.monotonic()
@@ -398,9 +403,9 @@ def group_search_check(work: str, texts: int, edited: int = 20_000, seed: int = 
     many pairs it makes between unrelated paragraphs (a shared sentence or not), and the
     largest group those pairs join. ``para_ngram``, ``max_bits`` and ``key_blocks`` other
     than 0 replace the step's SimHash n-gram and search (pool cached per n-gram)."""
+    from warclake.tasks.corpus.settings import SignatureConfig
     from warclake.tasks.corpus.steps import para_groups
     from warclake.tasks.corpus.steps.components import component_labels
-    from warclake.tasks.corpus.settings import SignatureConfig
 
     sig = SignatureConfig(para_ngram=para_ngram) if para_ngram else SignatureConfig()
     max_bits, key_blocks = max_bits or para_groups.MAX_BITS, key_blocks or para_groups.KEY_BLOCKS
@@ -457,8 +462,8 @@ def write_documents(lake: str, work: str, docs: int, per_archive: int, seed: int
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from warclake.tasks.extract.config import SCHEMA_VERSION
     from warclake.tasks.corpus.settings import SignatureConfig
+    from warclake.tasks.extract.config import SCHEMA_VERSION
     from warclake.tasks.lake.schema import DOCUMENTS
 
     sig = SignatureConfig()

@@ -34,8 +34,8 @@ import unicodedata
 from collections import defaultdict
 from pathlib import Path
 
-from warclake.tasks.extract.charset import decode_body, normalize_label, sniff_bom, sniff_meta
 from warclake.tasks.evaluation.gold import in_split
+from warclake.tasks.extract.charset import decode_body, normalize_label, sniff_bom, sniff_meta
 
 LANG_SUFFIXES = ("bulgarian", "russian", "croatian", "czech", "hungarian", "polish", "slovak",
                  "slovene", "romanian", "arabic", "greek", "turkish", "hebrew")
@@ -200,8 +200,8 @@ def evaluate_warc(root: Path | str | None = None) -> dict:
     """Real archived responses (a Common Crawl excerpt and a ClueWeb09 Japanese archive from
     the resiliparse test data): our charset against the one the page or server declares,
     which decodes every payload there cleanly (checked by the data's README)."""
-    from warclake.tasks.extract.charset import header_charset, sniff_meta
     from warclake.tasks.archive.reader import iter_responses
+    from warclake.tasks.extract.charset import header_charset, sniff_meta
 
     root = Path(root) if root else default_root()
     rows = []

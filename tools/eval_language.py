@@ -50,9 +50,15 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from warclake.tasks.extract.charset import decode_body
 from tools.eval_charset import _TRUE_CODEC, chardet_files, default_root, true_encoding
-from warclake.tasks.extract.language import LANG_SCRIPT, LATIN, LanguageDetector, language_buffer, latin_buffer
+from warclake.tasks.extract.charset import decode_body
+from warclake.tasks.extract.language import (
+    LANG_SCRIPT,
+    LATIN,
+    LanguageDetector,
+    language_buffer,
+    latin_buffer,
+)
 
 _FOLDER_LANG = {
     "shift_jis": "ja", "euc-jp": "ja", "cp932": "ja", "iso-2022-jp": "ja",
@@ -250,10 +256,10 @@ def screen_against_lingua(archives: list[str]) -> dict:
     """The English screen against lingua alone on the Latin-script pages of archives, as
     extraction judges them (the paragraphs' leading text): distinct texts, how many the
     screen settles, and those lingua decides otherwise (no labels: lingua is the reference)."""
-    from warclake.tasks.extract.record import _leading_text
+    from warclake.tasks.archive.reader import iter_responses
     from warclake.tasks.extract.html_paragraphs import extract_paragraphs
     from warclake.tasks.extract.language import LATIN_LANGS, LinguaCall, english_words_share
-    from warclake.tasks.archive.reader import iter_responses
+    from warclake.tasks.extract.record import _leading_text
 
     plain = LanguageDetector(("all",), screen=False)
     texts = {}

@@ -56,11 +56,11 @@ import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.extract.archive import archive_status
-from warclake.tasks.extract.record import Context, process_record
-from warclake.tasks.archive.rewind_store import MEMORY_CAP
 from warclake.tasks.archive.reader import ArchiveReader
+from warclake.tasks.archive.rewind_store import MEMORY_CAP
+from warclake.tasks.extract.archive import archive_status
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.record import Context, process_record
 
 DEFAULT_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                             os.pardir, "shared", "data", "warc")

@@ -190,8 +190,8 @@ def main(argv=None) -> int:
         spec.loader.exec_module(module)
         sys.modules[name] = module
 
-    from warclake.tasks.extract import html_paragraphs as hp
     from warclake.tasks import native
+    from warclake.tasks.extract import html_paragraphs as hp
 
     if hp._COMPILED_WALK is None:
         print(f"no compiled walk to compare: {native.REASON}", file=sys.stderr)
@@ -211,9 +211,9 @@ def main(argv=None) -> int:
 
     pages: list[tuple[str, str | bytes]] = []
     if args.hostile:  # those the extractor parses at all (html_limits, as extract_record does)
+        from tools.hostile_pages import _pages
         from warclake.tasks.extract.config import ExtractConfig
         from warclake.tasks.extract.html_limits import too_complex
-        from tools.hostile_pages import _pages
 
         cfg = ExtractConfig()
         for name, html in _pages().items():

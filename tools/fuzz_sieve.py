@@ -140,9 +140,9 @@ def main(argv=None) -> int:
     if structure_module:
         load_module_file("warclake.tasks.native.sieve_structure", structure_module, register=True)
 
+    from tools.fuzz_native import _hostile_shapes, _page
     from warclake.tasks.extract.boilerplate import compiled, features, model
     from warclake.tasks.extract.html_paragraphs import extract_paragraphs
-    from tools.fuzz_native import _hostile_shapes, _page
 
     if features._COMPILED is None:
         print(f"no compiled features to compare: {compiled.REASON}", file=sys.stderr)

@@ -57,8 +57,8 @@ def _archive(path: str, html: bytes) -> None:
 def _measure(args: tuple[str, str, str]) -> tuple[str, float, float]:
     """In a fresh process: (outcome, CPU seconds of the extraction, peak RSS MB)."""
     path, langs, boilerplate = args
-    from warclake.tasks.extract.config import ExtractConfig
     from warclake.tasks.extract.archive import extract_archive
+    from warclake.tasks.extract.config import ExtractConfig
     from warclake.tasks.extract.language import LanguageDetector
 
     config = ExtractConfig.from_langs(langs, boilerplate=boilerplate)

@@ -10,8 +10,8 @@ def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
     """The gold main texts of the development pages as lake documents (one paragraph per
     line): text a person judged to be the page's content, so a rule dropping it is a
     false drop."""
-    from warclake.tasks.extract.boilerplate.text import guess_language
     from tools.neardup_set import gold_pages
+    from warclake.tasks.extract.boilerplate.text import guess_language
 
     docs = []
     for page in gold_pages(gold_root):

@@ -156,9 +156,9 @@ def source_page(page) -> SourcePage | None:
     """The page through warclake's extraction; None when it has too little main text or
     template to make changes of (3 main paragraphs, 400 main characters, 2 template
     paragraphs around them)."""
+    from warclake.tasks.evaluation.gold import decode_page
     from warclake.tasks.extract.boilerplate.text import guess_language
     from warclake.tasks.extract.html_paragraphs import extract_paragraphs
-    from warclake.tasks.evaluation.gold import decode_page
 
     try:
         paragraphs = extract_paragraphs(decode_page(page))

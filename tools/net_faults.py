@@ -27,10 +27,10 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 
-from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.extract.archive import extract_archive
-from warclake.tasks.archive.inputs import is_archive_name
 from tools.fault_server import FaultServer
+from warclake.tasks.archive.inputs import is_archive_name
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.extract.config import ExtractConfig
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "warc")

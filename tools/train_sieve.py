@@ -71,7 +71,6 @@ from pathlib import Path
 import numpy as np
 
 from warclake.tasks.evaluation.metrics import tokens
-
 from warclake.tasks.extract.boilerplate import features
 from warclake.tasks.extract.boilerplate.model import MODEL_FILE, Forest
 from warclake.tasks.extract.boilerplate.text import guess_language
@@ -354,8 +353,8 @@ def first_pages(pages: list, per_set: int) -> list:
 def gold_pages(spec: str, log=None, per_set: int = 0) -> list[tuple[str, list[str], np.ndarray | None]]:
     """(gold text, paragraph texts, feature matrix or None when the page has no paragraphs)
     of the tuning pages of ``spec``, in ``read_gold`` order."""
-    from warclake.tasks.extract.html_paragraphs import extract_paragraphs
     from warclake.tasks.evaluation.gold import decode_page, read_gold
+    from warclake.tasks.extract.html_paragraphs import extract_paragraphs
 
     out = []
     for page in first_pages(read_gold(spec, "tuning"), per_set):

@@ -9,10 +9,11 @@ from __future__ import annotations
 import glob
 import gzip
 import os
+
 import fsspec
 
-from warclake.tasks.archive.remote_stream import DEFAULT_RESUMES, DEFAULT_TIMEOUT, RemoteStream, http_request
 from warclake.tasks.archive.reader import TransientInputError
+from warclake.tasks.archive.remote_stream import DEFAULT_RESUMES, DEFAULT_TIMEOUT, RemoteStream, http_request
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz",
                     ".warc.wet.gz", ".warc.wat.gz")

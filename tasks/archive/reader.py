@@ -28,11 +28,21 @@ from isal import isal_zlib
 from warcio.bufferedreaders import BufferedReader
 from warcio.recordloader import ArcWarcRecordLoader
 
-from warclake.tasks.archive.lines import (QUIRK_LINE_ENDS, LineReader, has_warc_line, is_arc_line, is_blank,
-                                   is_record_line, is_warc_line, line_end, line_end_quirk, starts_record)
 from warclake.tasks.archive.block_digest import block_digest_ok
 from warclake.tasks.archive.content_encoding import payload_stream
 from warclake.tasks.archive.gzip_members import MemberReader, gzip_decompressor, has_member
+from warclake.tasks.archive.lines import (
+    QUIRK_LINE_ENDS,
+    LineReader,
+    has_warc_line,
+    is_arc_line,
+    is_blank,
+    is_record_line,
+    is_warc_line,
+    line_end,
+    line_end_quirk,
+    starts_record,
+)
 
 log = logging.getLogger(__name__)
 

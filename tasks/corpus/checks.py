@@ -9,15 +9,14 @@ are looked at once, in the flow.
 """
 from __future__ import annotations
 
+from warclake.tasks.corpus.settings import DecisionConfig
+from warclake.tasks.corpus.signals.summaries import finished_archives
+from warclake.tasks.corpus.storage.layout import CorpusLayout, read_schema
+from warclake.tasks.corpus.storage.run_lock import CorpusLock
 from warclake.tasks.extract.config import SCHEMA_VERSION
 from warclake.tasks.lake.dump_lock import DumpLock
 from warclake.tasks.lake.layout import Lake
 from warclake.tasks.lake.storage_errors import is_storage_client_error, unusable_lake
-
-from warclake.tasks.corpus.storage.layout import CorpusLayout, read_schema
-from warclake.tasks.corpus.storage.run_lock import CorpusLock
-from warclake.tasks.corpus.settings import DecisionConfig
-from warclake.tasks.corpus.signals.summaries import finished_archives
 
 REQUIRED_COLUMNS = {"text", "docId", "url", "lang", "date", "dump", "warc_file", "paragraph_labels"}
 

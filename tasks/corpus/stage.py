@@ -20,22 +20,32 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from warclake.tasks.runtime.retries import STEP as STEP_RETRY
-
+from warclake.tasks.corpus.settings import DEFAULT_MEMORY_LIMIT, DecisionConfig, SignatureConfig
 from warclake.tasks.corpus.signals.archive_step import sign_archive
-from warclake.tasks.corpus.steps.decide import (DOC_STEP, PARA_STEP, check_quality_overrides,
-                                         document_decisions, paragraph_decisions, run_id_of)
+from warclake.tasks.corpus.steps.decide import (
+    DOC_STEP,
+    PARA_STEP,
+    check_quality_overrides,
+    document_decisions,
+    paragraph_decisions,
+    run_id_of,
+)
+from warclake.tasks.corpus.steps.doc_pairs import SETTINGS as PARA_PAIRS_SETTINGS
+from warclake.tasks.corpus.steps.doc_pairs import STEP as PARA_PAIRS_STEP
+from warclake.tasks.corpus.steps.doc_pairs import para_pairs_step
+from warclake.tasks.corpus.steps.pairs import STEP as PAIRS_STEP
+from warclake.tasks.corpus.steps.pairs import pairs_partition
+from warclake.tasks.corpus.steps.para_groups import SETTINGS as GROUP_SETTINGS
+from warclake.tasks.corpus.steps.para_groups import STEP as GROUPS_STEP
+from warclake.tasks.corpus.steps.para_groups import groups_step
+from warclake.tasks.corpus.steps.para_stats import STEP as STATS_STEP
+from warclake.tasks.corpus.steps.para_stats import stats_partition
 from warclake.tasks.corpus.storage.dump_inputs import DumpInputs, dump_inputs, inputs_of
 from warclake.tasks.corpus.storage.engine import check_engine_options, connect, parquet_list
 from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
 from warclake.tasks.corpus.storage.manifest import ManifestWriter
-from warclake.tasks.corpus.steps.pairs import STEP as PAIRS_STEP, pairs_partition
-from warclake.tasks.corpus.steps.para_groups import SETTINGS as GROUP_SETTINGS, STEP as GROUPS_STEP, groups_step
-from warclake.tasks.corpus.steps.doc_pairs import (SETTINGS as PARA_PAIRS_SETTINGS, STEP as PARA_PAIRS_STEP,
-                                            para_pairs_step)
-from warclake.tasks.corpus.steps.para_stats import STEP as STATS_STEP, stats_partition
 from warclake.tasks.corpus.storage.run_lock import CorpusLock
-from warclake.tasks.corpus.settings import DEFAULT_MEMORY_LIMIT, DecisionConfig, SignatureConfig
+from warclake.tasks.runtime.retries import STEP as STEP_RETRY
 
 log = logging.getLogger(__name__)
 

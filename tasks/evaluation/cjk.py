@@ -18,11 +18,10 @@ from pathlib import Path
 
 import numpy as np
 
-from warclake.tasks.extract.boilerplate import clean_text, justext
-from warclake.tasks.extract.boilerplate.text import cjk_count, function_char_density, guess_language
-
 from warclake.tasks.evaluation.gold import decode_page, read_gold
 from warclake.tasks.evaluation.metrics import prf, token_counts
+from warclake.tasks.extract.boilerplate import clean_text, justext
+from warclake.tasks.extract.boilerplate.text import cjk_count, function_char_density, guess_language
 
 
 def measure(pages) -> tuple[list[dict], dict]:

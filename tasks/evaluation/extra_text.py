@@ -21,11 +21,10 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from warclake.tasks.extract.boilerplate import classify
-from warclake.tasks.extract.html_paragraphs import extract_paragraphs
-
 from warclake.tasks.evaluation.gold import decode_page, read_gold
 from warclake.tasks.evaluation.metrics import tokens
+from warclake.tasks.extract.boilerplate import classify
+from warclake.tasks.extract.html_paragraphs import extract_paragraphs
 
 _WORD = re.compile(r"[a-z]{3,}")
 # (kind, class/id word pattern) — first match on the paragraph's path wins.

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import json
 import html as htmlmod
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path

@@ -14,11 +14,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from warclake.tasks.extract.boilerplate import MODES, classify, clean_text
-from warclake.tasks.extract.boilerplate.text import guess_language
-
 from warclake.tasks.evaluation.gold import GoldPage, decode_page
 from warclake.tasks.evaluation.metrics import edit_similarity, prf, token_counts
+from warclake.tasks.extract.boilerplate import MODES, classify, clean_text
+from warclake.tasks.extract.boilerplate.text import guess_language
 
 Extractor = Callable[[str, str], str]
 

@@ -18,15 +18,15 @@ from typing import TYPE_CHECKING, Callable
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warclake.tasks.lake import schema
-from warclake.tasks.extract.config import EXTRACTOR_VERSION, SCHEMA_VERSION, ExtractConfig
-from warclake.tasks.runtime import fault_injection
-from warclake.tasks.extract.record import Context, Pending, Result, begin_record, finish_pending
 from warclake.tasks.archive.inputs import input_identity, open_input
-from warclake.tasks.lake.layout import Lake, archive_name, remove_quietly
-from warclake.tasks.extract.outcomes import ALL_OUTCOMES, Outcome
-from warclake.tasks.extract.timings import clock
 from warclake.tasks.archive.reader import ArchiveReader, TransientInputError
+from warclake.tasks.extract.config import EXTRACTOR_VERSION, SCHEMA_VERSION, ExtractConfig
+from warclake.tasks.extract.outcomes import ALL_OUTCOMES, Outcome
+from warclake.tasks.extract.record import Context, Pending, Result, begin_record, finish_pending
+from warclake.tasks.extract.timings import clock
+from warclake.tasks.lake import schema
+from warclake.tasks.lake.layout import Lake, archive_name, remove_quietly
+from warclake.tasks.runtime import fault_injection
 
 if TYPE_CHECKING:   # the supervisor imports this module: its workers run extract_archive
     from warclake.tasks.runtime.supervisor import RecordWatch

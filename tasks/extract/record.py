@@ -11,19 +11,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from warclake.tasks.archive.content_encoding import ContentEncodingError
+from warclake.tasks.archive.reader import RawRecord
 from warclake.tasks.extract.boilerplate import classify as classify_paragraphs
 from warclake.tasks.extract.charset import DecodeResult, decode_body
 from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.archive.content_encoding import ContentEncodingError
 from warclake.tasks.extract.dates import document_date
 from warclake.tasks.extract.doc_id import doc_id
+from warclake.tasks.extract.html_limits import too_complex
+from warclake.tasks.extract.html_paragraphs import TooManyParagraphs, extract_paragraphs
 from warclake.tasks.extract.language import LangResult, LanguageDetector, LinguaCall
 from warclake.tasks.extract.outcomes import Outcome
 from warclake.tasks.extract.paragraph import Paragraph, join_paragraphs
 from warclake.tasks.extract.timings import StageStats, clock
-from warclake.tasks.extract.html_limits import too_complex
-from warclake.tasks.extract.html_paragraphs import TooManyParagraphs, extract_paragraphs
-from warclake.tasks.archive.reader import RawRecord
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xhtml", "text/xhtml",
                         "application/vnd.wap.xhtml+xml"})

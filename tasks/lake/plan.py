@@ -12,8 +12,8 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from warclake.tasks.extract.config import EXTRACTOR_VERSION, ExtractConfig
 from warclake.tasks.archive.inputs import input_identity
+from warclake.tasks.extract.config import EXTRACTOR_VERSION, ExtractConfig
 from warclake.tasks.lake.layout import Lake, archive_name
 from warclake.tasks.runtime.retries import INPUTS, RetryPolicy
 

@@ -6,8 +6,14 @@ pages (markdown and the HTML template), write (a report folder: CSV, PNG and pag
 """
 from warclake.tasks.reporting.charts import write_chart
 from warclake.tasks.reporting.pages import artifact_summary, markdown_table, render_html, render_markdown
-from warclake.tasks.reporting.queries import (BY_NAME, REPORTS, Report, ReportResult, report_connection,
-                                       run_reports)
+from warclake.tasks.reporting.queries import (
+                                       BY_NAME,
+                                       REPORTS,
+                                       Report,
+                                       ReportResult,
+                                       report_connection,
+                                       run_reports,
+)
 from warclake.tasks.reporting.write import default_out_dir, write_report
 
 __all__ = [

@@ -7,7 +7,6 @@ import polars as pl
 
 from warclake.tasks.reporting.queries import Report
 
-
 MAX_CATEGORIES = 8   # the rest of a share chart is lumped into "other"
 FEW_MONTHS = 24      # up to this many months (or years) of one series: bars, not a line
 DPI = 100

@@ -14,7 +14,6 @@ from typing import Callable
 
 from warclake.tasks.lake.catalog import dump_folder, is_remote, lake_root
 from warclake.tasks.lake.owners import remove_dead_tmp, tmp_name
-
 from warclake.tasks.reporting.charts import write_chart
 from warclake.tasks.reporting.pages import render_html, render_markdown
 from warclake.tasks.reporting.queries import REPORTS, ReportResult, run_reports

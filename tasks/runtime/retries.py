@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from warclake.tasks.runtime.transient import is_transient
 from warclake.tasks.archive.reader import TransientInputError
+from warclake.tasks.runtime.transient import is_transient
 
 
 class WorkerDied(TransientInputError):

@@ -4,7 +4,7 @@ import errno
 
 import pytest
 
-from warclake.flows.dump_flow import is_transient
+from warclake.tasks.runtime.transient import is_transient
 from warclake.tasks.archive.reader import TransientInputError
 
 

@@ -15,12 +15,27 @@ import numpy as np
 import pyarrow as pa
 
 from warclake.tasks.corpus.signals.normalise import nfkc_lower
-from warclake.tasks.corpus.signals.quality import (CHAR_UNIT_LANGS, CHECK_DOCS, _CHROME_CACHE, _CLASS,
-                                            _lower_table, _metrics_from_counts, check_doc_references,
-                                            document_metrics, document_metrics_reference, is_chrome_path,
-                                            metrics_equal)
-from warclake.tasks.corpus.signals.signatures import (CHECK_TEXTS, COMPARED_MIN_CHARS, EMPTY_MINHASH, Signed,
-                                               sign_documents_reference, signed_equal)
+from warclake.tasks.corpus.signals.quality import (
+    _CHROME_CACHE,
+    _CLASS,
+    CHAR_UNIT_LANGS,
+    CHECK_DOCS,
+    _lower_table,
+    _metrics_from_counts,
+    check_doc_references,
+    document_metrics,
+    document_metrics_reference,
+    is_chrome_path,
+    metrics_equal,
+)
+from warclake.tasks.corpus.signals.signatures import (
+    CHECK_TEXTS,
+    COMPARED_MIN_CHARS,
+    EMPTY_MINHASH,
+    Signed,
+    sign_documents_reference,
+    signed_equal,
+)
 
 
 @dataclass

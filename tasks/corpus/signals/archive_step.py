@@ -20,17 +20,30 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from warclake.tasks.lake.layout import remove_quietly
-
-from warclake.tasks.corpus.signals.archive_pass import (Metrics, PathMemory, arrow_numbers, paragraph_positions,
-                                                 sign_table, take)
+from warclake.tasks.corpus.settings import SignatureConfig
+from warclake.tasks.corpus.signals.archive_pass import (
+    Metrics,
+    PathMemory,
+    arrow_numbers,
+    paragraph_positions,
+    sign_table,
+    take,
+)
 from warclake.tasks.corpus.signals.hosts import registered_domain, url_host
-from warclake.tasks.corpus.storage.layout import (ARCHIVE_STEP, ARCHIVE_TABLES, CorpusLayout, file_size, is_url,
-                                           local_tmp, publish_tmp, read_schema)
 from warclake.tasks.corpus.signals.normalise import hash64
 from warclake.tasks.corpus.signals.quality import document_metrics, is_chrome_path
-from warclake.tasks.corpus.settings import SignatureConfig
 from warclake.tasks.corpus.signals.signatures import band_keys, sign_documents
+from warclake.tasks.corpus.storage.layout import (
+    ARCHIVE_STEP,
+    ARCHIVE_TABLES,
+    CorpusLayout,
+    file_size,
+    is_url,
+    local_tmp,
+    publish_tmp,
+    read_schema,
+)
+from warclake.tasks.lake.layout import remove_quietly
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from itertools import repeat
 
 import numpy as np
 
-from warclake.tasks.extract.paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
 from warclake.tasks.corpus.signals import unicode_tables
 from warclake.tasks.corpus.signals.signatures import text_hashes
+from warclake.tasks.extract.paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
 
 # Languages written without spaces between words, and Korean, whose syllable blocks each
 # carry what several Latin letters do: measured in units, not words.

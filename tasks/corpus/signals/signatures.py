@@ -331,8 +331,8 @@ def _load_compiled():
     """The compiled module when it is built, enabled and equal to the reference on
     :data:`CHECK_TEXTS`; else None, with a one-line warning (none for WARCLAKE_NATIVE=0)."""
     global STATUS, REASON
-    from warclake.tasks.native import load_checked
     from warclake.tasks.corpus.signals.quality import is_chrome_path
+    from warclake.tasks.native import load_checked
 
     def check(native) -> None:
         from warclake.tasks.corpus.signals.normalise import normalised_document, simple_nfkc_lower_table

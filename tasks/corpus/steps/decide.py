@@ -10,11 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from warclake.tasks.lake.catalog import sql_literal
-
+from warclake.tasks.corpus.settings import DecisionConfig, fingerprint_of
 from warclake.tasks.corpus.steps.components import component_labels
 from warclake.tasks.corpus.storage.engine import parquet_list, part_expr, query_table
-from warclake.tasks.corpus.settings import DecisionConfig, fingerprint_of
+from warclake.tasks.lake.catalog import sql_literal
 
 DOC_STEP = "doc_decisions"
 PARA_STEP = "para_decisions"

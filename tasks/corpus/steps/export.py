@@ -13,9 +13,8 @@ import posixpath
 import duckdb
 import pyarrow as pa
 
-from warclake.tasks.lake.catalog import install_views
-
 from warclake.tasks.corpus.storage.layout import is_url, list_names, remove_file, write_bytes, write_table
+from warclake.tasks.lake.catalog import install_views
 
 COLUMNS = ["docId", "url", "lang", "dump", "date", "text"]
 FORMATS = ("parquet", "jsonl")

@@ -32,11 +32,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 
-from warclake.tasks.lake.catalog import sql_literal
-
 from warclake.tasks.corpus.steps.components import component_labels
 from warclake.tasks.corpus.storage.engine import parquet_list, query_table
 from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
+from warclake.tasks.lake.catalog import sql_literal
 
 STEP = "para_groups"
 MAX_BITS = 3

@@ -10,11 +10,10 @@ others.
 """
 from __future__ import annotations
 
-from warclake.tasks.lake.catalog import sql_literal
-
 from warclake.tasks.corpus.storage.dump_inputs import DumpInputs
 from warclake.tasks.corpus.storage.engine import parquet_list, part_expr, query_table
 from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
+from warclake.tasks.lake.catalog import sql_literal
 
 STEP = "para_stats"
 

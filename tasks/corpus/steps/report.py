@@ -7,11 +7,10 @@ import os
 
 import polars as pl
 
-from warclake.tasks.lake.catalog import is_remote
-from warclake.tasks.reporting.pages import markdown_table
-
 from warclake.tasks.corpus.steps.export import corpus_connection
 from warclake.tasks.corpus.storage.layout import write_bytes
+from warclake.tasks.lake.catalog import is_remote
+from warclake.tasks.reporting.pages import markdown_table
 
 SAMPLE_CHARS = 240
 

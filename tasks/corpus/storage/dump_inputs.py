@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from warclake.tasks.corpus.settings import fingerprint_of
 from warclake.tasks.corpus.storage.layout import CorpusLayout
 from warclake.tasks.corpus.storage.manifest import load_entries
-from warclake.tasks.corpus.settings import fingerprint_of
 
 
 @dataclass

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import duckdb
 
-from warclake.tasks.lake.catalog import sql_literal
-
 from warclake.tasks.corpus.settings import DEFAULT_MEMORY_LIMIT
 from warclake.tasks.corpus.storage.layout import CorpusLayout
+from warclake.tasks.lake.catalog import sql_literal
 
 
 def connect(layout: CorpusLayout, memory_limit: str = DEFAULT_MEMORY_LIMIT,

@@ -32,10 +32,9 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from warclake.tasks.corpus.storage.listed_fs import ListedFileSystem, forget
 from warclake.tasks.lake.layout import Lake, check_dump_name, is_url, read_bytes, remove_quietly, upload_dir
 from warclake.tasks.lake.owners import owner_gone, owner_tag, remove_dead_tmp, tmp_name
-
-from warclake.tasks.corpus.storage.listed_fs import ListedFileSystem, forget
 
 ROOT = "corpus"
 # The per-archive step's tables and step name (its state folder: state/<step>), which

@@ -19,9 +19,9 @@ import secrets
 import threading
 from dataclasses import dataclass, field
 
+from warclake.tasks.corpus.stage import GLOBAL_STATE_STEPS, DumpContext, StageOptions
 from warclake.tasks.corpus.storage.dump_inputs import DumpInputs
 from warclake.tasks.corpus.storage.layout import CorpusLayout
-from warclake.tasks.corpus.stage import GLOBAL_STATE_STEPS, DumpContext, StageOptions
 
 
 class RunContexts:

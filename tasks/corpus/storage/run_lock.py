@@ -10,10 +10,9 @@ from __future__ import annotations
 import logging
 import os
 
+from warclake.tasks.corpus.storage.layout import ROOT
 from warclake.tasks.lake.layout import Lake
 from warclake.tasks.lake.lease_lock import LeaseLock, who
-
-from warclake.tasks.corpus.storage.layout import ROOT
 
 log = logging.getLogger(__name__)
 

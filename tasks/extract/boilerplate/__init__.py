@@ -18,10 +18,9 @@ from __future__ import annotations
 
 from typing import Callable
 
-from warclake.tasks.extract.paragraph import Paragraph
-
 from warclake.tasks.extract.boilerplate import bte, density, justext
 from warclake.tasks.extract.boilerplate.text import guess_language
+from warclake.tasks.extract.paragraph import Paragraph
 
 GOOD, BAD = "good", "bad"
 
@@ -31,7 +30,9 @@ def _none(paragraphs: list[Paragraph], lang: str) -> list[str]:
 
 
 def _sieve(paragraphs: list[Paragraph], lang: str) -> list[str]:
-    from warclake.tasks.extract.boilerplate import model  # loads numpy and the shipped weights only when asked for
+    from warclake.tasks.extract.boilerplate import (
+        model,  # loads numpy and the shipped weights only when asked for
+    )
     return model.classify(paragraphs, lang)
 
 

@@ -14,9 +14,8 @@ the span are good.
 """
 from __future__ import annotations
 
-from warclake.tasks.extract.paragraph import Paragraph
-
 from warclake.tasks.extract.boilerplate.text import tag_count, word_units
+from warclake.tasks.extract.paragraph import Paragraph
 
 
 def best_span(paragraphs: list[Paragraph], units: list[int] | None = None) -> tuple[int, int] | None:

@@ -22,8 +22,8 @@ from __future__ import annotations
 import random
 import statistics
 
-from warclake.tasks.native import load_checked
 from warclake.tasks.extract.paragraph import Paragraph
+from warclake.tasks.native import load_checked
 
 STATUS = "python"
 REASON = "not loaded"

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import statistics
 
-from warclake.tasks.extract.paragraph import Paragraph
-
 from warclake.tasks.extract.boilerplate.text import tag_count
+from warclake.tasks.extract.paragraph import Paragraph
 
 MIN_CHARS_IN_TEXT = 60
 MARKUP_CHARS_PER_TAG = 30

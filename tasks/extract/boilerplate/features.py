@@ -18,11 +18,10 @@ from itertools import chain
 
 import numpy as np
 
-from warclake.tasks.extract.paragraph import Paragraph
-
 from warclake.tasks.extract.boilerplate import bte, density, justext, structure
 from warclake.tasks.extract.boilerplate.text import link_chars, stopword_density, tag_count
 from warclake.tasks.extract.boilerplate.text_columns import text_columns
+from warclake.tasks.extract.paragraph import Paragraph
 
 # Semantic groups of class/id sub-words, from common web-template vocabulary.
 PATH_GROUPS: dict[str, tuple[str, ...]] = {

@@ -42,9 +42,8 @@ from functools import lru_cache
 
 import numpy as np
 
-from warclake.tasks.extract.paragraph import Paragraph
-
 from warclake.tasks.extract.boilerplate.text import CJK_LANGS, link_chars, stoplist, stopword_density
+from warclake.tasks.extract.paragraph import Paragraph
 
 MAX_LINK_DENSITY = 0.2
 LENGTH_LOW = 70

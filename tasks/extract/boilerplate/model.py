@@ -13,10 +13,9 @@ from importlib import resources
 
 import numpy as np
 
-from warclake.tasks.extract.paragraph import Paragraph
-
 from warclake.tasks.extract.boilerplate import compiled, features
 from warclake.tasks.extract.boilerplate.forest import Forest  # noqa: F401 - model.Forest, as the training script names it
+from warclake.tasks.extract.paragraph import Paragraph
 
 MODEL_FILE = "sieve.json"
 

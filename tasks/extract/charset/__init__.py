@@ -9,8 +9,13 @@ window decoding).
 from warclake.tasks.extract.charset.cascade import SOURCES, DecodeResult, decode_body, decode_strict_window
 from warclake.tasks.extract.charset.detect import ascii_compatible_plausible, detect_charset, latin_plausible
 from warclake.tasks.extract.charset.labels import normalize_label, report_labels
-from warclake.tasks.extract.charset.prescan import (charset_from_content, header_charset, sniff_bom, sniff_meta,
-                                             sniff_xml_declaration)
+from warclake.tasks.extract.charset.prescan import (
+                                             charset_from_content,
+                                             header_charset,
+                                             sniff_bom,
+                                             sniff_meta,
+                                             sniff_xml_declaration,
+)
 
 __all__ = [
     "SOURCES", "DecodeResult", "ascii_compatible_plausible", "charset_from_content",

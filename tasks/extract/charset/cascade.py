@@ -39,15 +39,26 @@ from __future__ import annotations
 import codecs
 from dataclasses import dataclass, field
 
-from warclake.tasks.extract.charset.detect import (ascii_compatible_plausible, damaged_utf8, detect_charset,
-                                            latin_plausible, utf8_window_valid)
+from warclake.tasks.extract.charset.cjk import CANDIDATES as _CJK_CANDIDATES
+from warclake.tasks.extract.charset.cjk import score_text as _cjk_score
+from warclake.tasks.extract.charset.detect import (
+    ascii_compatible_plausible,
+    damaged_utf8,
+    detect_charset,
+    latin_plausible,
+    utf8_window_valid,
+)
 from warclake.tasks.extract.charset.eucjp import ERROR_HANDLERS
-from warclake.tasks.extract.charset.cjk import CANDIDATES as _CJK_CANDIDATES, score_text as _cjk_score
-from warclake.tasks.extract.charset.latin import (CANDIDATES as _LATIN_CANDIDATES, rank_latin, sample,
-                                           score_and_best_possible)
-from warclake.tasks.extract.charset.latin import decode as decode_latin
 from warclake.tasks.extract.charset.labels import CODEC
-from warclake.tasks.extract.charset.prescan import header_charset, sniff_bom, sniff_meta, sniff_xml_declaration
+from warclake.tasks.extract.charset.latin import CANDIDATES as _LATIN_CANDIDATES
+from warclake.tasks.extract.charset.latin import decode as decode_latin
+from warclake.tasks.extract.charset.latin import rank_latin, sample, score_and_best_possible
+from warclake.tasks.extract.charset.prescan import (
+    header_charset,
+    sniff_bom,
+    sniff_meta,
+    sniff_xml_declaration,
+)
 
 SOURCES = ("bom", "meta", "header", "detector", "fallback")
 

@@ -39,8 +39,9 @@ _WRONG_LETTER, _SYMBOL_IN_WORD = 1.0, 2.0
 
 def decode(window: bytes, name: str) -> str:
     if name == "windows-1252":
-        from warclake.tasks.extract.charset.cascade import _CP1252_TABLE
         import codecs
+
+        from warclake.tasks.extract.charset.cascade import _CP1252_TABLE
         return codecs.charmap_decode(window, "replace", _CP1252_TABLE)[0]
     return window.decode(_PY[name], "replace")
 

@@ -7,7 +7,6 @@ import re
 
 from warclake.tasks.extract.charset.labels import normalize_label
 
-
 # --- BOM ----------------------------------------------------------------------------------
 _BOMS = (  # UTF-32LE before UTF-16LE: its BOM starts with the UTF-16LE one
     (codecs.BOM_UTF8, "utf-8"),
