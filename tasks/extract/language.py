@@ -231,7 +231,7 @@ class LinguaCall(NamedTuple):
     chars: int
 
 
-# Evidence rules, measured with tools.eval_language (results in its docstring):
+# Evidence rules, measured with tools.measure.language (results in its docstring):
 KANA_SHARE = 0.05      # kana / (kana + Han) for Japanese: Japanese pages >= 0.27, Chinese 0.0
 MIN_SCRIPT_CHARS = 4   # fewer characters of a script say nothing ("ログイン" is a Japanese page)
 FEW_SCRIPT_CHARS = 200  # below this, the script must outweigh the page's Latin text
@@ -253,7 +253,7 @@ _NOT_LATIN_LETTERS = re.compile(r"[^A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024
 # The words are chosen, not trained: ENGLISH_WORDS leaves out English words that are also
 # frequent in other languages ("in", "is", "was", "to", "of", "for", "on", "at", "die"...),
 # FOREIGN_WORDS leaves out foreign words that English pages use ("com", "do", "la", "van",
-# "per", "non", "ve" of "I've"...). Measured with tools.eval_language and
+# "per", "non", "ve" of "I've"...). Measured with tools.measure.language and
 # on the Latin pages of the development dump (see screen_english's figures there).
 ENGLISH_WORDS = frozenset("""
 the and that with this from have which they you are be not but or were been has had would
@@ -352,7 +352,7 @@ class LanguageDetector:
     @property
     def wants_paragraphs(self) -> bool:
         """Latin-script targets are judged better on the extractor's paragraph text than on
-        regex-stripped markup (tools.eval_language: 0.995 against 0.990 with 'all')."""
+        regex-stripped markup (tools.measure.language: 0.995 against 0.990 with 'all')."""
         return self._has_latin
 
     def lingua_sets(self) -> list[tuple[tuple[str, ...], bool]]:

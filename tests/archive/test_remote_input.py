@@ -9,7 +9,7 @@ from warclake.flows.dump_flow import is_transient
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.archive import extract_archive
 from warclake.tasks.lake.layout import Lake
-from tools.fault_server import FaultServer
+from tools.faults.server import FaultServer
 from warclake.tasks.sample_dump import make_dump
 from warclake.tasks.archive.reader import TransientInputError
 

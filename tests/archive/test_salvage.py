@@ -311,7 +311,7 @@ def test_a_cut_at_every_member_boundary_plus_or_minus_one_is_salvaged(cc_gz):
 
 
 def test_fuzzer_slice_finds_nothing():
-    from tools.fuzz_archives import COUNTS, run
+    from tools.fuzz.archives import COUNTS, run
 
     out = io.StringIO()
     totals = run(300, seed=7, timeout=20, root=shared_data("warc"), out=out)
@@ -323,7 +323,7 @@ def test_fuzzer_slice_finds_nothing():
 def test_fuzzer_cases_that_once_failed_find_nothing(case):
     """18485: an overrun of 21 MiB ending before a later record's blank lines lost 90
     records; 14531: a flip in a plain header counted as damage reported complete."""
-    from tools.fuzz_archives import COUNTS, run
+    from tools.fuzz.archives import COUNTS, run
 
     out = io.StringIO()
     totals = run(0, seed=2026, timeout=60, root=shared_data("warc"), only=case, out=out)

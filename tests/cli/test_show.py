@@ -9,7 +9,7 @@ from support.http_server import LocalHTTPServer
 from warclake.cli.main import main
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.archive import extract_archive
-from tools.fault_server import FaultServer
+from tools.faults.server import FaultServer
 from warclake.tasks.sample_dump import make_dump
 
 

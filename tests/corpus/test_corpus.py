@@ -172,7 +172,7 @@ def test_export_writes_sharded_parquet_and_jsonl(lake, tmp_path):
 
 
 def test_near_duplicate_clusters_entry_point(lake):
-    from tools.corpus_dedup import near_duplicate_clusters
+    from tools.measure.corpus_dedup import near_duplicate_clusters
 
     path, exp = lake
     t = pa.concat_tables([pq.read_table(f) for f in sorted(glob.glob(os.path.join(path, "documents", "*", "*.parquet")))])

@@ -13,7 +13,7 @@ from warclake.tasks import native
 from warclake.tasks.corpus.signals import signatures as sg
 from warclake.tasks.corpus.signals.quality import is_chrome_path
 from warclake.tasks.extract.paragraph import join_paragraphs
-from tools import fuzz_signatures
+from tools.fuzz import signatures as fuzz_signatures
 
 compiled_only = pytest.mark.skipif(
     os.environ.get(native.ENV) == "0", reason="WARCLAKE_NATIVE=0: the compiled signatures are off")

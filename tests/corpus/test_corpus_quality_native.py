@@ -12,7 +12,7 @@ from conftest import REPO, shared_data
 from warclake.tasks import native
 from warclake.tasks.corpus.signals import quality as q
 from warclake.tasks.extract.paragraph import join_paragraphs
-from tools import fuzz_quality
+from tools.fuzz import quality as fuzz_quality
 
 compiled_only = pytest.mark.skipif(
     os.environ.get(native.ENV) == "0", reason="WARCLAKE_NATIVE=0: the compiled metrics are off")

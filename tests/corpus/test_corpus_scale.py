@@ -21,7 +21,7 @@ def test_generated_outputs_are_the_per_archive_steps_values(tmp_path, exact):
     from warclake.tasks.corpus.signals.archive_step import sign_archive
     from warclake.tasks.corpus.settings import SignatureConfig
     from warclake.tasks.lake.layout import Lake
-    from tools.corpus_scale import T0, Generator, Pool
+    from tools.measure.corpus_scale import T0, Generator, Pool
 
     sig = SignatureConfig()
     rng = random.Random(3)

@@ -23,7 +23,7 @@ from warclake.tasks.corpus.signals import archive_pass as ap
 from warclake.tasks.corpus.signals import archive_step
 from warclake.tasks.corpus.settings import SignatureConfig
 from warclake.tasks.extract.paragraph import join_paragraphs
-from tools import fuzz_step
+from tools.fuzz import step as fuzz_step
 
 compiled_only = pytest.mark.skipif(
     os.environ.get(native.ENV) == "0", reason="WARCLAKE_NATIVE=0: the compiled pass is off")

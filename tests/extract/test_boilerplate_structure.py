@@ -177,7 +177,7 @@ def test_fuzz_sieve_runs_the_structure_columns_from_a_given_module_file(tmp_path
     built = pytest.importorskip("warclake.tasks.native.sieve_structure")
     copy = tmp_path / "sieve_structure.so"
     shutil.copy(built.__file__, copy)
-    run = subprocess.run([sys.executable, "-m", "tools.fuzz_sieve",
+    run = subprocess.run([sys.executable, "-m", "tools.fuzz.sieve",
                           "--structure-module", str(copy), "--cases", "40", "--seed", "5"],
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr

@@ -8,7 +8,7 @@ from conftest import shared_data
 
 from warclake.tasks.extract.charset import (decode_body, header_charset, normalize_label, sniff_meta,
                                      sniff_xml_declaration)
-from tools.eval_charset import evaluate_chardet, evaluate_html5lib, evaluate_warc
+from tools.measure.charset import evaluate_chardet, evaluate_html5lib, evaluate_warc
 
 JA = "吾輩は猫である。名前はまだ無い。どこで生れたかとんと見当がつかぬ。"
 RU = ("Вчера вечером в городе прошёл сильный дождь, и многие улицы оказались под водой. "
@@ -284,14 +284,14 @@ def test_a_wrong_western_header_gives_way_to_the_page_s_letters():
 
 @pytest.mark.shared_data("encodings", "chardet")
 def test_generated_set_is_deterministic_and_split_by_source():
-    from warclake.tasks.evaluation.charset_pages import cases
+    from tools.measure.charset_pages import cases
 
     root = Path(shared_data())
     held = [c for c in cases(root, "heldout", ("none",))]
     assert held and [c.id for c in held] == [c.id for c in cases(root, "heldout", ("none",))]
     tuning_sources = {c.source for c in cases(root, "tuning", ("none",))}
     assert not tuning_sources & {c.source for c in held}
-    from warclake.tasks.evaluation.charset_pages import TARGETS
+    from tools.measure.charset_pages import TARGETS
     assert all(c.body.decode(TARGETS[c.charset][0]) == c.text for c in held)
 
 
@@ -299,7 +299,7 @@ def test_generated_set_is_deterministic_and_split_by_source():
 def test_no_generated_page_is_left_undecoded():
     """A browser decodes every page; charset-normalizer alone gives up on some Japanese and
     Korean ones, which the strictly valid CJK encodings then decode."""
-    from warclake.tasks.evaluation.charset_pages import cases
+    from tools.measure.charset_pages import cases
 
     for case in cases(Path(shared_data()), "all", ("none",)):
         if case.family.startswith("cjk"):

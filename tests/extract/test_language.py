@@ -6,7 +6,7 @@ import pytest
 from conftest import shared_data
 
 from warclake.tasks.extract.config import ExtractConfig
-from tools.eval_language import load_pages, run
+from tools.measure.language import load_pages, run
 from warclake.tasks.extract.language import (CYRILLIC, HAN, HANGUL, KANA, LATIN, LanguageDetector,
                                       built_detectors, detect_language, language_buffer, latin_buffer,
                                       script_counts)
@@ -418,7 +418,7 @@ def test_a_minimum_score_above_the_screens_goes_to_lingua_and_the_switch_turns_i
 
 @needs_data
 def test_the_screen_keeps_the_accuracy_of_lingua_alone(real_pages):
-    from tools.eval_language import sentences
+    from tools.measure.language import sentences
 
     items = real_pages + sentences(real_pages)
     on = run(items, ("all",), paragraphs=True)
@@ -429,7 +429,7 @@ def test_the_screen_keeps_the_accuracy_of_lingua_alone(real_pages):
 
 
 def test_the_screen_against_lingua_on_a_generated_archive(tmp_path):
-    from tools.eval_language import screen_against_lingua
+    from tools.measure.language import screen_against_lingua
     from warclake.tasks.sample_dump import make_dump
 
     paths = make_dump(str(tmp_path / "dump"), files=1, pages_per_file=60, truncate_last=False)

@@ -24,7 +24,7 @@ from warclake.tasks import native
 from warclake.tasks.extract.boilerplate import features, model
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.archive import extract_archive
-from tools import fuzz_native
+from tools.fuzz import paragraph_walk as fuzz_native
 from tools.make_dump import make_dump
 from warclake.tasks.sample_dump import make_dump as make_sample_dump
 

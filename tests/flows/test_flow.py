@@ -127,7 +127,7 @@ def test_remote_inputs_from_paths_listing_and_transient_errors_are_retried(dump,
 
 
 def test_a_dropped_connection_without_range_support_is_retried_by_the_flow_not_salvaged(dump, tmp_path):
-    from tools.fault_server import FaultServer
+    from tools.faults.server import FaultServer
 
     names = sorted(p for p in os.listdir(dump) if p.endswith(".warc.gz"))
     with FaultServer(str(dump), fault="drop", ranges=False, times=2, max_seconds=300) as srv:

@@ -8,8 +8,9 @@ import pytest
 
 from conftest import shared_data
 from warclake.tasks.extract.paragraph import split_document
-from tools import eval_dedup, neardup_set
-from tools.eval_dedup import pairwise_scores
+from tools.measure import dedup as eval_dedup
+from tools.measure import neardup_set
+from tools.measure.dedup import pairwise_scores
 from warclake.tasks.evaluation.gold import read_cleaneval
 
 DEV = Path(shared_data("gold", "cleaneval", "cleaneval-dev"))

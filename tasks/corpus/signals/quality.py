@@ -573,7 +573,7 @@ QUALITY_RULES: tuple[QualityRule, ...] = (
     # top and bottom, "read more" links), and at Gopher's figures these rules fired on 5-11 %
     # of the development gold pages (pages chosen for their main content). Their thresholds
     # are therefore the 98th percentile of those pages, as measured by
-    # `python -m tools.measure_quality`; Gopher's own figure is named in each.
+    # `python -m tools.measure.quality_rules`; Gopher's own figure is named in each.
     _r("gopher_dup_lines", "dup_line_share", ">", 0.45,
        "Over 45 % of lines repeat an earlier line of the page (Gopher: 30 %)."),
     _r("gopher_dup_paragraphs", "dup_para_share", ">", 0.45,

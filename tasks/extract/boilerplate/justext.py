@@ -32,7 +32,7 @@ inflection kana, in Chinese roughly every sixth a function character — and the
 not fitted, on the Readability CJK test pages (hukumusume, yahoo-4, qq, gmw, pixnet):
 main-text paragraphs have median densities 0.17–0.31, other paragraphs 0.04–0.20, and
 jusText with this design scores token F1 0.80 there against 0.42 without it
-(``python -m warclake.tasks.evaluation.cjk``; smoke level, numbers in reports/boilerplate_eval.md).
+(``python -m tools.measure.justext_cjk``; smoke level, numbers in reports/boilerplate_eval.md).
 """
 from __future__ import annotations
 

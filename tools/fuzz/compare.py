@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 
 def parse_options(prog: str, doc: str, argv: list[str] | None, default_cases: int) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog=f"python -m tools.{prog}", description=doc.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python -m tools.fuzz.{prog}", description=doc.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=default_cases)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--start", type=int, default=0, help="first case number")

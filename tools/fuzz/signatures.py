@@ -1,6 +1,6 @@
 """Generated lake documents through the compiled and the numpy corpus signatures.
 
-    python -m tools.fuzz_signatures --cases N [--seed S] [--start I] [--module FILE]
+    python -m tools.fuzz.signatures --cases N [--seed S] [--start I] [--module FILE]
 
 Case ``i`` of seed ``S`` is always the same batch (``--start I --cases 1`` replays it): one to
 six lake texts (or empty, or None) of paragraphs with and without CSS paths, made of ASCII,
@@ -22,14 +22,14 @@ AddressSanitizer (any memory error aborts with its report)::
         -I"$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \\
         /tmp/asan/corpus_signatures.c -o /tmp/asan/corpus_signatures.so
     ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \\
-        python -m tools.fuzz_signatures --module /tmp/asan/corpus_signatures.so --cases 20000
+        python -m tools.fuzz.signatures --module /tmp/asan/corpus_signatures.so --cases 20000
 """
 from __future__ import annotations
 
 import random
 import sys
 
-from tools.fuzz_compare import compare_cases, load_module_file, parse_options
+from tools.fuzz.compare import compare_cases, load_module_file, parse_options
 
 PIECES = ["word", "Two Words", "ΟΔΟΣ", "ΑΣ", "σ", "Σ", "ς", "Привет", "日本語の文章", "中文段落", "한국어",
           "\U0002000b", "\U0001F600", "\U0010fffd", "e\u0301", "\u0301", "\u1e9b\u0323", "ﬁ", "Ａ",
@@ -85,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     from warclake.tasks.corpus.signals import signatures as sg
     from warclake.tasks.corpus.signals.quality import is_chrome_path
 
-    opts = parse_options("fuzz_signatures", __doc__, argv, 10_000)
+    opts = parse_options("signatures", __doc__, argv, 10_000)
     native = _load(opts.module) if opts.module else sg.compiled_module()
     if native is None:
         print(f"fuzz_signatures: no compiled signatures ({sg.REASON})", file=sys.stderr)

@@ -29,7 +29,7 @@ source page, and the role of each paragraph: ``template`` (the header and footer
 page whose URL it has), ``main``, ``interior`` (other paragraphs among the main ones:
 captions, share buttons, related links), ``inserted`` (by the ads_dates change).
 
-    python -m tools.neardup_set --out DIR [--seed S] [--gold DIR]
+    python -m tools.measure.neardup_set --out DIR [--seed S] [--gold DIR]
 """
 from __future__ import annotations
 
@@ -47,14 +47,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from tools import SHARED_DATA
 from warclake.tasks.extract.paragraph import LINK_END, LINK_START, Paragraph, join_paragraphs
 
 KINDS = ("template", "ads_dates", "small_edits", "truncation", "reordered")
 NEGATIVE_KINDS = ("same_site", "unrelated")
 SPLITS = ("tuning", "heldout")
 # $WARCLAKE_DATA/gold, or ../shared/data/gold beside a checkout
-DEFAULT_GOLD = str(Path(os.environ.get("WARCLAKE_DATA")
-                        or Path(__file__).resolve().parents[2] / "shared" / "data") / "gold")
+DEFAULT_GOLD = str(Path(os.environ.get("WARCLAKE_DATA") or SHARED_DATA) / "gold")
 
 TRUTH = pa.schema([("docId", pa.string()), ("cluster", pa.string()), ("kind", pa.string()),
                    ("source", pa.string()),        # the page whose template (and URL) it has
@@ -416,7 +416,7 @@ def set_exists(out: str, seed: int) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tools.neardup_set",
+    ap = argparse.ArgumentParser(prog="python -m tools.measure.neardup_set",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder for the set (a small lake plus truth/)")
     ap.add_argument("--seed", type=int, default=1)

@@ -1,7 +1,7 @@
 """Smoke measurement of jusText's CJK adaptation (character lengths + function-character
 density) on Japanese / Chinese pages with reference text.
 
-    python -m warclake.tasks.evaluation.cjk --gold readability:../shared/data/gold/mozilla_readability_testpages \\
+    python -m tools.measure.justext_cjk --gold readability:../shared/data/gold/mozilla_readability_testpages \\
         --only hukumusume,yahoo-4,qq,gmw,pixnet [--markdown FILE]
 
 For each page: paragraphs are labelled by aligning them with the reference text (as for
@@ -82,7 +82,7 @@ def markdown(rows, overall) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m warclake.tasks.evaluation.cjk", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m tools.measure.justext_cjk", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gold", required=True, metavar="FORMAT:PATH")
     ap.add_argument("--only", help="comma-separated page ids")

@@ -1,6 +1,6 @@
 """Fuzz the archive reader with damaged copies of real archives.
 
-    python -m tools.fuzz_archives --cases N --seed S [--timeout T] [--jobs J]
+    python -m tools.fuzz.archives --cases N --seed S [--timeout T] [--jobs J]
 
 Each case takes one real archive that reads cleanly (plain or per-record gzip WARC, WET,
 WAT, gzip ARC), damages it in one record (byte flips, insertions, deletions, a flipped
@@ -56,14 +56,14 @@ import zlib
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from tools import SHARED_DATA
 from warclake.tasks.archive.reader import ArchiveReader
 from warclake.tasks.archive.rewind_store import MEMORY_CAP
 from warclake.tasks.extract.archive import archive_status
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.record import Context, process_record
 
-DEFAULT_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                            os.pardir, "shared", "data", "warc")
+DEFAULT_DATA = os.path.join(SHARED_DATA, "warc")
 SUFFIXES = (".warc", ".warc.gz", ".arc.gz", ".wet.gz", ".wat.gz")
 QUIRKS = ("cr_cr_lf", "lf", "digest", "reserved_flags", "encoding")
 KINDS = ("flip", "insert", "delete", "crc", "overrun", "long_overrun", "bad_length", "cut", "first", "garbage",

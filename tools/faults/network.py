@@ -1,7 +1,7 @@
 """Remote inputs against a server that breaks on purpose: does every archive still come out
 as from an undamaged transfer?
 
-    python -m tools.net_faults [ARCHIVE_OR_FOLDER ...] [--timeout S] [--attempts N]
+    python -m tools.faults.network [ARCHIVE_OR_FOLDER ...] [--timeout S] [--attempts N]
 
 Each archive is first extracted from its local file (the reference). Then, for each fault
 of :mod:`fault_server` (a reset, a body shorter than its Content-Length, a well-formed
@@ -27,13 +27,13 @@ from collections import Counter
 
 import pyarrow.parquet as pq
 
-from tools.fault_server import FaultServer
+from tools import SHARED_DATA
+from tools.faults.server import FaultServer
 from warclake.tasks.archive.inputs import is_archive_name
 from warclake.tasks.extract.archive import extract_archive
 from warclake.tasks.extract.config import ExtractConfig
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_DATA = os.path.join(HERE, "..", "..", "shared", "data", "warc")
+DEFAULT_DATA = os.path.join(SHARED_DATA, "warc")
 
 # (label, fault, ranges, what a correct client ends with)
 CASES = [

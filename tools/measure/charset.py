@@ -9,12 +9,12 @@
 - html5lib encoding tests: each case's ``#encoding`` against our BOM + meta prescan, with the
   HTML standard's default (windows-1252) when nothing is declared.
 
-- generated pages (evaluation/charset_pages.py): the chardet texts re-encoded into 23 web code
+- generated pages (tools/measure/charset_pages.py): the chardet texts re-encoded into 23 web code
   pages, without declaration, with a correct meta and under a wrong header; ``--split`` reports
   exact text per encoding family on the tuning or held-back part (split by source file), with
   the chardet corpus's same part.
 
-Usage: python -m tools.eval_charset [DATA_ROOT] [--split heldout|tuning|all] [--bench] [--json]
+Usage: python -m tools.measure.charset [DATA_ROOT] [--split heldout|tuning|all] [--bench] [--json]
 DATA_ROOT defaults to $WARCLAKE_DATA or ../shared/data next to the checkout.
 
 Measured: chardet corpus 0.993 with the cascade (no header), 0.979 with the detector alone,
@@ -34,6 +34,7 @@ import unicodedata
 from collections import defaultdict
 from pathlib import Path
 
+from tools import SHARED_DATA
 from warclake.tasks.evaluation.gold import in_split
 from warclake.tasks.extract.charset import decode_body, normalize_label, sniff_bom, sniff_meta
 
@@ -51,7 +52,7 @@ def default_root() -> Path:
     env = os.environ.get("WARCLAKE_DATA")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[2] / "shared" / "data"  # beside a checkout
+    return Path(SHARED_DATA)  # beside a checkout
 
 
 def true_encoding(folder: str) -> str:
@@ -136,9 +137,9 @@ def evaluate_chardet(root: Path | str | None = None, *, trust_declarations: bool
 
 def evaluate_generated(root: Path | str | None = None, split: str = "heldout",
                        variants: tuple[str, ...] | None = None) -> dict:
-    """Exact decoded text on the generated set (evaluation/charset_pages.py), per encoding
+    """Exact decoded text on the generated set (tools/measure/charset_pages.py), per encoding
     family and per variant (no declaration, correct meta, wrong header)."""
-    from warclake.tasks.evaluation.charset_pages import VARIANTS, cases
+    from tools.measure.charset_pages import VARIANTS, cases
 
     root = Path(root) if root else default_root()
     per = defaultdict(lambda: {"n": 0, "exact": 0, "failed": 0})

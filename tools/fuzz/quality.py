@@ -1,6 +1,6 @@
 """Generated lake documents through the compiled and the Python quality metrics.
 
-    python -m tools.fuzz_quality --cases N [--seed S] [--start I] [--module FILE]
+    python -m tools.fuzz.quality --cases N [--seed S] [--start I] [--module FILE]
 
 Case ``i`` of seed ``S`` is always the same document (``--start I --cases 1`` replays it):
 paragraphs with and without CSS paths (chrome paths among them), made of words, stop words,
@@ -24,14 +24,14 @@ AddressSanitizer (any memory error aborts with its report)::
         -I"$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \\
         /tmp/asan/corpus_quality.c -o /tmp/asan/corpus_quality.so
     ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \\
-        python -m tools.fuzz_quality --module /tmp/asan/corpus_quality.so --cases 5000
+        python -m tools.fuzz.quality --module /tmp/asan/corpus_quality.so --cases 5000
 """
 from __future__ import annotations
 
 import random
 import sys
 
-from tools.fuzz_compare import compare_cases, load_module_file, parse_options
+from tools.fuzz.compare import compare_cases, load_module_file, parse_options
 
 WORDS = ["the", "be", "to", "of", "and", "that", "have", "with", "The", "THE", "word", "river",
          "Internationalisation", "a", "I", "x" * 40, "42", "3.14", "#tag", "{", "}", "{x}",
@@ -115,7 +115,7 @@ def _load(path: str):
 def main(argv: list[str] | None = None) -> int:
     from warclake.tasks.corpus.signals import quality as q
 
-    opts = parse_options("fuzz_quality", __doc__, argv, 10_000)
+    opts = parse_options("quality", __doc__, argv, 10_000)
     native = _load(opts.module) if opts.module else q.compiled_module()
     if native is None:
         print(f"fuzz_quality: no compiled quality metrics ({q.REASON})", file=sys.stderr)

@@ -3,7 +3,7 @@ corpus stage (signatures, LSH pairs, verification, pairs confirmed on distinctiv
 paragraphs, components, survivor rule).
 
 ``near_duplicate_clusters`` is the stable entry point evaluations call
-(``python -m tools.eval_dedup``).
+(``python -m tools.measure.dedup``).
 """
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ every page is kept), on pages, on single sentences and on both,
 the Latin buffer against paragraph-like text, and the original Uzushio rule (buffer of more
 than 256 characters) for comparison; with milliseconds per page.
 
-Usage: python -m tools.eval_language [DATA_ROOT] [--english N] [--memory] [--high-accuracy] [--no-screen] [--json]
+Usage: python -m tools.measure.language [DATA_ROOT] [--english N] [--memory] [--high-accuracy] [--no-screen] [--json]
 
 Measured with ``--memory`` (767 pages: en 360, ru 106, ja 91, zh 49, ko 36, bg 29, he 23,
 hu 22, el 13, 38 more in 12 languages; CPU time per page on a shared 2-core machine):
@@ -50,7 +50,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.eval_charset import _TRUE_CODEC, chardet_files, default_root, true_encoding
+from tools.measure.charset import _TRUE_CODEC, chardet_files, default_root, true_encoding
 from warclake.tasks.extract.charset import decode_body
 from warclake.tasks.extract.language import (
     LANG_SCRIPT,

@@ -1,6 +1,6 @@
 """Generated and mutated pages through the compiled and the Python sieve features.
 
-    python -m tools.fuzz_sieve --cases N [--seed S] [--start I]
+    python -m tools.fuzz.sieve --cases N [--seed S] [--start I]
 
 Case ``i`` of seed ``S`` is always the same page (``--start I --cases 1`` replays it). Half
 the cases are HTML pages of ``fuzz_native`` (random and misnested markup, huge attributes
@@ -26,7 +26,7 @@ Cython from naming the module after this checkout::
         -I"$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \\
         /tmp/asan/sieve_features.c -o /tmp/asan/sieve_features.so
     ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \\
-        python -m tools.fuzz_sieve --module /tmp/asan/sieve_features.so --cases 5000
+        python -m tools.fuzz.sieve --module /tmp/asan/sieve_features.so --cases 5000
 
 ``--structure-module FILE`` does the same for the compiled structure columns
 (``sieve_structure``, built the same way from its own ``.pyx``); give both to run the whole
@@ -38,7 +38,7 @@ import random
 import sys
 import time
 
-from tools.fuzz_compare import load_module_file, parse_options
+from tools.fuzz.compare import load_module_file, parse_options
 
 MAX_PAGE_CHARS = 3_000_000
 LANGS = ("en", "en", "de", "fr", "it", "es", "tr", "ru", "pl", "ja", "zh", "", "el", "xx")
@@ -133,14 +133,14 @@ def main(argv=None) -> int:
         k = argv.index("--structure-module")
         structure_module = argv[k + 1]
         del argv[k:k + 2]
-    args = parse_options("fuzz_sieve", __doc__, argv, 1000)
+    args = parse_options("sieve", __doc__, argv, 1000)
     # both must be in place before features imports (and checks) them
     if args.module:
         load_module_file("warclake.tasks.native.sieve_features", args.module, register=True)
     if structure_module:
         load_module_file("warclake.tasks.native.sieve_structure", structure_module, register=True)
 
-    from tools.fuzz_native import _hostile_shapes, _page
+    from tools.fuzz.paragraph_walk import _hostile_shapes, _page
     from warclake.tasks.extract.boilerplate import compiled, features, model
     from warclake.tasks.extract.html_paragraphs import extract_paragraphs
 

@@ -67,7 +67,7 @@ def _wrong_header(name: str) -> str:
 def source_texts(root: Path) -> Iterator[tuple[str, str]]:
     """(id, text) of every chardet-corpus file that decodes with its true label, declarations
     removed (the cases add their own)."""
-    from tools.eval_charset import _TRUE_CODEC, chardet_files, true_encoding
+    from tools.measure.charset import _TRUE_CODEC, chardet_files, true_encoding
 
     for folder, path in chardet_files(root):
         label = true_encoding(folder)

@@ -1,6 +1,6 @@
 """Time and memory of the extractor on hostile pages, one page per fresh process.
 
-    python -m tools.hostile_pages [--langs all] [--boilerplate sieve]
+    python -m tools.fuzz.hostile_pages [--langs all] [--boilerplate sieve]
 
 Each page (pathological nesting, very many paragraphs or links, huge attributes, text with
 no markup, every page under the payload limit) is written as a one-record archive and
@@ -72,7 +72,7 @@ def _measure(args: tuple[str, str, str]) -> tuple[str, float, float]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tools.hostile_pages", description=__doc__,
+    ap = argparse.ArgumentParser(prog="python -m tools.fuzz.hostile_pages", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--langs", default="all")
     ap.add_argument("--boilerplate", default="sieve")

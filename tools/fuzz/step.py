@@ -1,7 +1,7 @@
 """Generated tables of lake documents through the per-archive step's compiled pass and the
 references it must equal.
 
-    python -m tools.fuzz_step --cases N [--seed S] [--start I] [--module FILE]
+    python -m tools.fuzz.step --cases N [--seed S] [--start I] [--module FILE]
 
 Case ``i`` of seed ``S`` is always the same table (``--start I --cases 1`` replays it): one
 to eight documents, each a batch text of ``fuzz_signatures`` or a document of
@@ -24,7 +24,7 @@ AddressSanitizer (any memory error aborts with its report)::
         -I"$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \\
         /tmp/asan/corpus_step.c -o /tmp/asan/corpus_step.so
     ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \\
-        python -m tools.fuzz_step --module /tmp/asan/corpus_step.so --cases 3000
+        python -m tools.fuzz.step --module /tmp/asan/corpus_step.so --cases 3000
 """
 from __future__ import annotations
 
@@ -33,8 +33,9 @@ import sys
 
 import pyarrow as pa
 
-from tools import fuzz_quality, fuzz_signatures
-from tools.fuzz_compare import compare_cases, load_module_file, parse_options
+from tools.fuzz import quality as fuzz_quality
+from tools.fuzz import signatures as fuzz_signatures
+from tools.fuzz.compare import compare_cases, load_module_file, parse_options
 
 
 def case(seed: int, i: int) -> tuple[pa.Table, int, int, int]:
@@ -100,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     from warclake.tasks.corpus.signals import archive_pass as ap
     from warclake.tasks.corpus.signals.archive_step import paragraph_labels
 
-    opts = parse_options("fuzz_step", __doc__, argv, 10_000)
+    opts = parse_options("step", __doc__, argv, 10_000)
     native = _load(opts.module) if opts.module else ap.compiled_module()
     if native is None:
         print(f"fuzz_step: no compiled pass ({ap.REASON})", file=sys.stderr)

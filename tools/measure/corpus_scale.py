@@ -2,7 +2,7 @@
 page texts, then the global steps timed step by step (wall and CPU seconds), with the peak
 RSS of the process that runs them.
 
-    python -m tools.corpus_scale --docs 1000000 [--dumps 2] [--dir DIR]
+    python -m tools.measure.corpus_scale --docs 1000000 [--dumps 2] [--dir DIR]
 
 The per-archive step costs milliseconds per document, so running it over a million
 generated documents would take hours here; the lake's per-archive outputs (``paragraphs``
@@ -54,8 +54,9 @@ from datetime import datetime, timedelta, timezone
 
 import numpy as np
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.path.join(os.path.dirname(os.path.dirname(HERE)), "shared", "data", "gold")
+from tools import SHARED_DATA
+
+SHARED = os.path.join(SHARED_DATA, "gold")
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 NAV, BODY, BYLINE, NOTICE, FOOTER = ("body>nav#menu>ul", "body>div#content>p", "body>div.meta>p.byline",
                                      "body>div.cookie>p", "body>footer>p.copyright")
@@ -593,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["rm", "-rf", os.path.join(lake, "corpus", "state", step)], check=True)
     out["load_before"] = os.getloadavg()
     w, c = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    child = subprocess.run([sys.executable, "-m", "tools.corpus_scale", "--global-only",
+    child = subprocess.run([sys.executable, "-m", "tools.measure.corpus_scale", "--global-only",
                             "--docs", str(args.docs), "--dir", work, "--memory-limit", args.memory_limit,
                             "--threads", str(args.threads)], capture_output=True, text=True)
     if child.returncode:

@@ -10,7 +10,7 @@ def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
     """The gold main texts of the development pages as lake documents (one paragraph per
     line): text a person judged to be the page's content, so a rule dropping it is a
     false drop."""
-    from tools.neardup_set import gold_pages
+    from tools.measure.neardup_set import gold_pages
     from warclake.tasks.extract.boilerplate.text import guess_language
 
     docs = []
@@ -23,7 +23,7 @@ def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m tools.measure_quality [PARQUET...] [--gold-main DIR]``: per rule,
+    """``python -m tools.measure.quality_rules [PARQUET...] [--gold-main DIR]``: per rule,
     the share of the documents it would drop, by language (the most frequent ones), and
     the CPU time of :func:`document_metrics` per document."""
     import argparse
@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import pyarrow.parquet as pq
 
-    ap = argparse.ArgumentParser(prog="python -m tools.measure_quality",
+    ap = argparse.ArgumentParser(prog="python -m tools.measure.quality_rules",
                                  description=main.__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="*", help="documents parquet files of a lake")
     ap.add_argument("--gold-main", metavar="DIR",

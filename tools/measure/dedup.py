@@ -1,11 +1,11 @@
 """Score the corpus stage's document deduplication (and repeated-text removal) on the
-near-duplicate set of :mod:`tools.neardup_set`.
+near-duplicate set of :mod:`tools.measure.neardup_set`.
 
-    python -m tools.eval_dedup --out DIR [--seed S] [--threshold T]
+    python -m tools.measure.dedup --out DIR [--seed S] [--threshold T]
                                                 [--split heldout|tuning] [--gold DIR]
 
 Builds the set under DIR when it is absent (or was built from another seed), runs
-``tools.corpus_dedup.near_duplicate_clusters`` over the documents of one split
+``tools.measure.corpus_dedup.near_duplicate_clusters`` over the documents of one split
 (``heldout`` by default: only ``tuning`` may be used to choose a setting) and prints
 pairwise precision and recall: a pair of documents is predicted when the function puts
 them in one cluster, true when the set made them from one page. Per kind of change, the
@@ -13,7 +13,7 @@ pairs of the original page and its copy of that kind (pairs of two copies in the
 hard negatives (``same_site``, ``unrelated``) have no true pair, so their row counts the
 false pairs that hold one.
 
-Repeated-text removal is scored through ``tools.corpus_repeated.paragraph_decisions``
+Repeated-text removal is scored through ``tools.measure.corpus_repeated.paragraph_decisions``
 (``docs -> table(docId, paragraph, kept)``, paragraph = index in the document): the share of
 template paragraphs removed on sites with several pages in the set, and the share of
 main-content characters lost.
@@ -32,7 +32,7 @@ from itertools import combinations
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from tools.neardup_set import DEFAULT_GOLD, KINDS, NEGATIVE_KINDS, build_set, set_exists
+from tools.measure.neardup_set import DEFAULT_GOLD, KINDS, NEGATIVE_KINDS, build_set, set_exists
 
 DOC_COLUMNS = ["docId", "text", "paragraph_labels", "lang", "url", "date", "dump"]
 ROW_ORDER = KINDS + ("between_copies", "original") + NEGATIVE_KINDS
@@ -185,10 +185,10 @@ def report(docs: pa.Table, truth: pa.Table, clusters_of, decisions_of, title: st
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tools.corpus_dedup import near_duplicate_clusters
-    from tools.corpus_repeated import paragraph_decisions
+    from tools.measure.corpus_dedup import near_duplicate_clusters
+    from tools.measure.corpus_repeated import paragraph_decisions
 
-    ap = argparse.ArgumentParser(prog="python -m tools.eval_dedup",
+    ap = argparse.ArgumentParser(prog="python -m tools.measure.dedup",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True, help="folder of the set (built there when absent)")
     ap.add_argument("--seed", type=int, default=1)

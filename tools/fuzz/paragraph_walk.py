@@ -1,6 +1,6 @@
 """Generated and mutated pages through the compiled and the Python paragraph walk.
 
-    python -m tools.fuzz_native --cases N [--seed S] [--start I] [--hostile]
+    python -m tools.fuzz.paragraph_walk --cases N [--seed S] [--start I] [--hostile]
 
 Case ``i`` of seed ``S`` is always the same page (``--start I --cases 1`` replays it): random
 and misnested markup from a vocabulary of every kind of tag the walk treats differently,
@@ -25,7 +25,7 @@ AddressSanitizer (any memory error aborts with its report)::
         -I"$(python -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
         /tmp/asan/lexbor_walk.c -o /tmp/asan/lexbor_walk.so
     ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \
-        python -m tools.fuzz_native --module /tmp/asan/lexbor_walk.so --cases 20000
+        python -m tools.fuzz.paragraph_walk --module /tmp/asan/lexbor_walk.so --cases 20000
 """
 from __future__ import annotations
 
@@ -172,7 +172,7 @@ def _outcome(fn, page, limit):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m tools.fuzz_native",
+    ap = argparse.ArgumentParser(prog="python -m tools.fuzz.paragraph_walk",
                                  description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
@@ -211,7 +211,7 @@ def main(argv=None) -> int:
 
     pages: list[tuple[str, str | bytes]] = []
     if args.hostile:  # those the extractor parses at all (html_limits, as extract_record does)
-        from tools.hostile_pages import _pages
+        from tools.fuzz.hostile_pages import _pages
         from warclake.tasks.extract.config import ExtractConfig
         from warclake.tasks.extract.html_limits import too_complex
 

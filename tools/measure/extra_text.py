@@ -2,7 +2,7 @@
 does not have, broken down by kind of paragraph, by class/id word of the paragraph's path
 and by page type.
 
-    python -m warclake.tasks.evaluation.extra_text --gold dragnet:DIR --gold wceb:DIR \\
+    python -m tools.measure.extra_text --gold dragnet:DIR --gold wceb:DIR \\
         [--split tuning] [--mode sieve] [--top 25]
 
 A kept paragraph is extra when less than half of its tokens align with the gold text (the
@@ -162,7 +162,7 @@ def report(res: dict, top: int = 20) -> str:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m warclake.tasks.evaluation.extra_text",
+    ap = argparse.ArgumentParser(prog="python -m tools.measure.extra_text",
                                  description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gold", action="append", required=True, metavar="FORMAT:PATH")

@@ -1,0 +1,1 @@
+"""Servers that break on purpose, and remote reading measured against them."""
