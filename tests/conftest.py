@@ -14,7 +14,7 @@ os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 # A Prefect home of this test process (each xdist worker has its own): the temporary servers
 # that `warclake run` starts keep their database there, never in the user's ~/.prefect, and
-# two workers never share one sqlite database.
+# no two workers share one sqlite database.
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="warclake-tests-prefect-")
 atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], ignore_errors=True)
 
@@ -68,7 +68,7 @@ def pytest_configure(config):
 _SLOW_FIXTURES = {"prefect_harness", "prefect_server", "wheel_env"}
 
 
-# ``./dev test`` runs on two pytest-xdist workers (pyproject.toml: ``-n 2 --dist loadfile``):
+# ``./dev test`` runs on three pytest-xdist workers (pyproject.toml: ``-n 3 --dist loadfile``):
 # each file is one unit of work, so its module fixtures (S3 servers, lakes) are made once.
 # The files that use a costly session fixture (``wheel_env``, ``prefect_server``) form one
 # unit, so the wheel is built and ``prefect server`` started on one worker only.
@@ -99,7 +99,7 @@ def merged_durations(old: dict[str, float], measured: dict[str, float], units: s
     return {u: out[u] for u in longest_first(out)}
 
 
-def test_files() -> list[str]:
+def suite_files() -> list[str]:
     """The test files there are, as paths under tests/ (``<package>/test_*.py``)."""
     return sorted(os.path.relpath(os.path.join(d, name), HERE) for d, _, names in os.walk(HERE)
                   for name in names if name.startswith("test_") and name.endswith(".py"))
@@ -107,7 +107,7 @@ def test_files() -> list[str]:
 
 def unit_names() -> set[str]:
     """The units of the test files there are (a file's name, or "servers")."""
-    return {_unit(path) for path in test_files()}
+    return {_unit(path) for path in suite_files()}
 
 
 _LONG_FIRST = longest_first(read_durations())

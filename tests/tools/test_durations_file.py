@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from conftest import DURATIONS, _LONG_FIRST, merged_durations, read_durations, test_files, unit_names
+from conftest import DURATIONS, _LONG_FIRST, merged_durations, read_durations, suite_files, unit_names
 
 
 def test_every_listed_unit_is_a_test_file_there_is():
@@ -13,7 +13,7 @@ def test_every_listed_unit_is_a_test_file_there_is():
     assert durations, f"{DURATIONS} is missing or empty: `./dev durations` writes it"
     units = unit_names()
     assert set(durations) <= units, sorted(set(durations) - units)
-    names = {os.path.basename(path) for path in test_files()}
+    names = {os.path.basename(path) for path in suite_files()}
     for unit in durations:
         assert unit == "servers" or unit in names, unit
     assert all(s >= 0 for s in durations.values())
@@ -22,7 +22,7 @@ def test_every_listed_unit_is_a_test_file_there_is():
 def test_test_files_have_names_of_their_own():
     """pytest imports a test file by its name (the folders are not packages): two of one name
     would collide, and a unit of durations.json would name two files."""
-    names = [os.path.basename(path) for path in test_files()]
+    names = [os.path.basename(path) for path in suite_files()]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
 
 
