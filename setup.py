@@ -6,6 +6,7 @@ pure-Python package, which then runs the Python reference walk (warclake.tasks.n
 import os
 
 from setuptools import setup
+from setuptools.command.build_py import build_py
 from setuptools.extension import Extension
 
 NATIVE = [("warclake.tasks.native.lexbor_walk", "tasks/native/lexbor_walk.pyx"),
@@ -43,4 +44,13 @@ def native_extensions() -> list:
     return built
 
 
-setup(ext_modules=native_extensions(), options={"build_ext": {"parallel": JOBS}})
+class BuildPy(build_py):
+    """The repository root is the package ``warclake``: this build script is not one of its modules."""
+
+    def find_package_modules(self, package, package_dir):
+        modules = super().find_package_modules(package, package_dir)
+        return [m for m in modules if (package, m[1]) != ("warclake", "setup")]
+
+
+setup(ext_modules=native_extensions(), options={"build_ext": {"parallel": JOBS}},
+      cmdclass={"build_py": BuildPy})

@@ -32,6 +32,7 @@ def test_the_wheel_installs_one_import_name_with_its_data(wheel_env):
         assert needed in names
     # what users run, not the development tools: no tests, tools, fuzzers or trainers
     assert not [n for n in names if n.startswith(("warclake/tests/", "warclake/reports/", "warclake/tools/"))]
+    assert "warclake/setup.py" not in names   # the build script, not a module of the package
     assert not [n for n in names if any(w in n for w in ("fuzz", "train", "tooling", "fault_server"))]
 
 
