@@ -17,6 +17,12 @@ Two formats:
 * ``dragnet`` — the Dragnet benchmark pages (2012), ``input/<id>.html`` with
   ``GoldStandard/<id>.txt``; main content only (comments after the separator line left
   out; ``dragnet-comments`` keeps them). Split by site, not by id: see ``dragnet.py``.
+* ``ja`` — a JSON-lines list of pages kept elsewhere (``tools/gold/ja_dev.jsonl``): per page
+  its path under a data root (a file, or a record of a WARC by ``record_id``), the sha256 of
+  its bytes (checked), its main text and its split. PATH is ``FILE`` or ``FILE,DATA_ROOT``; the
+  root defaults to ``$WARCLAKE_DATA``, else ``../shared/data`` beside the working directory or
+  beside the checkout holding FILE. The split is the one recorded per page. See
+  ``tools/gold/README.md``.
 * ``readability`` — Mozilla Readability's test pages, ``<case>/source.html`` with
   ``<case>/expected.html``; the gold is the block text of expected.html. That is one tool's
   accepted output, not independent annotation: for smoke checks (e.g. CJK), not scores.
@@ -206,8 +212,14 @@ def _dragnet_comments(path, split="all"):
     return read_dragnet(path, split, comments=True)
 
 
+def _ja(path, split="all"):
+    from warclake.tasks.evaluation.ja_gold import read_ja
+    return read_ja(path, split)
+
+
 READERS = {"cleaneval": read_cleaneval, "folder": read_folder, "readability": read_readability,
-           "wceb": read_wceb, "dragnet": _dragnet, "dragnet-comments": _dragnet_comments}
+           "wceb": read_wceb, "dragnet": _dragnet, "dragnet-comments": _dragnet_comments,
+           "ja": _ja}
 
 
 def read_gold(spec: str, split: str = "all") -> list[GoldPage]:

@@ -8,6 +8,8 @@
   (tp, fp, fn) is normalised to sum 1 so long pages do not dominate; precision is the mean
   of per-page precisions over pages that predicted something, recall the mean over pages
   whose gold is non-empty, and F1 the harmonic mean of those two means.
+* ``token_page_prf``: one page's own precision, recall and F1 over the same tokens (each CJK
+  character a token), for scores that average F1 over pages (the Japanese gold's report).
 * ``edit_similarity``: CLEANEVAL-style word-level similarity, ``1 - d / max(|a|, |b|)``
   where d is the Levenshtein distance between the whitespace-word sequences (CJK
   characters one by one; insert,
@@ -51,6 +53,19 @@ def token_counts(gold: str, pred: str, n: int = 1) -> tuple[float, float, float]
     fn = sum(g.values()) - tp
     s = tp + fp + fn
     return (tp / s, fp / s, fn / s) if s else (0.0, 0.0, 0.0)
+
+
+def token_page_prf(gold: str, pred: str) -> tuple[float, float, float]:
+    """One page's (precision, recall, F1) of the bag of :func:`tokens`; both empty score 1,
+    an empty prediction of a non-empty gold 0."""
+    g, p = shingles(gold, 1), shingles(pred, 1)
+    if not g and not p:
+        return 1.0, 1.0, 1.0
+    tp = sum((g & p).values())
+    precision = tp / sum(p.values()) if p else 0.0
+    recall = tp / sum(g.values()) if g else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if tp else 0.0
+    return precision, recall, f1
 
 
 def _precision(tp, fp, fn):
