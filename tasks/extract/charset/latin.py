@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
 
 # The code pages compared, in the order that breaks ties (web prevalence).
 CANDIDATES = ("windows-1252", "windows-1250", "iso-8859-2", "windows-1257", "windows-1254",
@@ -83,45 +84,64 @@ def score_text(text: str) -> float:
     return score_and_best_possible(text)[0]
 
 
+def _char_class(c: str) -> str:
+    """'L' letter, 'P' punctuation, 'N' neutral (joiners, marks), 'S' anything else."""
+    if c.isalpha():
+        return "L"
+    if c in _JOINERS:
+        return "N"
+    cat = unicodedata.category(c)[0]
+    return "N" if cat == "M" else "P" if cat == "P" else "S"
+
+
+_CLASS: dict[str, str] = {}
+# For each letter, the alphabets that hold it (indices into ALPHABETS' values).
+_ALPHABET_LIST = tuple(ALPHABETS.values())
+_HOLDERS = {c: tuple(i for i, a in enumerate(_ALPHABET_LIST) if c in a) for a in _ALPHABET_LIST for c in a}
+
+
 def score_and_best_possible(text: str) -> tuple[float, int]:
     """The score and the most any decoding of these words could get (every character counted
     a letter of one alphabet)."""
     if _COMBINING.search(text):
         # windows-1258 writes Vietnamese tones as combining marks after the letter.
         text = unicodedata.normalize("NFC", text)
-    letters, symbols, wrong_alone = [], 0, 0
-    for word in _NON_ASCII_WORD.findall(text):
-        # A lone character counts only when no text writes it alone: other lone bytes (a
-        # currency sign before a number) are a letter in one code page and a symbol in another
-        # with nothing to tell which.
-        if len(word) < 2:
-            if word in _NEVER_ALONE or unicodedata.category(word)[0] == "M":  # a mark on no letter
-                symbols += 1
-            elif word.isalpha() and word.lower() not in _ONE_LETTER_WORDS:
-                wrong_alone += 1
+    words = _NON_ASCII_WORD.findall(text)
+    symbols = wrong_alone = 0
+    # A lone character counts only when no text writes it alone: other lone bytes (a currency
+    # sign before a number) are a letter in one code page and a symbol in another with nothing
+    # to tell which.
+    for word in [w for w in words if len(w) < 2]:
+        if word in _NEVER_ALONE or unicodedata.category(word)[0] == "M":  # a mark on no letter
+            symbols += 1
+        elif word.isalpha() and word.lower() not in _ONE_LETTER_WORDS:
+            wrong_alone += 1
+    joined = " ".join([w for w in words if len(w) > 1])
+    letters: dict[str, int] = {}
+    for c, n in Counter(joined).items():
+        if c < "\x80":
             continue
-        # Punctuation around a word (quotes, dashes) is no sign either way.
-        last = len(word)
-        while last and word[last - 1] >= "\x80" and unicodedata.category(word[last - 1])[0] == "P":
-            last -= 1
-        for i, c in enumerate(word[:last]):
-            if c >= "\x80":
-                if c.isalpha():
-                    low = c.lower()
-                    letters.append(low if len(low) == 1 else c)
-                elif c in _JOINERS or unicodedata.category(c)[0] == "M" or (
-                        i == 0 and unicodedata.category(c)[0] == "P"):
-                    pass
-                else:
-                    symbols += 1
-    if not letters and not symbols and not wrong_alone:
+        kind = _CLASS.get(c) or _CLASS.setdefault(c, _char_class(c))
+        if kind == "L":
+            low = c.lower()
+            low = low if len(low) == 1 else c
+            letters[low] = letters.get(low, 0) + n
+        elif kind == "P":
+            # Punctuation around a word (quotes, dashes) is no sign either way; between two
+            # letters it is.
+            symbols += len(re.findall(f"(?<=[^\\W\\d_]){re.escape(c)}(?=[^\\W\\d_])", joined))
+        elif kind == "S":
+            symbols += n
+    total = sum(letters.values())
+    if not total and not symbols and not wrong_alone:
         return 0.0, 0
-    counts: dict[str, int] = {}
-    for c in letters:
-        counts[c] = counts.get(c, 0) + 1
-    best = max(sum(n for c, n in counts.items() if c in alpha) for alpha in ALPHABETS.values())
-    score = best - _WRONG_LETTER * (len(letters) - best + wrong_alone) - _SYMBOL_IN_WORD * symbols
-    return score, len(letters) + symbols + wrong_alone
+    held = [0] * len(_ALPHABET_LIST)
+    for c, n in letters.items():
+        for i in _HOLDERS.get(c, ()):
+            held[i] += n
+    best = max(held)
+    score = best - _WRONG_LETTER * (total - best + wrong_alone) - _SYMBOL_IN_WORD * symbols
+    return score, total + symbols + wrong_alone
 
 
 # Words with a byte above 0x7F, found on the bytes so that each candidate decodes only them.
