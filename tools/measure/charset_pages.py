@@ -131,32 +131,38 @@ def udhr_pages(folder: Path) -> Iterator[tuple[str, str]]:
             yield f"udhr/{path.stem}/{k}", "\n".join(page)
 
 
-def _legacy_references(err: UnicodeEncodeError) -> tuple[str, int]:
+# Vietnamese tone marks: grave, acute, tilde, hook above, dot below.
+_TONE_MARKS = frozenset("\u0300\u0301\u0303\u0309\u0323")
+
+
+def _references(err: UnicodeEncodeError, vietnamese: bool = False) -> tuple[str, int]:
     """A character the code page lacks: a letter ends the try (the code page is not meant for
-    the text); windows-1258 writes a toned vowel as its base letter and combining marks; any
-    other character becomes a numeric character reference."""
+    the text); windows-1258 (``vietnamese``) writes a toned vowel as its base letter and the
+    tone as a combining mark; any other character becomes a numeric character reference."""
     ch = err.object[err.start]
-    if err.encoding == "cp1258":
+    if vietnamese:
         parts = unicodedata.normalize("NFD", ch)
-        for k in range(len(parts), 0, -1):
-            head = unicodedata.normalize("NFC", parts[:k])
-            try:
-                (head + parts[k:]).encode("cp1258")
-                return head + parts[k:], err.start + 1
-            except UnicodeEncodeError:
-                continue
+        tones = "".join(c for c in parts[1:] if c in _TONE_MARKS)
+        spelled = unicodedata.normalize("NFC", "".join(c for c in parts if c not in _TONE_MARKS)) + tones
+        try:
+            spelled.encode("cp1258")
+            return spelled, err.start + 1
+        except UnicodeEncodeError:
+            pass
     if ch.isalpha() or unicodedata.combining(ch):
         raise err
     return f"&#{ord(ch)};", err.start + 1
 
 
-codecs.register_error("charset-pages-legacy", _legacy_references)
+codecs.register_error("charset-pages-legacy", _references)
+codecs.register_error("charset-pages-cp1258", lambda err: _references(err, vietnamese=True))
 
 
 def legacy_encode(text: str, codec: str) -> bytes | None:
     """``text`` as a legacy page in ``codec`` writes it, or None when the code page lacks a letter."""
+    handler = "charset-pages-cp1258" if codec == "cp1258" else "charset-pages-legacy"
     try:
-        return unicodedata.normalize("NFC", text).encode(codec, "charset-pages-legacy")
+        return unicodedata.normalize("NFC", text).encode(codec, handler)
     except UnicodeEncodeError:
         return None
 

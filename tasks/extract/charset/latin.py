@@ -40,7 +40,7 @@ ALPHABETS = {
     "it": "àèéìíîòóùú", "nl": "éëïóöü", "ca": "àçèéíïòóúü", "da": "æøåé", "no": "æøåéóò",
     "sv": "åäöé", "fi": "äöåšž", "is": "áðéíóúýþæö", "ga": "áéíóú", "sq": "çë",
     "cs": "áčďéěíňóřšťúůýž", "sk": "áäčďéíĺľňóôŕšťúýž", "pl": "ąćęłńóśźż",
-    "hu": "áéíóöőúüű", "sl": "čšž", "hr": "čćđšž", "ro": "ăâîșțşţ", "tr": "çğıöşüâî",
+    "hu": "áéíóöőúüű", "sl": "čšž", "hr": "čćđšž", "ro": "ăâîșțşţ", "tr": "çğıöşüâîİ",
     "et": "äöõüšž", "lv": "āčēģīķļņšūž", "lt": "ąčęėįšųūž",
     "af": "áéèêëíîïóôöúûü", "br": "âêîôûùüñ", "co": "àèìòùïü", "cy": "âêîôûŵŷáéíóúàèìòùäëïöü",
     "eo": "ĉĝĥĵŝŭ", "eu": "ñü", "fo": "áíóúýæøð", "fy": "âêéôûúäëïöü", "gd": "àèìòù",
@@ -57,13 +57,26 @@ _WRONG_LETTER, _SYMBOL_IN_WORD = 1.0, 2.0
 # page), the generic currency sign (the euro sign of ISO-8859-15/16 read in another), and
 # the replacement character (a byte the code page leaves undefined).
 _NEVER_ALONE = frozenset(map(chr, range(0x80, 0xA0))) | {"\u00a4", "\ufffd"}
-# Inside a word these join its letters rather than break them.
-_JOINERS = frozenset("\u2019\u2018\u02bc\u00b7\u2010\u2011\u00ad")
+# Inside a word these join its letters rather than break them: apostrophes, the Catalan middle
+# dot, hyphens, dashes, ellipses and quotes written without spaces.
+_JOINERS = frozenset("\u2019\u2018\u02bc\u00b7\u2010\u2011\u00ad\u2013\u2014\u2026\u201c\u201d\u201e\u201a")
+# Signs that follow a word ("Realtor®", "25°", "m²"): punctuation at a word's edge, symbols
+# between letters.
+_TRAILERS = frozenset("\u00ae\u00a9\u2122\u00b0\u00b2\u00b3\u00b9\u2020\u2021")
 # The one-letter words beyond ASCII of these languages (French and Portuguese à, Italian è,
 # Portuguese é, Icelandic and Faroese á í, Irish é í, Scandinavian å ø, Vietnamese ở ...): a
 # lone letter outside them ("Ł825", "ŕ" for à) is a letter of no word.
 _ONE_LETTER_WORDS = frozenset("àèéóáíåøởừạồôơưýốúò")
 _COMBINING = re.compile("[\u0300-\u036f]")
+_TONED = re.compile("[^\\W\\d_][\u0300-\u036f]+")
+
+
+def _compose(m: re.Match) -> str:
+    written = m.group()
+    composed = unicodedata.normalize("NFC", written)
+    if len(composed) > 1:
+        return composed
+    return composed * (len(written) - (written[0] < "\x80"))  # once per byte above 0x7F
 
 
 def decode(window: bytes, name: str) -> str:
@@ -90,6 +103,8 @@ def _char_class(c: str) -> str:
         return "L"
     if c in _JOINERS:
         return "N"
+    if c in _TRAILERS:
+        return "P"
     cat = unicodedata.category(c)[0]
     return "N" if cat == "M" else "P" if cat == "P" else "S"
 
@@ -104,8 +119,10 @@ def score_and_best_possible(text: str) -> tuple[float, int]:
     """The score and the most any decoding of these words could get (every character counted
     a letter of one alphabet)."""
     if _COMBINING.search(text):
-        # windows-1258 writes Vietnamese tones as combining marks after the letter.
-        text = unicodedata.normalize("NFC", text)
+        # windows-1258 writes Vietnamese tones as combining marks after the letter: the letter
+        # and its marks are one letter, counted once per byte above 0x7F it was written with
+        # (as other code pages read those bytes as that many letters).
+        text = _TONED.sub(_compose, text)
     words = _NON_ASCII_WORD.findall(text)
     symbols = wrong_alone = 0
     # A lone character counts only when no text writes it alone: other lone bytes (a currency
@@ -124,6 +141,10 @@ def score_and_best_possible(text: str) -> tuple[float, int]:
         kind = _CLASS.get(c) or _CLASS.setdefault(c, _char_class(c))
         if kind == "L":
             low = c.lower()
+            if low != c:
+                # A capital after two lower-case letters of the same word ("thuÒ", "coÌ"): the
+                # second byte of a letter another code page writes with two.
+                symbols += len(re.findall(f"(?<=[a-z]{{2}}){c}", joined))
             low = low if len(low) == 1 else c
             letters[low] = letters.get(low, 0) + n
         elif kind == "P":
