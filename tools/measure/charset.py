@@ -9,18 +9,20 @@
 - html5lib encoding tests: each case's ``#encoding`` against our BOM + meta prescan, with the
   HTML standard's default (windows-1252) when nothing is declared.
 
-- generated pages (tools/measure/charset_pages.py): the chardet texts re-encoded into 23 web code
-  pages, without declaration, with a correct meta and under a wrong header; ``--split`` reports
-  exact text per encoding family on the tuning or held-back part (split by source file), with
-  the chardet corpus's same part.
+- generated pages (tools/measure/charset_pages.py): the chardet texts (``--collection chardet``)
+  and the UDHR translations in Latin-script languages (``udhr``; ``all`` for both) re-encoded
+  into 25 web code pages, without declaration, with a correct meta and under a wrong header;
+  ``--split`` reports exact text per encoding family and per true encoding on the tuning or
+  held-back part, with the chardet corpus's same part.
 
 Usage: python -m tools.measure.charset [DATA_ROOT] [--split heldout|tuning|all]
        [--collection chardet|udhr|all] [--udhr DIR] [--bench] [--json]
 DATA_ROOT defaults to $WARCLAKE_DATA or ../shared/data next to the checkout.
 
-Measured: chardet corpus 0.993 with the cascade (no header), 0.979 with the detector alone,
-0.993 under a wrong "charset=ISO-8859-1" header; held-back part 0.955. Generated pages,
-held-back part: 0.982 exact text (reports/charset_language.md). html5lib: 82/82 (75/82 when the prescan
+Measured: chardet corpus 0.995 with the cascade (no header), 0.981 with the detector alone,
+0.995 under a wrong "charset=ISO-8859-1" header; held-back part 0.970. Generated pages,
+held-back part: 0.987 exact text (chardet texts, 462 pages), 0.985 with the UDHR pages (1,179;
+tasks/extract/charset/README.md). html5lib: 82/82 (75/82 when the prescan
 stops at the standard's 1024 bytes). Archived CC/ClueWeb responses: 45/45. CPU per 60 KiB
 page (--bench): header or BOM 0.01-0.03 ms, meta 0.10-0.12 ms (the whole body is decoded),
 undeclared valid UTF-8 0.04 ms, charset-normalizer 1-2 ms.
