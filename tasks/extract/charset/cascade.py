@@ -15,7 +15,9 @@ decoded with replacement characters:
                 Latin code pages are asked about when the bytes look Latin, see below; equal
                 guesses are ordered by web prevalence, so plain English is windows-1252).
                 Among the Latin code pages the decoded letters then decide (latin.py);
-                when it has no guess, the strictly valid CJK encodings are ranked (cjk.py).
+                when it has no guess, or guesses Shift_JIS for text without kana, the
+                strictly valid CJK encodings are ranked (cjk.py). The rules between
+                neighbouring code pages: README.md beside this file.
 5. ``fallback`` UTF-8 with replacement characters: damaged UTF-8 (a few invalid sequences
                 among many valid multibyte ones; checked before charset-normalizer, which would
                 turn it into mojibake), or a last resort. The text then contains U+FFFD.
