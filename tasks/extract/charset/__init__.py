@@ -3,7 +3,8 @@ in cascade.py.
 
 Modules by job: labels (label -> WHATWG name -> Python codec), prescan (BOM, <meta>, XML
 declaration, HTTP header), detect (the bytes alone: UTF-8 validity, charset-normalizer,
-plausibility checks), eucjp (EUC-JP cells Python lacks), cascade (the order and strict
+plausibility checks), latin (Latin code pages by their letters), cjk (CJK encodings by
+their everyday characters), eucjp (EUC-JP cells Python lacks), cascade (the order and strict
 window decoding).
 """
 from warclake.tasks.extract.charset.cascade import SOURCES, DecodeResult, decode_body, decode_strict_window

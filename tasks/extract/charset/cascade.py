@@ -15,7 +15,9 @@ decoded with replacement characters:
                 Latin code pages are asked about when the bytes look Latin, see below; equal
                 guesses are ordered by web prevalence, so plain English is windows-1252).
                 Among the Latin code pages the decoded letters then decide (latin.py);
-                when it has no guess, the strictly valid CJK encodings are ranked (cjk.py).
+                when it has no guess, or guesses Shift_JIS for text without kana, the
+                strictly valid CJK encodings are ranked (cjk.py). The rules between
+                neighbouring code pages: README.md beside this file.
 5. ``fallback`` UTF-8 with replacement characters: damaged UTF-8 (a few invalid sequences
                 among many valid multibyte ones; checked before charset-normalizer, which would
                 turn it into mojibake), or a last resort. The text then contains U+FFFD.
@@ -37,9 +39,11 @@ from Uzushio: Shift_JIS and its labels are decoded as windows-31j (cp932) and re
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass, field
 
 from warclake.tasks.extract.charset.cjk import CANDIDATES as _CJK_CANDIDATES
+from warclake.tasks.extract.charset.cjk import MIN_KANA as _CJK_MIN_KANA
 from warclake.tasks.extract.charset.cjk import score_text as _cjk_score
 from warclake.tasks.extract.charset.detect import (
     ascii_compatible_plausible,
@@ -86,6 +90,8 @@ _LATIN_SINGLE_BYTE = frozenset({
     "windows-1252", "windows-1250", "windows-1254", "windows-1257", "macintosh",
     "iso-8859-2", "iso-8859-3", "iso-8859-4", "iso-8859-10", "iso-8859-13", "iso-8859-14",
     "iso-8859-15", "iso-8859-16"})
+# The code pages the decoded letters choose among when the detector names one of them.
+_LATIN_RANKED = _LATIN_SINGLE_BYTE | frozenset(_LATIN_CANDIDATES)
 _UTF16_32 = frozenset({"utf-16le", "utf-16be", "utf-32le", "utf-32be"})
 
 
@@ -164,6 +170,15 @@ def _contradicted(head: bytes, declared: str) -> bool:
 
 
 _CJK_MARGIN = 0.1
+_KANA = re.compile("[\u3041-\u30ff]")
+
+
+def _kanaless_sjis(body: bytes, window: int) -> bool:
+    """Whether the window read as Shift_JIS has fewer kana than Japanese text ever has. GB2312
+    and EUC-KR write every character as two bytes from 0xA1 up, which Shift_JIS reads as
+    half-width katakana and level-2 kanji but never as kana (its kana start with 0x82/0x83)."""
+    text = decode_strict_window(body[:window], "windows-31j", window)
+    return text is not None and len(_KANA.findall(text)) < _CJK_MIN_KANA
 
 
 def _rank_cjk(body: bytes, window: int, names: list[str]) -> list[str]:
@@ -230,15 +245,18 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
     if damaged_utf8(head):
         return DecodeResult(body.decode("utf-8", "replace"), "utf-8", "fallback")
     names = detect_charset(head)
-    if names and names[0] in _LATIN_CANDIDATES and not head.isascii():
+    if names and names[0] in _LATIN_RANKED and not head.isascii():
         # Among the Latin code pages the letters decide (latin.py); charset-normalizer's
         # choice stays when it reads as well as the best.
-        ranked = rank_latin(head)
+        ranked = rank_latin(head, _LATIN_CANDIDATES if names[0] in _LATIN_CANDIDATES
+                            else _LATIN_CANDIDATES + (names[0],))
         if dict((n, s) for s, n in ranked)[names[0]] < ranked[0][0]:
             names = [ranked[0][1]] + [n for n in names if n != ranked[0][1]]
-    elif not names and not latin_plausible(head):
-        # charset-normalizer found nothing (it gives up on some Japanese and Korean pages
-        # that every browser reads): the strictly valid CJK encodings, by character frequency.
+    elif (not names and not latin_plausible(head)) or (names and names[0] == "windows-31j"
+                                                       and _kanaless_sjis(body, window)):
+        # The strictly valid CJK encodings, by character frequency: when charset-normalizer
+        # found nothing (it gives up on some Japanese and Korean pages that every browser
+        # reads), and against a Shift_JIS guess whose text has no kana.
         names = _rank_cjk(body, window, names)
     for name in names[:3]:
         if name in tried:

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-CANDIDATES = ("windows-31j", "euc-jp", "gbk", "big5", "euc-kr")
+# Order breaks ties: text without kana or Hangul is Chinese (a Japanese page always writes kana).
+CANDIDATES = ("gbk", "big5", "windows-31j", "euc-jp", "euc-kr")
 MIN_KANA = 4  # as in language.py: fewer kana say nothing
 PHONETIC_BONUS = 0.01
 
@@ -40,7 +41,7 @@ def _levels() -> tuple[frozenset, frozenset]:
 def score_text(text: str) -> float:
     """Share of the non-ASCII characters that are everyday characters of the text's language."""
     jis, chinese = _levels()
-    kana = hangul = han_ja = han_zh = other = 0
+    kana = hangul = han = han_ja = han_zh = other = 0
     for c in text:
         if c < "\x80" or c.isspace():
             continue
@@ -49,13 +50,15 @@ def score_text(text: str) -> float:
         elif "\uac00" <= c <= "\ud7a3" or "\u3131" <= c <= "\u318e":  # syllables, compatibility jamo
             hangul += 1
         elif "\u4e00" <= c <= "\u9fff":
+            # Every Han character counts once; the first-level ones are the good ones.
+            han += 1
             han_ja += c in jis
             han_zh += c in chinese
         elif "\u3000" <= c <= "\u303f" or "\uff01" <= c <= "\uff5e" or "\u2000" <= c <= "\u27ff":
             pass  # punctuation, full-width forms, arrows, shapes: every standard has them
         else:
             other += 1
-    total = kana + hangul + han_ja + han_zh + other
+    total = kana + hangul + han + other
     if not total:
         return 0.0
     # A phonetic script read at full share is the stronger sign: it breaks ties with Han.
