@@ -681,6 +681,7 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
     cdef int64_t nonspace = 0, cjk = 0, hira = 0, units_script = 0, lettered = 0
     cdef int64_t tokens = 0, last_lettered = -1, tokens_u = 0, last_lettered_u = -1, lettered_u = 0, run = 0, symbols = 0, bullets = 0, ell = 0
     cdef int64_t lcurly = 0, curly_c = 0, curly_w = 0
+    cdef bint line_ell
     cdef int64_t terminal = 0, short15 = 0, short30 = 0, sent_c = 0, sent_w = 0, lse = 0, sp = 0, sp_f = 0, sp_l = 0
     cdef int64_t stop = 0, total_units
     cdef Py_ssize_t w_all
@@ -731,16 +732,17 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
                 ch = plain.cp[lf]
                 if is_bullet_char(ch) or (is_bullet_head(ch) and L >= 2 and plain.cp[lf + 1] == 32):
                     bullets += 1
-                ell += ends_with_ellipsis(plain.cp + lf, L)
+                line_ell = ends_with_ellipsis(plain.cp + lf, L)
+                ell += line_ell
                 short15 += L <= 15
                 short30 += L <= 30
                 if ends_sentence(plain.cp, lf, ll):
                     terminal += 1
                     lse += in_close
-                    if L >= 5:
+                    if L >= 5 and not line_ell:
                         sent_c += lse
                         curly_c += lcurly
-                    if sp_l - sp_f >= 2:
+                    if sp_l - sp_f >= 2 and not line_ell:
                         sent_w += lse
                         curly_w += lcurly
             lf = -1

@@ -402,10 +402,11 @@ def document_metrics_reference(text: str, paragraph_labels: list[str] | None, la
     short = SHORT_LINE_CHARS_CJK if char_mode else SHORT_LINE_CHARS
     ends = list(map(ends_sentence, lines))
     m["terminal_punct_line_share"] = sum(ends) / n_lines if n_lines else 0.0
-    # C4 keeps lines ending in terminal punctuation with 3 words or 5 units (the lake
-    # collapses whitespace, so two spaces mean three words); its sentences and its curly
-    # brackets are those of these lines
-    c4_lines = [ln for ln, e in zip(lines, ends) if e and (len(ln) >= 5 if char_mode else ln.count(" ") >= 2)]
+    # C4 keeps lines ending in terminal punctuation but not in an ellipsis, with 3 words or
+    # 5 units (the lake collapses whitespace, so two spaces mean three words); its
+    # sentences and its curly brackets are those of these lines
+    c4_lines = [ln for ln, e in zip(lines, ends) if e and not ln.endswith(ELLIPSES)
+                and (len(ln) >= 5 if char_mode else ln.count(" ") >= 2)]
     m["c4_sentences"] = float(len(_SENTENCE_END.findall("\n".join(c4_lines))))
     line_len = np.fromiter(map(len, lines), dtype=np.int64, count=n_lines)
     m["short_line_share"] = float((line_len <= short).sum()) / n_lines if n_lines else 0.0
@@ -668,7 +669,7 @@ QUALITY_RULES: tuple[QualityRule, ...] = (
     # C4 (Raffel et al. 2020, section 2.2): C4 removes lines; these are its page-level forms
     _r("c4_min_sentences", "c4_sentences", "<", 5,
        "Fewer than 5 sentences in the lines C4 keeps (lines ending in terminal punctuation, "
-       "。！？ included, with at least 3 words or 5 units): C4's page rule."),
+       "。！？ included, not in an ellipsis, with at least 3 words or 5 units): C4's page rule."),
     _r("c4_lorem_ipsum", "lorem_ipsum", ">", 0,
        "Contains 'lorem ipsum': placeholder text. C4 drops such pages."),
     _r("c4_curly_bracket", "curly_brackets", ">", 0,
