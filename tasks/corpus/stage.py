@@ -33,9 +33,9 @@ from warclake.tasks.corpus.steps.decide import (
 from warclake.tasks.corpus.steps.doc_pairs import SETTINGS as PARA_PAIRS_SETTINGS
 from warclake.tasks.corpus.steps.doc_pairs import STEP as PARA_PAIRS_STEP
 from warclake.tasks.corpus.steps.doc_pairs import para_pairs_step
+from warclake.tasks.corpus.steps.kept_metrics import remeasured, touched_documents
 from warclake.tasks.corpus.steps.pairs import STEP as PAIRS_STEP
 from warclake.tasks.corpus.steps.pairs import pairs_partition
-from warclake.tasks.corpus.steps.kept_metrics import remeasured, touched_documents
 from warclake.tasks.corpus.steps.para_groups import SETTINGS as GROUP_SETTINGS
 from warclake.tasks.corpus.steps.para_groups import STEP as GROUPS_STEP
 from warclake.tasks.corpus.steps.para_groups import groups_step

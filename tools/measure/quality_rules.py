@@ -5,7 +5,12 @@ documents a crawl of those pages gives; ``--write`` keeps them as a documents fi
 another checkout's rules can be measured on the same documents)."""
 from __future__ import annotations
 
-from warclake.tasks.corpus.signals.quality import QUALITY_RULES, document_metrics, evaluate_rules, kept_metrics
+from warclake.tasks.corpus.signals.quality import (
+    QUALITY_RULES,
+    document_metrics,
+    evaluate_rules,
+    kept_metrics,
+)
 from warclake.tasks.extract.paragraph import PARA_SEP, PATH_SEP
 
 # gold sets with independent main-content truth: reader and folder under the gold root

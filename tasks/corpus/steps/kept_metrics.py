@@ -44,8 +44,8 @@ def remeasured(documents: dict[str, str], touched: dict[str, dict[str, list[int]
     paragraphs; ``documents``: archive -> the lake's documents file."""
     from warclake.tasks.corpus.signals.archive_pass import Metrics
     from warclake.tasks.corpus.signals.archive_step import _values, metrics_column, row_groups
-    from warclake.tasks.corpus.storage.layout import read_schema
     from warclake.tasks.corpus.signals.quality import kept_metrics
+    from warclake.tasks.corpus.storage.layout import read_schema
 
     ids, rows = [], []
     for archive in sorted(touched):
