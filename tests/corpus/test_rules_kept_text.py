@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 
 import duckdb
 
@@ -42,10 +44,9 @@ def test_boilerplate_costs_a_page_nothing_when_the_kept_text_is_judged():
     assert kept_text(text, labels, {9}).count("\n\n") == 2    # paragraph 9, the first of the article
 
 
-def run(lake, whole_pages=False):
+def run(lake):
     dumps = dumps_to_process(lake, None)
-    opts = StageOptions(sig=SignatureConfig(judge_whole_pages=whole_pages))
-    return finish(lake, dumps, check_inputs(lake, dumps), opts, report=False)
+    return finish(lake, dumps, check_inputs(lake, dumps), StageOptions(sig=SignatureConfig()), report=False)
 
 
 def test_a_document_cut_by_repeated_text_removal_is_judged_on_what_is_left(tmp_path):
@@ -84,8 +85,11 @@ def test_a_document_cut_by_repeated_text_removal_is_judged_on_what_is_left(tmp_p
     con.execute(f"""CREATE TABLE d AS SELECT * FROM read_parquet('{lake}/corpus/decisions/paragraphs/*/*.parquet')""")
     assert con.execute("SELECT count(DISTINCT docId), min(rule) FROM d").fetchone() == (12, "site_template")
 
-    # judged as whole pages, the short page keeps its promotion's words and stays
-    run(whole, whole_pages=True)
+    # judged as whole pages (the command line's option), the short page keeps its
+    # promotion's words and stays
+    done = subprocess.run([sys.executable, "-m", "warclake", "corpus", "--lake", whole, "--judge-whole-pages",
+                           "--no-report", "-q"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
     dec_whole = decisions(whole)
     assert dec_whole[short]["kept"]
     assert json.load(open(f"{whole}/corpus/state/doc_decisions/dump={DUMP}/decisions.json"))["remeasured"] == 0
