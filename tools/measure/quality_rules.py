@@ -73,6 +73,58 @@ def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
     return docs
 
 
+def stage_drops(set_dir: str, gold_root: str, clean_ids: str | None) -> tuple[int, dict[str, int]]:
+    """(documents, per quality rule the documents it drops) after the whole corpus stage over
+    the held-back split of the near-duplicate set (``tools.measure.dedup``'s, under
+    ``set_dir``: pages of multi-page sites with sieve labels, so repeated-text removal
+    acts), among its real pages (not the edited copies) whose gold main text has 50 words or
+    more and passes every rule. ``clean_ids``: a file of those pages' ids, read when it
+    exists and written when not, so two checkouts count the same pages."""
+    import json
+    import os
+    import tempfile
+
+    from tools.measure.corpus_repeated import DUMP, as_lake
+    from tools.measure.dedup import load_split
+    from tools.measure.neardup_set import gold_pages
+    from warclake.tasks.corpus.checks import check_inputs
+    from warclake.tasks.corpus.stage import StageOptions, run_stage
+
+    docs, truth = load_split(set_dir, "heldout")
+    if clean_ids and os.path.exists(clean_ids):
+        with open(clean_ids) as fh:
+            real = set(json.load(fh))
+    else:
+        gold = {p.id: p.gold for p in gold_pages(gold_root)}
+
+        def clean(src: str) -> bool:
+            lines = [ln for ln in gold.get(src, "").split("\n") if ln.strip()]
+            if len(" ".join(lines).split()) < 50:
+                return False
+            text = PARA_SEP.join("body>p" + PATH_SEP + ln for ln in lines)
+            return not evaluate_rules(document_metrics(text, None, "en"), "en")
+        real = {d for d, k, src in zip(*(truth.column(c).to_pylist() for c in ("docId", "kind", "main_source")))
+                if k in ("original", "same_site", "unrelated") and clean(src)}
+        if clean_ids:
+            with open(clean_ids, "w") as fh:
+                json.dump(sorted(real), fh)
+    names = {r.name for r in QUALITY_RULES}
+    drops: dict[str, int] = {"any rule": 0}
+    with tempfile.TemporaryDirectory(prefix="warclake-rules-") as tmp:
+        as_lake(docs, tmp)
+        run_stage(tmp, [DUMP], check_inputs(tmp, [DUMP]), StageOptions())
+        import pyarrow.parquet as pq
+        rows = pq.read_table(os.path.join(tmp, "corpus", "decisions", "documents", f"dump={DUMP}",
+                                          "decisions.parquet"), columns=["docId", "rules"]).to_pylist()
+    rows = [r for r in rows if r["docId"] in real]
+    for r in rows:
+        fired = {x["rule"] for x in r["rules"] if x["rule"] in names}
+        drops["any rule"] += bool(fired)
+        for name in fired:
+            drops[name] = drops.get(name, 0) + 1
+    return len(rows), drops
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m tools.measure.quality_rules [PARQUET...] [--gold-main DIR]``: per rule,
     the share of the documents it would drop, by language (the most frequent ones), and
@@ -99,8 +151,20 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--write", metavar="PARQUET", help="write the documents measured to this file")
     ap.add_argument("--whole-pages", action="store_true",
                     help="measure whole pages, not the text the corpus keeps (good paragraphs)")
+    ap.add_argument("--neardup-set", metavar="DIR",
+                    help="instead: drops after the whole stage over the held-back near-duplicate set under DIR")
+    ap.add_argument("--clean-ids", metavar="JSON", help="--neardup-set: the clean pages' ids (read, or written)")
     ap.add_argument("--langs", type=int, default=6, help="columns for this many languages")
     a = ap.parse_args(argv)
+    if a.neardup_set:
+        from tools.measure.neardup_set import DEFAULT_GOLD
+        n, drops = stage_drops(a.neardup_set, a.gold_pages or DEFAULT_GOLD, a.clean_ids)
+        print(f"{n} clean real pages of the held-back near-duplicate set, after the corpus stage")
+        print("| rule | dropped |\n|---|---:|")
+        for rule in [r.name for r in QUALITY_RULES] + ["any rule"]:
+            if rule in drops:
+                print(f"| {rule} | {drops[rule] / n:.1%} |")
+        return
     docs = _gold_main_documents(a.gold_main) if a.gold_main else []
     if a.gold_pages:
         pages = gold_page_documents(a.gold_pages, a.split, a.boilerplate, a.min_gold_words, a.clean)
