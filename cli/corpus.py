@@ -32,6 +32,9 @@ def add_parser(sub) -> None:
     p.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: all cores)")
     p.add_argument("--partitions", type=int, default=SignatureConfig().partitions,
                    help="hash-prefix partitions of the global steps (default %(default)s)")
+    p.add_argument("--judge-whole-pages", action="store_true",
+                   help="quality rules measure the whole page, boilerplate included, instead of the text "
+                        "the corpus keeps (redoes the per-archive step)")
     p.add_argument("--flow", action="store_true", help="run as the Prefect flow corpus-dump")
     p.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="run the flow's tasks on this Dask scheduler (implies --flow)")
@@ -69,7 +72,8 @@ def decision_config(args) -> DecisionConfig:
 def run_corpus_cmd(args) -> int:
     from warclake.tasks.corpus.stage import StageOptions
 
-    opts = StageOptions(sig=SignatureConfig(partitions=args.partitions), decide=decision_config(args),
+    opts = StageOptions(sig=SignatureConfig(partitions=args.partitions, judge_whole_pages=args.judge_whole_pages),
+                        decide=decision_config(args),
                         memory_limit=args.memory_limit, threads=args.threads)
     if args.flow or args.dask:   # the flow reads the summaries and checks them, as when a deployment starts it
         from warclake.flows.corpus_flow import CorpusFailed, corpus_dump

@@ -200,19 +200,20 @@ def _run_name() -> str:
 def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = None,
                 quality: dict | None = None, drop_all_copies: bool = DEFAULT.decide.drop_all_copies,
                 memory_limit: str = DEFAULT.memory_limit, partitions: int = DEFAULT.sig.partitions,
-                threads: int | None = DEFAULT.threads,
+                threads: int | None = DEFAULT.threads, judge_whole_pages: bool = DEFAULT.sig.judge_whole_pages,
                 report: bool = True, report_dir: str | None = None, lock_wait: float = 0):
     """Judge ``dump`` (with every earlier dump it is compared against), or every dump.
 
     thresholds: values of the decision thresholds (similarity, template_min_pages, ...);
-    quality: quality rule name -> threshold. Bad input (thresholds out of range, a lake
+    quality: quality rule name -> threshold; judge_whole_pages: the rules measure whole pages,
+    not the text the corpus keeps. Bad input (thresholds out of range, a lake
     without documents, a dump still being extracted, an older lake schema, a lake that does
     not answer) ends the run Failed with one line, before any work; so does another corpus
     run holding the lake's lock for longer than ``lock_wait`` seconds.
     """
     log = get_run_logger()
     try:
-        opts = stage.StageOptions(sig=SignatureConfig(partitions=partitions),
+        opts = stage.StageOptions(sig=SignatureConfig(partitions=partitions, judge_whole_pages=judge_whole_pages),
                                   decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
                                                         **(thresholds or {})),
                                   memory_limit=memory_limit, threads=threads)
@@ -253,7 +254,8 @@ def flow_parameters(options: stage.StageOptions) -> dict:
     d = asdict(options.decide)
     return dict(thresholds={k: d[k] for k in THRESHOLD_RANGES}, quality=options.decide.quality,
                 drop_all_copies=options.decide.drop_all_copies, memory_limit=options.memory_limit,
-                partitions=options.sig.partitions, threads=options.threads)
+                partitions=options.sig.partitions, threads=options.threads,
+                judge_whole_pages=options.sig.judge_whole_pages)
 
 
 def corpus_dump(lake: str, dump: str | None = None, options: stage.StageOptions | None = None,

@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
 # Bump when the stage's outputs for the same input and settings change.
-CORPUS_VERSION = "3"
+CORPUS_VERSION = "4"
 # DuckDB's memory limit of a global step (beyond it DuckDB spills to disk); how the steps
 # run, not what they give, so outside both configs
 DEFAULT_MEMORY_LIMIT = "2GB"
@@ -33,6 +33,9 @@ class SignatureConfig:
     rows: int = 5               # Jaccard 0.7 with probability 0.988, 0.6 with 0.86, 0.5 with 0.53
     para_ngram: int = 3         # characters per shingle of a paragraph's SimHash
     partitions: int = 8         # hash-prefix partitions of the global steps
+    # the quality rules measure the whole page, not the text the corpus keeps (the metrics
+    # are taken in the per-archive step)
+    judge_whole_pages: bool = False
 
     def __post_init__(self):
         if self.bands * self.rows != self.num_perm:

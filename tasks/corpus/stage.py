@@ -33,6 +33,7 @@ from warclake.tasks.corpus.steps.decide import (
 from warclake.tasks.corpus.steps.doc_pairs import SETTINGS as PARA_PAIRS_SETTINGS
 from warclake.tasks.corpus.steps.doc_pairs import STEP as PARA_PAIRS_STEP
 from warclake.tasks.corpus.steps.doc_pairs import para_pairs_step
+from warclake.tasks.corpus.steps.kept_metrics import remeasured, touched_documents
 from warclake.tasks.corpus.steps.pairs import STEP as PAIRS_STEP
 from warclake.tasks.corpus.steps.pairs import pairs_partition
 from warclake.tasks.corpus.steps.para_groups import SETTINGS as GROUP_SETTINGS
@@ -212,6 +213,8 @@ def doc_decisions_key(ctx: DumpContext) -> dict:
     return {"pairs": {p: ctx.state_key(PAIRS_STEP, ctx.dump, ctx.layout.part_name(p)) for p in ctx.parts},
             "para_pairs": ctx.state_key(PARA_PAIRS_STEP, ctx.dump, "para_pairs"),
             "inputs": ctx.cur.identity, "decisions": ctx.opts.decide.fingerprint(),
+            # the kept text's metrics depend on the paragraphs dropped
+            "para_decisions": {p: ctx.state_key(PARA_STEP, ctx.dump, ctx.layout.part_name(p)) for p in ctx.parts},
             "quality_rules": [(r.name, r.metric, r.op, r.threshold, sorted(r.langs) if r.langs else None)
                               for r in QUALITY_RULES]}
 
@@ -219,6 +222,8 @@ def doc_decisions_key(ctx: DumpContext) -> dict:
 def document_decisions_step(ctx: DumpContext) -> bool:
     dump, opts, layout = ctx.dump, ctx.opts, ctx.layout
     paragraph_pairs_step(ctx)     # done already when the steps run in order
+    for part in ctx.parts:        # the kept text's metrics read the paragraph decisions
+        paragraph_decisions_step(ctx, part)
     key = doc_decisions_key(ctx)
     if layout.is_done(DOC_STEP, dump, "decisions", key):
         return False
@@ -228,13 +233,33 @@ def document_decisions_step(ctx: DumpContext) -> bool:
     with ctx.connect() as con:
         docs = f"""SELECT docId, dump, lang, date, url_hash, n_chars, clean_hash, metrics
                    FROM {parquet_list(ctx.cur.files(layout, 'docsigs'))}"""
+        remeasured_docs = 0
+        if not opts.sig.judge_whole_pages:
+            again = remeasured_metrics(ctx, con)
+            remeasured_docs = again.num_rows
+            if remeasured_docs:
+                con.register("remeasured", again)
+                docs = f"""SELECT d.docId, d.dump, d.lang, d.date, d.url_hash, d.n_chars, d.clean_hash,
+                                  coalesce(r.metrics, d.metrics) AS metrics
+                           FROM ({docs}) d LEFT JOIN remeasured r USING (docId)"""
         pairs = f"SELECT a, b, jaccard, exact FROM {parquet_list(pair_files)}"
         para = f"SELECT a, b, para_jaccard FROM {parquet_list([layout.file('para_pairs', dump, 'para_pairs')])}"
         table = document_decisions(con, docs, pairs, opts.decide, run_id, opts.decide.fingerprint(), para)
     write_table(layout.file("decisions/documents", dump, "decisions"), table)
     kept = pa.compute.sum(table.column("kept").cast(pa.int64())).as_py() or 0
-    layout.mark_done(DOC_STEP, dump, "decisions", key, documents=table.num_rows, kept=kept, run_id=run_id)
+    layout.mark_done(DOC_STEP, dump, "decisions", key, documents=table.num_rows, kept=kept, run_id=run_id,
+                     remeasured=remeasured_docs)
     return True
+
+
+def remeasured_metrics(ctx: DumpContext, con) -> pa.Table:
+    """(docId, metrics) of the dump's documents whose kept text the paragraph decisions cut
+    (``steps/kept_metrics.py``)."""
+    layout, dump = ctx.layout, ctx.dump
+    para_files = dict(zip(ctx.cur.archives, ctx.cur.files(layout, "paragraphs")))
+    decisions = [layout.file("decisions/paragraphs", dump, layout.part_name(p)) for p in ctx.parts]
+    touched = touched_documents(con, para_files, decisions)
+    return remeasured({a: layout.documents(dump, a) for a in touched}, touched)
 
 
 # The global steps of one dump, in order (its per-archive steps done): name -> (step, whether

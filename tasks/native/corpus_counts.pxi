@@ -337,11 +337,19 @@ cdef inline Py_ssize_t ascii_word(const uint32_t *cp, uint32_t *low, Py_ssize_t 
 
 cdef inline bint is_terminal(uint32_t c) noexcept nogil:
     # quality.TERMINAL_PUNCT
-    return (c == 0x2E or c == 0x21 or c == 0x3F or c == 0x22 or c == 0x27 or c == 0x201D
-            or c == 0x2019 or c == 0xBB or c == 0x3002 or c == 0xFF01 or c == 0xFF1F
+    return (c == 0x2E or c == 0x21 or c == 0x3F or c == 0x3002 or c == 0xFF01 or c == 0xFF1F
             or c == 0xFF0E or c == 0xFF61 or c == 0x300D or c == 0x300F or c == 0x061F
             or c == 0x0964 or c == 0x0965 or c == 0x0589 or c == 0x1362 or c == 0x104B
             or c == 0x05C3)
+
+
+cdef inline bint is_word_punct(uint32_t c) noexcept nogil:
+    # quality.WORD_PUNCT: ASCII punctuation, quotes, dashes, the ellipsis, ¡ ¿ ·
+    if c < 128:
+        return 33 <= c <= 47 or 58 <= c <= 64 or 91 <= c <= 96 or 123 <= c <= 126
+    return (c == 0x201C or c == 0x201D or c == 0x2018 or c == 0x2019 or c == 0xAB or c == 0xBB
+            or c == 0x201E or c == 0x201A or c == 0x2039 or c == 0x203A or c == 0x2026
+            or c == 0x2013 or c == 0x2014 or c == 0xA1 or c == 0xBF or c == 0xB7)
 
 
 cdef inline bint is_bullet_char(uint32_t c) noexcept nogil:
@@ -381,6 +389,16 @@ cdef inline bint is_stop_mark(uint32_t c) noexcept nogil:
 cdef inline bint is_closing(uint32_t c) noexcept nogil:
     return (c == 0x22 or c == 0x27 or c == 0x201D or c == 0x2019 or c == 0xBB or c == 0x300D
             or c == 0x300F or c == 0x29)
+
+
+cdef inline bint ends_sentence(const uint32_t *cp, Py_ssize_t lf, Py_ssize_t ll) noexcept nogil:
+    """``quality.ends_sentence`` of the line cp[lf:ll + 1]: a terminal mark at its end,
+    closing marks after it allowed."""
+    if is_terminal(cp[ll]):
+        return True
+    while ll >= lf and is_closing(cp[ll]):
+        ll -= 1
+    return ll >= lf and is_terminal(cp[ll])
 
 
 cdef inline uint32_t phrases_from(uint32_t c) noexcept nogil:
@@ -661,9 +679,12 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
     cdef uint8_t kd
     cdef bint found_js = False, found_policy = False
     cdef int64_t nonspace = 0, cjk = 0, hira = 0, units_script = 0, lettered = 0
-    cdef int64_t tokens = 0, last_lettered = -1, tokens_u = 0, last_lettered_u = -1, lettered_u = 0, run = 0, symbols = 0, curly = 0, bullets = 0, ell = 0
+    cdef int64_t tokens = 0, last_lettered = -1, tokens_u = 0, last_lettered_u = -1, lettered_u = 0, run = 0, symbols = 0, bullets = 0, ell = 0
+    cdef int64_t lcurly = 0, curly_c = 0, curly_w = 0
+    cdef bint line_ell
     cdef int64_t terminal = 0, short15 = 0, short30 = 0, sent_c = 0, sent_w = 0, lse = 0, sp = 0, sp_f = 0, sp_l = 0
     cdef int64_t stop = 0, total_units
+    cdef Py_ssize_t w_all
     cdef int64_t dl, dl_chars, l_chars, dp, dp_chars, p_chars
     cdef int64_t js_lines = 0, policy_lines = 0, lorem = 0
     cdef uint32_t heads
@@ -711,19 +732,23 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
                 ch = plain.cp[lf]
                 if is_bullet_char(ch) or (is_bullet_head(ch) and L >= 2 and plain.cp[lf + 1] == 32):
                     bullets += 1
-                ell += ends_with_ellipsis(plain.cp + lf, L)
+                line_ell = ends_with_ellipsis(plain.cp + lf, L)
+                ell += line_ell
                 short15 += L <= 15
                 short30 += L <= 30
-                if is_terminal(plain.cp[ll]):
+                if ends_sentence(plain.cp, lf, ll):
                     terminal += 1
                     lse += in_close
-                    if L >= 5:
+                    if L >= 5 and not line_ell:
                         sent_c += lse
-                    if sp_l - sp_f >= 2:
+                        curly_c += lcurly
+                    if sp_l - sp_f >= 2 and not line_ell:
                         sent_w += lse
+                        curly_w += lcurly
             lf = -1
             in_close = False
             lse = 0
+            lcurly = 0
             if i == plain.len:
                 break
             ch = NL
@@ -789,8 +814,8 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
         low.cp[i] = lw if ch <= 0xFFFF else ch
         if ch == 0x23 or ch == 0x2026:
             symbols += 1
-        elif ch == 0x7B or ch == 0x7D:
-            curly += 1
+        elif ch == 0x7B:
+            lcurly += 1
         if ns and lf < 0:
             lf, sp_f = i, sp
         ll = i if ns else ll
@@ -909,6 +934,24 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
             i = ascii_unit(low.cp, i, low.len, us, &acc, &found_js, &found_policy, &lorem)
     js_lines += found_js
     policy_lines += found_policy
+    w_all = w
+    if not char_mode:
+        # words compared without the punctuation around them; one of nothing else is left
+        # out of the n-grams (quality.WORD_PUNCT)
+        k = 0
+        for i in range(w):
+            a, L = ustart[i], ustart[i] + ulen[i]
+            while a < L and is_word_punct(low.cp[a]):
+                a += 1
+            while L > a and is_word_punct(low.cp[L - 1]):
+                L -= 1
+            if a == L:
+                continue
+            ids[k] = text_hash(low.cp + a, L - a) if a != ustart[i] or L - a != ulen[i] else ids[i]
+            ustart[k], ulen[k] = a, L - a
+            csum[k + 1] = csum[k] + (L - a)
+            k += 1
+        w = k
     if english:
         for i in range(w):
             if ulen[i] > 4 or low.cp[ustart[i]] > 0xFFFF or not STOP_FIRST[low.cp[ustart[i]]]:
@@ -943,7 +986,7 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
     r[AT_CHAR_MODE] = char_mode
     r[AT_PARAGRAPHS] = nchunks
     r[AT_NONSPACE] = nonspace
-    r[AT_UNITS] = w
+    r[AT_UNITS] = w_all
     r[AT_SYMBOLS] = symbols
     r[AT_LINES] = nlines
     r[AT_BULLET_LINES] = bullets
@@ -968,7 +1011,7 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
     r[AT_JAVASCRIPT_LINES] = js_lines
     r[AT_POLICY_LINES] = policy_lines
     r[AT_LOREM_IPSUM] = lorem
-    r[AT_CURLY_BRACKETS] = curly
+    r[AT_CURLY_BRACKETS] = curly_c if char_mode else curly_w
     r[AT_CJK] = cjk
     r[AT_HIRAGANA] = hira
     r[AT_LINK_CHARS] = link_chars

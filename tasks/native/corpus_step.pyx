@@ -234,7 +234,7 @@ cdef inline Py_ssize_t put_ascii(uint32_t *out, Py_ssize_t k, uint32_t ch, bint 
 def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const uint8_t[::1] valid,
                    const int64_t[::1] lab_off, const uint8_t[::1] lab_valid, const int8_t[::1] lab_code,
                    const uint8_t[::1] lang_flags, object is_chrome, dict chrome_cache, object nfkc_lower,
-                   int para_ngram, int doc_ngram, int bins, int min_chars,
+                   int para_ngram, int doc_ngram, int bins, int min_chars, bint kept_only,
                    int64_t[::1] p_hash, uint64_t[::1] p_sim, int32_t[::1] p_chars,
                    int64_t[::1] path_off, uint8_t[::1] path_data, Py_ssize_t pi, Py_ssize_t path_pos,
                    int64_t[::1] d_hash, int32_t[::1] d_chars, uint32_t[:, ::1] d_minhash,
@@ -242,13 +242,17 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
     """Every signature and the metrics' counts of the documents ``offsets``/``data``/``valid``
     (an Arrow string column's offsets rebased to ``data``, its bytes, 1 where not null).
     Per document: ``lab_off``/``lab_valid`` its labels in ``lab_code`` (1 good, 2 bad, 0
-    other), ``lang_flags`` (1: measured in units, 2: English). Paragraph outputs are filled
+    other), ``lang_flags`` (1: measured in units, 2: English). ``kept_only``: the metrics'
+    counts are those of the paragraphs the corpus keeps (``quality.kept_text``: labelled
+    good, all without labels), else of all. Paragraph outputs are filled
     from index ``pi`` and the path bytes from ``path_pos`` (``path_off[pi]`` must be it);
     document outputs from 0; ``count_rows`` gets each document's counts (``count_names``'
     order) and ``counted`` 1, or 0 where it is left to be counted from its text. Returns
     (paragraphs, path bytes) filled up to."""
     cdef Py_ssize_t nd = valid.shape[0], di, n, a, e, sep, bs, be, i, j, k, x, nlab, pcap, para_start
-    cdef Py_ssize_t plain_len, g_max, c, depth, out_n
+    cdef Py_ssize_t plain_len, g_max, c, depth, out_n, kk, plain_before
+    cdef bint keep, kept_empty
+    cdef int64_t link_before, depth_before
     cdef uint32_t *out_cp
     cdef const uint8_t *d
     cdef const uint8_t *sp
@@ -301,6 +305,8 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
             pstart = <Py_ssize_t *> scratch(work, 3, pcap * sizeof(Py_ssize_t))
             plen = <Py_ssize_t *> scratch(work, 4, pcap * sizeof(Py_ssize_t))
             plain_len = 0
+            kk = 0
+            kept_empty = False
             a = 0
             while n:
                 e = para_end(d, a, n)
@@ -312,6 +318,10 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                     pcap = spans.cap
                     pstart = <Py_ssize_t *> scratch(work, 3, pcap * sizeof(Py_ssize_t))
                     plen = <Py_ssize_t *> scratch(work, 4, pcap * sizeof(Py_ssize_t))
+                keep = not kept_only or not lab_valid[di] or (j < nlab and lab_code[lab_off[di] + j] == 1)
+                link_before, depth_before, plain_before = link_chars, depth_sum, plain_len
+                if keep and kk == 0 and e == a:
+                    kept_empty = True
                 if sp != NULL:
                     sep = sp - d
                     bs = sep + 1
@@ -339,10 +349,10 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                 path_off[pi + 1] = path_pos
                 be = e
                 # the body: its plain characters (metrics) and its normalised form (signatures)
-                if j:
+                if kk:
                     plain_cp[plain_len] = PARA_CH
                     plain_len += 1
-                pstart[j] = plain_len
+                pstart[kk] = plain_len
                 buf_reserve(&para, 8 * (be - bs) + 8)
                 para_start = out_n = para.len
                 out_cp = para.cp
@@ -392,8 +402,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                 if e < n and (in_link or nl_state == 2):
                     metrics_ok = False            # a link or a marker run across the separator
                 para.len = out_n
-                plen[j] = plain_len - pstart[j]
-                total += plen[j]
+                plen[kk] = plain_len - pstart[kk]
                 if not table_ok:      # NFKC in context: Python's, on the body with its markers
                     body = PyUnicode_DecodeUTF8(<const char *> d + bs, be - bs, "strict")
                     low = nfkc_lower(body)
@@ -411,8 +420,13 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                 p_chars[pi] = <int32_t> k
                 spans.start[j], spans.length[j] = para_start, k
                 spans.flag[j] = (1 if j < nlab and lab_code[lab_off[di] + j] == 1 else 0) | (2 if fl & F_CHROME else 0)
-                if fl & F_CHROME:
-                    chrome_chars += plen[j]
+                if keep:
+                    total += plen[kk]
+                    if fl & F_CHROME:
+                        chrome_chars += plen[kk]
+                    kk += 1
+                else:     # the metrics leave it out: its characters, links and path
+                    plain_len, link_chars, depth_sum = plain_before, link_before, depth_before
                 pi += 1
                 j += 1
                 if e >= n:
@@ -455,12 +469,14 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
             if not metrics_ok:
                 counted[di] = 0
                 continue
-            labels_fit = lab_valid[di] and nlab == j
+            labels_fit = not kept_only and lab_valid[di] and nlab == j
             if labels_fit:
                 for x in range(j):
                     if lab_code[lab_off[di] + x] == 2:
                         bad_chars += plen[x]
-            plain_counts(work, plain_cp, plain_len, pstart, plen, j, lang_flags[di] & 1, lang_flags[di] & 2,
+            if kk == 1 and kept_empty:
+                kk = 0       # the kept text is empty: no paragraph (``str.split`` of "")
+            plain_counts(work, plain_cp, plain_len, pstart, plen, kk, lang_flags[di] & 1, lang_flags[di] & 2,
                          link_chars, chrome_chars, depth_sum, total, labels_fit, bad_chars, &count_rows[di, 0])
             counted[di] = 1
         return pi, path_pos

@@ -66,13 +66,14 @@ FAILING = {
     **{f"gopher_dup_{n}gram": (with_body([PROSE + " " + PROSE]), "en", None) for n in range(5, 11)},
     "c4_min_sentences": (with_body([distinct_words(80)]), "en", None),
     "c4_lorem_ipsum": (with_body([PROSE, "Lorem ipsum dolor sit amet."]), "en", None),
-    "c4_curly_bracket": (with_body([PROSE] + ["if (x) { y(); } else { z(); }"] * 4), "en", None),
+    "c4_curly_bracket": (with_body([PROSE, "The template prints {name} for every reader of the page."]), "en", None),
     "c4_javascript_lines": (with_body(["Please enable JavaScript to view this site."] * 3 + [PROSE]), "en", None),
     "c4_policy_lines": (with_body([f"This site uses cookies, see line {i}." for i in range(6)] + [PROSE]), "en", None),
     "fineweb_line_punct": (with_body([distinct_words(40) + "\n" + distinct_words(40)] * 30
                                      + [PROSE]), "en", None),
     "fineweb_short_lines": (with_body(["\n".join(WORDS * 4), PROSE]), "en", None),
     "fineweb_dup_line_chars": (with_body(["\n".join(SENTENCES["en"])] * 2), "en", None),
+    "fineweb_list_ratio": (with_body(["\n".join(WORDS * 6), PROSE]), "en", None),
     "ja_min_hiragana": (lake_text([(ARTICLE, "東京都千代田区丸ノ内一丁目 株式会社テスト 営業時間 午前九時 "
                                              "午後五時 電話番号 定休日 土曜日 日曜日 祝日。" * 4)]), "ja", None),
     "lake_link_chars": (lake_text([(ARTICLE, f"\x02{s}\x03") for s in SENTENCES["en"]]), "en", None),
@@ -146,11 +147,13 @@ def test_values_match_hand_computed_figures():
     assert m["short_line_share"] == 1.0
     assert m["mean_path_depth"] == pytest.approx((4 + 3 + 3 + 3) / 4)
     assert m["en_stop_words"] == 0
-    # "one two three four five." twice: its 5-gram repeats once, covering the second copy
-    unit_chars = chars
-    assert m["dup_5gram_char_share"] == pytest.approx(20 / unit_chars)
+    # n-grams of words without the punctuation around them ("five." is "five", "Six," is
+    # "six", "..." is left out): 11 + 2 * 19 + 7 characters
+    unit_chars = 56
+    # "one two three four five" twice: its 5-gram repeats once, covering the second copy
+    assert m["dup_5gram_char_share"] == pytest.approx(19 / unit_chars)
     # every 2-gram of that sentence occurs twice; among those the longest counts:
-    # "three four" / "four five." of 9 characters
+    # "three four" of 9 characters
     assert m["top_2gram_char_share"] == pytest.approx(2 * 9 / unit_chars)
     assert m["dup_6gram_char_share"] == 0.0
 

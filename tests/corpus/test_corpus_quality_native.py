@@ -128,7 +128,8 @@ def test_compiled_chrome_paths_follow_is_chrome_path():
     parts = ["nav", "Nav", "NAV", "navigation", "footer", "header", "aside", "menu", "sidebar",
              "breadcrumb", "Breadcrumbs", "comment", "Comments", "cookie", "site", "main", "page",
              "global", "top", "primary", "secondary", "left", "right", "mobile", "sub", "Site", "-",
-             "_", ".", "#", ">", "div", "p", "x", "content", "no", "sticky", "ul", "li", " ", "1"]
+             "_", ".", "#", ">", "div", "p", "x", "content", "no", "sticky", "ul", "li", " ", "1",
+             "ed", "navbar", "open", "False", "s"]
     rng = random.Random(2)
     for _ in range(50_000):
         path = "".join(rng.choice(parts) for _ in range(rng.randint(1, 9)))

@@ -40,7 +40,11 @@ WORDS = ["the", "be", "to", "of", "and", "that", "have", "with", "The", "THE", "
          # runs of plain ASCII (the counts take them at once): punctuation and controls inside
          # words, phrases inside longer words, lengths about the 16 positions of a look-up
          "don't", "(word),", "e-mail", "a\x01b", "\x7f", "myjavascriptcode", "xlorem", "Privacy-Policy",
-         "x" * 15, "Y" * 16, "abcdefghijklmnopq", "z" * 31, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefg"]
+         "x" * 15, "Y" * 16, "abcdefghijklmnopq", "z" * 31, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefg",
+         # words with punctuation around them, and of nothing else; sentence ends with
+         # closing marks after them and without
+         "the,", "(the)", "“with”", "«and»", "SS14,", "SS14", "—", "...the", "to!", "¿of?", "'that'",
+         "·", "„be‚", "»", "more »", '."', ".”", ".)", "!’", "{x}.", "{."]
 PIECES = ["日本語の文章", "東京", "ひらがな", "カタカナ", "中文段落", "隐私政策", "使用条款", "プライバシーポリシー",
           "利用規約", "クッキー", "한국어", "개인정보", "이용약관", "ภาษาไทย", "ຂໍ້ຄວາມ", "ខ្មែរ", "မြန်မာ",
           "\U0002000b", "\U0002a6d6", "\U0001F600", "\U00010400", "\U0010fffd", "e\u0301", "\u0301",
@@ -52,7 +56,11 @@ PIECES = ["日本語の文章", "東京", "ひらがな", "カタカナ", "中�
           "➢", "➤", "✓", "✔", "·", "- ", "* ", "– ", "— ", "→", "-", "*", "#", ">"]
 PATHS = ["body>p", "body>div.nav>ul>li", "body>footer>p", "html>body>div#main>article>p",
          "body>div.site-footer>a", "body>aside", "body>div.content-sidebar>p", "", "body>ΣΑ",
-         "body>div.日本", "body>nav>a", "body>div#comments>p"]
+         "body>div.日本", "body>nav>a", "body>div#comments>p",
+         # class names with and without a boundary after the chrome word, and layouts
+         "body>div.commented>p", "body>div.sidebar-right>p", "body>div.left-sidebar>p",
+         "body>div.global-nav-false", "body>div.Main-Nav_links>a", "body>div.nav--x", "body>div.site-",
+         "body>div.a.NAVIGATION#x>p", "body>div.right-sidebar#page-content>p", "body>ul.nav-open-menu>li"]
 LANGS = ("en", "en", "ja", "zh", "th", "de", None)
 LABELS = ("good", "bad", None)
 

@@ -1,9 +1,60 @@
 """What each corpus quality rule would drop, by language, and the metrics' CPU time per document:
-over documents files of a lake or over the gold main texts of the development pages."""
+over documents files of a lake, over the gold main texts of the development pages, or over
+gold pages of one split through warclake's extraction and a boilerplate mode (the lake
+documents a crawl of those pages gives; ``--write`` keeps them as a documents file, so
+another checkout's rules can be measured on the same documents)."""
 from __future__ import annotations
 
-from warclake.tasks.corpus.signals.quality import QUALITY_RULES, document_metrics, evaluate_rules
+from warclake.tasks.corpus.signals.quality import (
+    QUALITY_RULES,
+    document_metrics,
+    evaluate_rules,
+    kept_metrics,
+)
 from warclake.tasks.extract.paragraph import PARA_SEP, PATH_SEP
+
+# gold sets with independent main-content truth: reader and folder under the gold root
+GOLD_SETS = (("cleaneval", "cleaneval"), ("dragnet", "dragnet"), ("wceb", "wceb_modern_1000"))
+
+
+def gold_page_documents(gold_root: str, split: str, mode: str, min_gold_words: int, clean: bool) -> list[dict]:
+    """Lake documents (text, paragraph_labels, lang, id) of the gold pages of ``split``
+    whose gold main text has at least ``min_gold_words`` words: each page through the
+    paragraph walk and the boilerplate mode ``mode``, as extraction writes it. A page
+    the parser refuses or that gives no paragraph is left out. ``clean``: only pages
+    whose gold main text (a paragraph per line) no rule drops at the defaults: text a
+    person judged to be the page's content and the rules' sources accept, so a rule that
+    drops the page's lake document drops it for what extraction made of it."""
+    import os
+
+    from warclake.tasks.evaluation.gold import decode_page, read_gold
+    from warclake.tasks.extract.boilerplate import classify
+    from warclake.tasks.extract.boilerplate.text import guess_language
+    from warclake.tasks.extract.html_paragraphs import extract_paragraphs
+    from warclake.tasks.extract.paragraph import join_paragraphs
+
+    docs = []
+    for fmt, folder in GOLD_SETS:
+        path = os.path.join(gold_root, folder)
+        if not os.path.isdir(path):
+            continue
+        for page in read_gold(f"{fmt}:{path}", split):
+            if len(page.gold.split()) < min_gold_words:
+                continue
+            try:
+                paras = extract_paragraphs(decode_page(page))
+            except Exception:   # a page the parser refuses is simply not used
+                continue
+            if not paras:
+                continue
+            lang = guess_language([p.plain for p in paras]) or None
+            gold = PARA_SEP.join("body>p" + PATH_SEP + ln for ln in page.gold.split("\n") if ln.strip())
+            if clean and evaluate_rules(kept_metrics(gold, None, lang), lang):
+                continue
+            labels = classify(mode, paras, lang) if mode != "none" else None
+            docs.append({"id": f"{fmt}/{page.id}", "text": join_paragraphs(paras), "paragraph_labels": labels,
+                         "lang": lang})
+    return docs
 
 
 def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
@@ -22,6 +73,58 @@ def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
     return docs
 
 
+def stage_drops(set_dir: str, gold_root: str, clean_ids: str | None) -> tuple[int, dict[str, int]]:
+    """(documents, per quality rule the documents it drops) after the whole corpus stage over
+    the held-back split of the near-duplicate set (``tools.measure.dedup``'s, under
+    ``set_dir``: pages of multi-page sites with sieve labels, so repeated-text removal
+    acts), among its real pages (not the edited copies) whose gold main text has 50 words or
+    more and passes every rule. ``clean_ids``: a file of those pages' ids, read when it
+    exists and written when not, so two checkouts count the same pages."""
+    import json
+    import os
+    import tempfile
+
+    from tools.measure.corpus_repeated import DUMP, as_lake
+    from tools.measure.dedup import load_split
+    from tools.measure.neardup_set import gold_pages
+    from warclake.tasks.corpus.checks import check_inputs
+    from warclake.tasks.corpus.stage import StageOptions, run_stage
+
+    docs, truth = load_split(set_dir, "heldout")
+    if clean_ids and os.path.exists(clean_ids):
+        with open(clean_ids) as fh:
+            real = set(json.load(fh))
+    else:
+        gold = {p.id: p.gold for p in gold_pages(gold_root)}
+
+        def clean(src: str) -> bool:
+            lines = [ln for ln in gold.get(src, "").split("\n") if ln.strip()]
+            if len(" ".join(lines).split()) < 50:
+                return False
+            text = PARA_SEP.join("body>p" + PATH_SEP + ln for ln in lines)
+            return not evaluate_rules(document_metrics(text, None, "en"), "en")
+        real = {d for d, k, src in zip(*(truth.column(c).to_pylist() for c in ("docId", "kind", "main_source")))
+                if k in ("original", "same_site", "unrelated") and clean(src)}
+        if clean_ids:
+            with open(clean_ids, "w") as fh:
+                json.dump(sorted(real), fh)
+    names = {r.name for r in QUALITY_RULES}
+    drops: dict[str, int] = {"any rule": 0}
+    with tempfile.TemporaryDirectory(prefix="warclake-rules-") as tmp:
+        as_lake(docs, tmp)
+        run_stage(tmp, [DUMP], check_inputs(tmp, [DUMP]), StageOptions())
+        import pyarrow.parquet as pq
+        rows = pq.read_table(os.path.join(tmp, "corpus", "decisions", "documents", f"dump={DUMP}",
+                                          "decisions.parquet"), columns=["docId", "rules"]).to_pylist()
+    rows = [r for r in rows if r["docId"] in real]
+    for r in rows:
+        fired = {x["rule"] for x in r["rules"] if x["rule"] in names}
+        drops["any rule"] += bool(fired)
+        for name in fired:
+            drops[name] = drops.get(name, 0) + 1
+    return len(rows), drops
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m tools.measure.quality_rules [PARQUET...] [--gold-main DIR]``: per rule,
     the share of the documents it would drop, by language (the most frequent ones), and
@@ -37,9 +140,40 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("files", nargs="*", help="documents parquet files of a lake")
     ap.add_argument("--gold-main", metavar="DIR",
                     help="instead: the main texts of the gold pages under DIR (cleaneval/, dragnet/, ...)")
+    ap.add_argument("--gold-pages", metavar="DIR",
+                    help="instead: the gold pages under DIR through extraction and --boilerplate")
+    ap.add_argument("--split", default="heldout", help="split of --gold-pages (default %(default)s)")
+    ap.add_argument("--boilerplate", default="sieve", help="boilerplate mode of --gold-pages (default %(default)s)")
+    ap.add_argument("--min-gold-words", type=int, default=50,
+                    help="--gold-pages: only pages whose gold main text has this many words (default %(default)s)")
+    ap.add_argument("--clean", action="store_true",
+                    help="--gold-pages: only pages whose gold main text passes every rule at the defaults")
+    ap.add_argument("--write", metavar="PARQUET", help="write the documents measured to this file")
+    ap.add_argument("--whole-pages", action="store_true",
+                    help="measure whole pages, not the text the corpus keeps (good paragraphs)")
+    ap.add_argument("--neardup-set", metavar="DIR",
+                    help="instead: drops after the whole stage over the held-back near-duplicate set under DIR")
+    ap.add_argument("--clean-ids", metavar="JSON", help="--neardup-set: the clean pages' ids (read, or written)")
     ap.add_argument("--langs", type=int, default=6, help="columns for this many languages")
     a = ap.parse_args(argv)
+    if a.neardup_set:
+        from tools.measure.neardup_set import DEFAULT_GOLD
+        n, drops = stage_drops(a.neardup_set, a.gold_pages or DEFAULT_GOLD, a.clean_ids)
+        print(f"{n} clean real pages of the held-back near-duplicate set, after the corpus stage")
+        print("| rule | dropped |\n|---|---:|")
+        for rule in [r.name for r in QUALITY_RULES] + ["any rule"]:
+            if rule in drops:
+                print(f"| {rule} | {drops[rule] / n:.1%} |")
+        return
     docs = _gold_main_documents(a.gold_main) if a.gold_main else []
+    if a.gold_pages:
+        pages = gold_page_documents(a.gold_pages, a.split, a.boilerplate, a.min_gold_words, a.clean)
+        if a.write:
+            import pyarrow as pa
+            pq.write_table(pa.Table.from_pylist(pages, schema=pa.schema([
+                ("id", pa.string()), ("text", pa.string()), ("paragraph_labels", pa.list_(pa.string())),
+                ("lang", pa.string())])), a.write)
+        docs += [(d["text"], d["paragraph_labels"], d["lang"]) for d in pages]
     for f in a.files:
         t = pq.read_table(f, columns=["text", "paragraph_labels", "lang"])
         docs += zip(*(t.column(c).to_pylist() for c in ("text", "paragraph_labels", "lang")))
@@ -48,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     metrics, cpu = [], []
     for d in docs:
         t0 = time.process_time_ns()
-        metrics.append(document_metrics(*d))
+        metrics.append(document_metrics(*d) if a.whole_pages else kept_metrics(*d))
         cpu.append(time.process_time_ns() - t0)
     sizes = sorted(len(d[0]) for d in docs)
     per_doc = sorted(cpu)

@@ -6,6 +6,9 @@ Its values are those of the references: ``signatures.sign_documents_reference`` 
 on the check documents at import (``native.load_checked``); ``WARCLAKE_NATIVE=0`` turns it
 off. A document whose metrics the pass leaves to the whole-text counts (link markers out
 of place, paragraphs without a path) is counted by ``quality.document_metrics``.
+
+The metrics are those of the text the corpus keeps (``quality.kept_metrics``), or of the
+whole page when ``kept_only`` is false.
 """
 from __future__ import annotations
 
@@ -26,6 +29,8 @@ from warclake.tasks.corpus.signals.quality import (
     document_metrics,
     document_metrics_reference,
     is_chrome_path,
+    kept_metrics,
+    kept_text,
     metrics_equal,
 )
 from warclake.tasks.corpus.signals.signatures import (
@@ -125,11 +130,11 @@ def _check(native) -> None:
     # those the check of the compiled counts compares with)
     metrics = ([document_metrics_reference(t, lb, lg) for t, lb, lg in docs[:-len(CHECK_DOCS)]]
                + list(check_doc_references()))
-    expected = Metrics.of(metrics)
-    for ngrams in ((3, 5, 120), (1, 2, 7)):
-        got = run(native, table, *ngrams)
+    kept = [document_metrics_reference(kept_text(t, lb), None, lg) for t, lb, lg in docs]
+    for ngrams, kept_only in (((3, 5, 120), False), ((1, 2, 7), False), ((3, 5, 120), True)):
+        got = run(native, table, *ngrams, kept_only=kept_only)
         ref = reference(table, *ngrams, with_metrics=False)
-        ref.metrics = expected
+        ref.metrics = Metrics.of(kept if kept_only else metrics)
         if not pass_equal(got, ref):
             raise ValueError("the pass differs from the references on a check document")
 
@@ -144,12 +149,14 @@ def pass_equal(a: Pass, b: Pass) -> bool:
     return signed_equal(sa, sb) and len(ma) == len(mb) and all(metrics_equal(x, y) for x, y in zip(ma, mb))
 
 
-def reference(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, with_metrics: bool = True) -> Pass:
+def reference(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, with_metrics: bool = True,
+              kept_only: bool = True) -> Pass:
     """The definitions the pass must equal, from the table's Python values."""
     texts = [t or "" for t in _column(docs, "text")]
     labels, langs = _column(docs, "paragraph_labels"), _column(docs, "lang")
     signed = sign_documents_reference(texts, labels, is_chrome_path, para_ngram, doc_ngram, num_perm)
-    metrics = [document_metrics_reference(t, lb, lg) if with_metrics else {}
+    metrics = [(document_metrics_reference(kept_text(t, lb), None, lg) if kept_only
+                else document_metrics_reference(t, lb, lg)) if with_metrics else {}
                for t, lb, lg in zip(texts, labels, langs)]
     return Pass(signed, Metrics.of(metrics))
 
@@ -159,7 +166,7 @@ def _column(docs: pa.Table, name: str) -> list:
 
 
 def sign_table(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int,
-               with_metrics: bool = True, paths: PathMemory | None = None) -> Pass | None:
+               with_metrics: bool = True, paths: PathMemory | None = None, kept_only: bool = True) -> Pass | None:
     """The pass over ``docs`` (columns ``text``, ``paragraph_labels``, ``lang``; absent ones
     count as null), or None when the compiled module is not in use or the columns are not
     a string column and a list of strings (the caller then takes the Python way). The
@@ -172,11 +179,11 @@ def sign_table(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int,
         if not (pa.types.is_null(kind) or ((pa.types.is_list(kind) or pa.types.is_large_list(kind))
                                            and pa.types.is_string(kind.value_type))):
             return None
-    return run(native, docs, para_ngram, doc_ngram, num_perm, with_metrics, paths)
+    return run(native, docs, para_ngram, doc_ngram, num_perm, with_metrics, paths, kept_only)
 
 
 def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, with_metrics: bool = True,
-        paths: PathMemory | None = None) -> Pass:
+        paths: PathMemory | None = None, kept_only: bool = True) -> Pass:
     n = docs.num_rows
     lab_off, lab_valid, lab_code, label_values = _labels(docs)
     langs = _column(docs, "lang")
@@ -198,7 +205,7 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
         hi = lo + len(chunk)
         pi, pos = native.sign_and_count(
             offsets, data, valid, lab_off[lo:hi + 1], lab_valid[lo:hi], lab_code, lang_flags[lo:hi],
-            is_chrome_path, _CHROME_CACHE, nfkc_lower, para_ngram, doc_ngram, num_perm, COMPARED_MIN_CHARS,
+            is_chrome_path, _CHROME_CACHE, nfkc_lower, para_ngram, doc_ngram, num_perm, COMPARED_MIN_CHARS, kept_only,
             out.para_hash, out.para_simhash, out.para_chars, path_off, path_data, pi, pos,
             out.clean_hash[lo:], out.clean_chars[lo:], out.minhash[lo:], out.doc_paragraphs[lo:],
             count_rows[lo:], counted[lo:])
@@ -210,7 +217,7 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
                                                      pa.py_buffer(path_data[:pos]))
     else:
         out.para_paths = pa.LargeStringArray.from_buffers(n_para, pa.py_buffer(path_off), pa.py_buffer(path_data[:pos]))
-    metrics = (_metrics(docs, names, count_rows, counted != 0, lab_valid, langs) if with_metrics
+    metrics = (_metrics(docs, names, count_rows, counted != 0, lab_valid, langs, kept_only) if with_metrics
                else Metrics([], np.zeros((n, 0))))
     para_doc, para_idx = paragraph_positions(out.doc_paragraphs)
     return Pass(out, metrics, para_doc, para_idx,
@@ -218,7 +225,7 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
 
 
 def _metrics(docs: pa.Table, names: tuple, count_rows: np.ndarray, counted: np.ndarray, has_labels: np.ndarray,
-             langs: list) -> Metrics:
+             langs: list, kept_only: bool = True) -> Metrics:
     """The documents' metrics from the pass's counts (``count_rows``, a row per document in
     the order of ``names``), a column of documents at a time; a document the pass left to
     the whole-text counts (not ``counted``) by ``quality.document_metrics``."""
@@ -227,14 +234,16 @@ def _metrics(docs: pa.Table, names: tuple, count_rows: np.ndarray, counted: np.n
     own = {}
     if left:
         texts, labels = docs.column("text"), _column(docs, "paragraph_labels")
-        own = {i: document_metrics(texts[i].as_py() or "", labels[i], langs[i]) for i in left}
+        measure = kept_metrics if kept_only else document_metrics
+        own = {i: measure(texts[i].as_py() or "", labels[i], langs[i]) for i in left}
         if len(left) == n:
             return Metrics.of([own[i] for i in range(n)])
     rows = count_rows[counted].astype(np.float64).T if left else count_rows.astype(np.float64).T
     columns = {k: rows[j] for j, k in enumerate(names) if k not in ("top", "dup")}
     for k in ("top", "dup"):
         columns[k] = rows[[j for j, name in enumerate(names) if name == k]]
-    per_key = _metrics_from_counts(columns, has_labels[counted] != 0, np.array(langs, object)[counted])
+    labelled = np.zeros(int(counted.sum()), bool) if kept_only else has_labels[counted] != 0
+    per_key = _metrics_from_counts(columns, labelled, np.array(langs, object)[counted])
     keys = sorted(per_key)
     values = np.empty((n, len(keys)), np.float64)
     values[counted] = np.column_stack([per_key[k] for k in keys])

@@ -31,7 +31,7 @@ from warclake.tasks.corpus.signals.archive_pass import (
 )
 from warclake.tasks.corpus.signals.hosts import registered_domain, url_host
 from warclake.tasks.corpus.signals.normalise import hash64
-from warclake.tasks.corpus.signals.quality import document_metrics, is_chrome_path
+from warclake.tasks.corpus.signals.quality import document_metrics, is_chrome_path, kept_metrics
 from warclake.tasks.corpus.signals.signatures import band_keys, sign_documents
 from warclake.tasks.corpus.storage.layout import (
     ARCHIVE_STEP,
@@ -90,7 +90,8 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
     by its clean paragraphs less those under a page-chrome path (``compared_paragraphs``):
     the same page under another site template then keeps its similarity. ``paths``: memory
     for the paths (``archive_pass.PathMemory``) the caller reuses once the rows are dropped."""
-    fused = sign_table(docs, sig.para_ngram, sig.doc_ngram, sig.num_perm, with_metrics, paths)
+    kept_only = not sig.judge_whole_pages
+    fused = sign_table(docs, sig.para_ngram, sig.doc_ngram, sig.num_perm, with_metrics, paths, kept_only)
     n = docs.num_rows
     urls = _values(docs, "url")
     if fused is None:
@@ -99,7 +100,8 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
         para_doc, para_idx = paragraph_positions(signed.doc_paragraphs)
         p_label = pa.array(paragraph_labels(labels, signed.doc_paragraphs), pa.string())
         langs = _values(docs, "lang")
-        metrics = Metrics.of([document_metrics(t or "", labs, lg) if with_metrics else {}
+        measure = kept_metrics if kept_only else document_metrics
+        metrics = Metrics.of([measure(t or "", labs, lg) if with_metrics else {}
                               for t, labs, lg in zip(texts, labels, langs)])
     else:
         signed, metrics = fused.signed, fused.metrics

@@ -1,0 +1,66 @@
+"""The quality metrics of documents whose kept text repeated-text removal changed.
+
+The per-archive step measures the text the corpus keeps (good paragraphs, all without
+labels). The paragraph decisions then drop repeated paragraphs, some of them kept ones; a
+document that loses one is measured again here, from its text in the lake, without them,
+so every rule judges exactly what ``corpus_documents`` emits. Only those documents are
+read (most repeated paragraphs are boilerplate the kept text never held), and only their
+archives' documents files, one row group at a time.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+
+from warclake.tasks.corpus.storage.engine import parquet_list
+from warclake.tasks.lake.catalog import sql_literal
+
+
+def touched_documents(con, para_files: dict[str, str], decision_files: list[str]) -> dict[str, dict[str, list[int]]]:
+    """Per archive (``para_files``: archive -> its paragraphs file), per document, the
+    positions of the kept paragraphs (labelled good, or without a label) that the paragraph
+    decisions (``decision_files``) drop."""
+    if not para_files or not decision_files:
+        return {}
+    archive_of = pa.table({"filename": list(para_files.values()), "archive": list(para_files)})
+    con.register("archive_of", archive_of)
+    try:
+        rows = con.execute(f"""
+            SELECT a.archive, p.docId, list(p.idx ORDER BY p.idx) AS idx
+            FROM read_parquet([{', '.join(sql_literal(f) for f in para_files.values())}], filename = true) p
+            JOIN (SELECT DISTINCT docId, idx FROM {parquet_list(decision_files)}) d USING (docId, idx)
+            JOIN archive_of a ON a.filename = p.filename
+            WHERE p.label = 'good' OR p.label IS NULL
+            GROUP BY ALL ORDER BY a.archive, p.docId""").fetchall()
+    finally:
+        con.unregister("archive_of")
+    out: dict[str, dict[str, list[int]]] = {}
+    for archive, doc, idx in rows:
+        out.setdefault(archive, {})[doc] = idx
+    return out
+
+
+def remeasured(documents: dict[str, str], touched: dict[str, dict[str, list[int]]]) -> pa.Table:
+    """(docId, metrics) of each touched document, measured on its kept text less its dropped
+    paragraphs; ``documents``: archive -> the lake's documents file."""
+    from warclake.tasks.corpus.signals.archive_pass import Metrics
+    from warclake.tasks.corpus.signals.archive_step import _values, metrics_column, row_groups
+    from warclake.tasks.corpus.signals.quality import kept_metrics
+    from warclake.tasks.corpus.storage.layout import read_schema
+
+    ids, rows = [], []
+    for archive in sorted(touched):
+        want = touched[archive]
+        have = set(read_schema(documents[archive]).names)
+        columns = [c for c in ("docId", "text", "paragraph_labels", "lang") if c in have]
+        for group in row_groups(documents[archive], columns):
+            doc_ids = group.column("docId").to_pylist()
+            at = [i for i, d in enumerate(doc_ids) if d in want]
+            if not at:
+                continue
+            part = group.take(at)
+            for d, text, labels, lang in zip(*(_values(part, c) for c in ("docId", "text", "paragraph_labels", "lang"))):
+                ids.append(d)
+                rows.append(kept_metrics(text or "", labels, lang, frozenset(want[d])))
+    metrics = Metrics.of(rows)
+    return pa.table({"docId": pa.array(ids, pa.string()),
+                     "metrics": metrics_column(metrics) if rows else pa.array([], pa.map_(pa.string(), pa.float64()))})

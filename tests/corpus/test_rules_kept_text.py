@@ -1,0 +1,95 @@
+"""The quality rules judge the text the corpus emits: good paragraphs (all without labels),
+less those repeated-text removal drops; ``judge_whole_pages`` judges whole pages."""
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+
+import duckdb
+
+from support.corpus_lake import doc_id, page, sentence, write_archive
+from support.corpus_runs import DUMP, decisions
+from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
+from warclake.tasks.corpus.settings import SignatureConfig
+from warclake.tasks.corpus.signals.quality import document_metrics, evaluate_rules, kept_metrics, kept_text
+from warclake.tasks.corpus.stage import StageOptions, finish
+
+NAV = "body>header>div.site-nav>ul>li"
+
+
+def fired(metrics, lang="en"):
+    return {r.name for r, _, _ in evaluate_rules(metrics, lang)}
+
+
+def news_page(rng):
+    """An article (good) inside a template whose navigation holds placeholders in braces
+    and repeats itself (bad), as the issue's clean news pages do."""
+    paras = [(NAV, "Share this story on {{::display_hashtag}} with the whole world now.", "bad"),
+             (NAV, "Sign in to your account {* loginWidget *} to read the rest.", "bad"),
+             *[(NAV, "Home", "bad"), (NAV, "News", "bad")] * 3]
+    paras += [("body>main>article>p", sentence(rng), "good") for _ in range(4)]
+    return page(paras)
+
+
+def test_boilerplate_costs_a_page_nothing_when_the_kept_text_is_judged():
+    text, labels = news_page(random.Random(1))
+    whole = fired(document_metrics(text, labels, "en"))
+    assert {"c4_curly_bracket", "gopher_dup_lines", "gopher_dup_paragraphs"} <= whole
+    assert fired(kept_metrics(text, labels, "en")) == set()
+    # without labels every paragraph is kept: the page is judged whole
+    assert kept_metrics(text, None, "en") == document_metrics(text, None, "en")
+    # the kept text is what the corpus view emits: good paragraphs less the dropped ones
+    assert kept_text(text, labels, {9}).count("\n\n") == 2    # paragraph 9, the first of the article
+
+
+def run(lake):
+    dumps = dumps_to_process(lake, None)
+    return finish(lake, dumps, check_inputs(lake, dumps), StageOptions(sig=SignatureConfig()), report=False)
+
+
+def test_a_document_cut_by_repeated_text_removal_is_judged_on_what_is_left(tmp_path):
+    """A good paragraph on 12 pages of a site is its template and goes; the page whose own
+    text is short without it then fails the minimum words, measured again in the decision
+    step for exactly the pages that lost a kept paragraph."""
+    rng = random.Random(3)
+    promo = ("Our newsletter brings the best stories of the week to your inbox every Friday morning. "
+             "It is free and it always will be for our readers. You can leave it whenever you like "
+             "with one click at the end of any letter. We never share your address with anyone, "
+             "and we send nothing else to it.")
+    docs = []
+    for i in range(12):
+        own = [("body>main>article>p", sentence(rng), "good") for _ in range(3 if i else 1)]
+        if i == 0:
+            own = [("body>main>article>p", "The council met on Monday and the meeting was short.", "good")]
+        text, labels = page([(NAV, "Home About Contact", "bad")] + own
+                            + [("body>main>article>aside.promo", promo, "good")])
+        docs.append({"docId": doc_id(DUMP, f"p{i}"), "url": f"https://news.example.com/{i}", "text": text,
+                     "labels": labels})
+    short = docs[0]["docId"]
+    lake = str(tmp_path / "lake")
+    write_archive(lake, DUMP, "arch-00000.warc.gz", docs)
+    whole = str(tmp_path / "whole")
+    write_archive(whole, DUMP, "arch-00000.warc.gz", docs)
+
+    run(lake)
+    dec = decisions(lake)
+    assert dec[short]["rule"] == "gopher_min_words" and not dec[short]["kept"]
+    assert dec[short]["value"] == len(kept_text(docs[0]["text"], docs[0]["labels"], {3}).split("\x1c")[-1].split())
+    assert all(dec[d["docId"]]["kept"] for d in docs[1:])
+    state = json.load(open(f"{lake}/corpus/state/doc_decisions/dump={DUMP}/decisions.json"))
+    assert state["remeasured"] == 12    # every page lost the promotion, and no other page was read
+    # the corpus view emits none of it: the same words the rule counted
+    con = duckdb.connect()
+    con.execute(f"""CREATE TABLE d AS SELECT * FROM read_parquet('{lake}/corpus/decisions/paragraphs/*/*.parquet')""")
+    assert con.execute("SELECT count(DISTINCT docId), min(rule) FROM d").fetchone() == (12, "site_template")
+
+    # judged as whole pages (the command line's option), the short page keeps its
+    # promotion's words and stays
+    done = subprocess.run([sys.executable, "-m", "warclake", "corpus", "--lake", whole, "--judge-whole-pages",
+                           "--no-report", "-q"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    dec_whole = decisions(whole)
+    assert dec_whole[short]["kept"]
+    assert json.load(open(f"{whole}/corpus/state/doc_decisions/dump={DUMP}/decisions.json"))["remeasured"] == 0
