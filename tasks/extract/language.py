@@ -6,7 +6,8 @@ Buffers (their sizes are ExtractConfig's ``lang_window_chars``, ``uzushio_buffer
   of characters below U+007F or whitespace becomes one space and everything else is kept, up
   to ``max_chars``. Markup is ASCII, so this leaves the text of non-Latin scripts. The original
   limit is "20 KB of body"; the text is already decoded here, so the prefix is cut at
-  ``window`` *characters*, which covers at least ``window`` bytes of the body.
+  ``window`` *characters*, which covers at least ``window`` bytes of the body. Scripts,
+  styles and comments are skipped and not counted (heads of inline code hide no text).
 - Latin-script text is all ASCII-range letters, so that buffer is empty for English or French
   (Uzushio could not detect them). :func:`latin_buffer` drops scripts, styles, comments and tags
   with regular expressions and keeps the text (or takes the paragraph text when the caller has
@@ -105,18 +106,62 @@ _SKIPPED = re.compile(r"[\x00-\x7e\s]+")
 
 
 def language_buffer(text: str, max_chars: int = UZUSHIO_BUFFER_CHARS, window: int = LANG_WINDOW_CHARS) -> str:
-    """The Uzushio buffer: characters >= U+007F of the first ``window`` characters, runs of
-    skipped characters or whitespace collapsed to one space, at most ``max_chars`` long."""
+    """The Uzushio buffer: characters >= U+007F of the first ``window`` characters a reader
+    can see, runs of skipped characters or whitespace collapsed to one space, at most
+    ``max_chars`` long.
+
+    Scripts, styles, comments and inline SVG (:func:`_next_hidden_block`) are skipped and do
+    not count: pages whose <head> holds tens of thousands of characters of inline code before
+    the first word of text are judged on that text. Markup outside them counts; at most
+    ``READ_FACTOR * window`` characters of the page are read."""
+    if text.isascii():   # O(1) in CPython
+        return ""
     parts, have, step = [], 0, 2 * max_chars
-    # In slices, so a long non-Latin page does not squeeze the whole window to keep max_chars.
-    for pos in range(0, min(window, len(text)), step):
-        part = _SKIPPED.sub(" ", text[pos:min(pos + step, window)])
-        parts.append(part)
-        have += len(part)
-        if have > max_chars:
+    left = window   # visible characters still to read
+    limit = min(len(text), READ_FACTOR * window)
+    pos = 0
+    while left > 0 and have <= max_chars and pos < limit:
+        start, end_of_block = _next_hidden_block(text, pos, min(limit, pos + left), limit)
+        # In slices, so a long non-Latin page does not squeeze the whole window to keep max_chars.
+        while pos < start and left > 0:
+            n = min(step, start - pos, left)
+            part = _SKIPPED.sub(" ", text[pos:pos + n])
+            parts.append(part)
+            have += len(part)
+            pos += n
+            left -= n
+            if have > max_chars:
+                break
+        if pos < start or end_of_block <= pos:
             break
+        pos = end_of_block
+        parts.append(" ")
     buf = parts[0] if len(parts) == 1 else _DOUBLE_SPACE.sub(" ", "".join(parts))
     return buf.strip()[:max_chars]
+
+
+READ_FACTOR = 8   # how far past the window skipped blocks may carry the Uzushio buffer
+
+# Blocks a reader never sees, by how they open, in the usual spellings (a case-blind pattern
+# is ~2x slower over a page), and how they close.
+_HIDDEN_NAMES = ("script", "style", "svg", "noscript", "template")
+_HIDDEN_OPEN = re.compile("<(" + "|".join(v for n in _HIDDEN_NAMES for v in (n, n.upper(), n.title()))
+                          + r")(?![\w-])|<!--")
+_HIDDEN_CLOSE = {v: re.compile(rf"</{n}\s*>", re.I) for n in _HIDDEN_NAMES for v in (n, n.upper(), n.title())}
+
+
+def _next_hidden_block(text: str, pos: int, bound: int, limit: int) -> tuple[int, int]:
+    """(start, end) of the first hidden block opening in ``text[pos:bound]``, its end searched
+    up to ``limit`` (a block cut by it ends there); (bound, bound) when none opens."""
+    block = _HIDDEN_OPEN.search(text, pos, min(limit, bound + 10))   # an opener may cross bound
+    if block is None or block.start() >= bound:
+        return bound, bound
+    name = block.group(1)
+    if name is None:   # a comment
+        end = text.find("-->", block.end(), limit)
+        return block.start(), (end + 3 if end >= 0 else limit)
+    close = _HIDDEN_CLOSE[name].search(text, block.end(), limit)
+    return block.start(), (close.end() if close else limit)
 
 
 _DOUBLE_SPACE = re.compile(r"  +")
@@ -404,7 +449,7 @@ class LanguageDetector:
         """:meth:`detect` up to lingua: the decision, or the lingua call that will make it
         (callers with many pages run those calls back to back: lingua's models stay in the
         CPU caches; see ``extract_record.finish_pending``)."""
-        if self._cjk_only and not _has_cjk(text, self.window_chars):
+        if self._cjk_only and not _has_cjk(text, READ_FACTOR * self.window_chars):
             return LangResult(None, 0.0, False, "no-target-script")
         buf = language_buffer(text, self.uzushio_buffer_chars, self.window_chars)
         counts = script_counts(buf)
@@ -531,7 +576,8 @@ _CJK = re.compile(r"[\u3040-\u30fa\u30fd-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-
                   r"\U00020000-\U0002ffff]")
 
 def _has_cjk(text: str, window: int) -> bool:
-    """Any kana or Han in the first ``window`` characters, cheaply for the usual negative."""
+    """Any kana or Han in the first ``window`` characters (as far as the Uzushio buffer can
+    read), cheaply for the usual negative."""
     if text.isascii():  # O(1) in CPython
         return False
     units = np.frombuffer(text[:window].encode("utf-16-le", "surrogatepass"), dtype="<u2")

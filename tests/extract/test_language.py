@@ -7,7 +7,8 @@ from conftest import shared_data
 
 from warclake.tasks.extract.config import ExtractConfig
 from tools.measure.language import load_pages, run
-from warclake.tasks.extract.language import (CYRILLIC, HAN, HANGUL, KANA, LATIN, LanguageDetector,
+from warclake.tasks.extract.language import (CYRILLIC, HAN, HANGUL, KANA, LANG_WINDOW_CHARS, LATIN,
+                                             LanguageDetector,
                                       built_detectors, detect_language, language_buffer, latin_buffer,
                                       script_counts)
 
@@ -65,6 +66,47 @@ def test_uzushio_buffer_keeps_non_ascii_and_collapses_the_rest():
 
 def test_uzushio_buffer_is_empty_for_latin_script_text():
     assert language_buffer(page(SAMPLES["en"])) == ""
+
+
+def heavy_head(chars: int = 40_000) -> str:
+    """A <head> of ``chars`` characters of inline script and style, as modern news pages open."""
+    script = ("<script>window.__STATE__ = window.__STATE__ || {};"
+              "(function(w, d) { var s = d.createElement('script'); s.async = true; "
+              "w.dataLayer = w.dataLayer || []; w.dataLayer.push({event: 'view', id: 12345}); })(window, document);"
+              "</script>\n")
+    style = "<style>.article__body p { margin: 0 0 1em; line-height: 1.8; } .nav > li:hover { color: #333; }</style>\n"
+    head, i = [], 0
+    while sum(map(len, head)) < chars:
+        head.append(script if i % 3 else style)
+        i += 1
+    return "<!DOCTYPE html><html><head>" + "".join(head)
+
+
+def test_the_uzushio_window_skips_what_a_reader_never_sees():
+    assert language_buffer("<script>" + "x" * 500 + "</script>日本語", window=100) == "日本語"
+    assert language_buffer("<STYLE a>é</STYLE ><!-- 本 -->語<svg>ö</svg><scripts>ü</scripts>") == "語 ü"
+    # markup outside those blocks counts towards the window
+    assert language_buffer("<p>" + "x" * 200 + "</p>日本", window=100) == ""
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko", "ru", "el"])
+def test_text_after_a_long_head_of_inline_code_is_found(lang):
+    html = heavy_head() + f"<title>{SAMPLES[lang][:12]}</title></head><body><p>{SAMPLES[lang]}</p></body></html>"
+    assert html.index(SAMPLES[lang][:12]) > 2 * LANG_WINDOW_CHARS - 1000   # 40k characters in
+    res = detect_language(html, (lang,))
+    assert (res.lang, res.accepted) == (lang, True)
+    assert detect_language(html, ("all",)).lang == lang
+
+
+@pytest.mark.shared_data("gold", "mozilla_readability_testpages")
+def test_a_real_japanese_page_behind_a_40k_head_is_kept_with_ja():
+    src = Path(shared_data("gold", "mozilla_readability_testpages", "test", "test-pages",
+                                "hukumusume", "source.html")).read_text(encoding="utf-8")
+    body = src[src.lower().index("</head>") + len("</head>"):]
+    html = heavy_head() + "</head>" + body
+    res = detect_language(html, ("ja",))
+    assert (res.lang, res.accepted, res.via) == ("ja", True, "kana")
+    assert res.score > 0.95
 
 
 def test_latin_buffer_keeps_visible_text_only():
@@ -207,7 +249,7 @@ def test_buffer_settings_come_from_the_config():
     cfg = ExtractConfig.from_langs("ja", lang_window_chars=500, uzushio_buffer_chars=300, latin_buffer_chars=50)
     det = LanguageDetector.from_config(cfg)
     assert (det.window_chars, det.uzushio_buffer_chars, det.latin_buffer_chars) == (500, 300, 50)
-    late = "<html><body>" + "<!-- padding -->" * 40 + f"<p>{SAMPLES['ja']}</p></body></html>"
+    late = "<html><body>" + "<span>-</span>" * 60 + f"<p>{SAMPLES['ja']}</p></body></html>"
     assert default.detect(late).accepted
     assert det.detect(late).via == "no-target-script"  # the Japanese starts past the window
 

@@ -286,6 +286,57 @@ def screen_against_lingua(archives: list[str]) -> dict:
     return {"texts": len(texts), "settled": settled, "differ": differ}
 
 
+def modern_pages(root: Path | str | None = None) -> list[Page]:
+    """The modern benchmark's pages (2025-2026, heads full of inline code), unlabelled."""
+    import gzip
+
+    root = Path(root) if root else default_root()
+    out = []
+    for path in sorted((root / "gold" / "wceb_modern_1000" / "release" / "html").glob("*.html.gz")):
+        res = decode_body(gzip.open(path).read(), None)
+        if res:
+            out.append(Page("wceb_modern", path.name, "", res.text))
+    return out
+
+
+_SCRIPT_BLOCK = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.S | re.I)
+
+
+def heavy_heads(pages: list[Page], donors: list[Page], low: int = 20_000, high: int = 44_000) -> list[Page]:
+    """Each page with a <head> of ``low``-``high`` characters of inline scripts and styles
+    (real ones, from ``donors``) in front of its own markup, its size fixed by its name: the
+    heads of modern news pages, where the first word of text comes after them."""
+    blocks = [m.group(0) for d in donors for m in _SCRIPT_BLOCK.finditer(d.text)
+              if "<" not in m.group(0)[8:-9] and m.group(0).isascii()]
+    blocks = [b for b in blocks if 200 <= len(b) <= 8000]
+    out = []
+    for k, page in enumerate(pages):
+        size = low + int(hashlib.sha1(page.name.encode()).hexdigest(), 16) % (high - low)
+        head, i = [], k * 7
+        while sum(map(len, head)) < size:
+            head.append(blocks[i % len(blocks)])
+            i += 1
+        out.append(Page(page.source + ":heavy-head", page.name, page.lang,
+                        "<!DOCTYPE html><html><head>" + "".join(head) + "</head>" + page.text))
+    return out
+
+
+def rejected_own_language(pages: list[Page]) -> dict:
+    """Per language: labelled pages (of the scripts routed without lingua) rejected with
+    their own language as the only target, and pages kept with no language under ``all``."""
+    out = defaultdict(Counter)
+    every = LanguageDetector(("all",))
+    for page in pages:
+        if page.lang not in LANG_SCRIPT or LANG_SCRIPT[page.lang] == LATIN:
+            continue
+        row = out[page.lang]
+        row["pages"] += 1
+        res = LanguageDetector((page.lang,)).detect(page.text)
+        row["rejected"] += not res.accepted and not res.undetermined
+        row["no_language_with_all"] += every.detect(page.text).lang is None
+    return {k: dict(v) for k, v in sorted(out.items())}
+
+
 def _print(title: str, res: dict) -> None:
     print(f"## {title}: targets {','.join(res['targets'])}, {res['pages']} pages, "
           f"accept/reject accuracy {res['accept_accuracy']:.3f}, language accuracy "
@@ -308,18 +359,29 @@ def main(argv: list[str] | None = None) -> int:
                     help="every Latin-script page to lingua (no English screen), for comparison")
     ap.add_argument("--archives", nargs="+", metavar="WARC",
                     help="only compare the English screen with lingua on these archives' Latin-script pages")
+    ap.add_argument("--rejections", action="store_true",
+                    help="only count non-Latin labelled pages rejected with their own language as target, "
+                         "as they are and behind a long head of inline code")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    screen = not a.no_screen
-    if a.archives:
-        res = screen_against_lingua(a.archives)
+    if a.rejections:
+        pages = [p for p in load_pages(a.root, 0) if LANG_SCRIPT.get(p.lang, LATIN) != LATIN]
+        res = {"as they are": rejected_own_language(pages),
+               "with a 20-44k-character head of inline code": rejected_own_language(
+                   heavy_heads(pages, modern_pages(a.root)))}
         if a.json:
             print(json.dumps(res, indent=1))
             return 0
-        print(f"## English screen against lingua: {res['texts']} distinct Latin-script texts, "
-              f"{res['settled']} settled by the screen, {len(res['differ'])} of them otherwise by lingua")
-        for d in res["differ"]:
-            print("   lingua:", *d)
+        for title, per in res.items():
+            print(f"## non-Latin labelled pages {title}: rejected with their own language as target, "
+                  f"kept with no language under all")
+            total = Counter()
+            for lang, row in per.items():
+                total.update(row)
+                print(f"   {lang}: {row.get('rejected', 0)}/{row['pages']} rejected, "
+                      f"{row.get('no_language_with_all', 0)} without language")
+            print(f"   total: {total['rejected']}/{total['pages']} rejected, "
+                  f"{total['no_language_with_all']} without language")
         return 0
     pages = load_pages(a.root, a.english)
     if not pages:
