@@ -4,13 +4,22 @@ from pathlib import Path
 import pytest
 
 from conftest import shared_data
-
-from warclake.tasks.extract.config import ExtractConfig
 from tools.measure.language import load_pages, run
-from warclake.tasks.extract.language import (CYRILLIC, HAN, HANGUL, KANA, LANG_WINDOW_CHARS, LATIN,
-                                             LanguageDetector,
-                                      built_detectors, detect_language, language_buffer, latin_buffer,
-                                      script_counts)
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.language import (
+    CYRILLIC,
+    HAN,
+    HANGUL,
+    KANA,
+    LANG_WINDOW_CHARS,
+    LATIN,
+    LanguageDetector,
+    built_detectors,
+    detect_language,
+    language_buffer,
+    latin_buffer,
+    script_counts,
+)
 
 SAMPLES = {
     "en": "The library opens at nine in the morning and closes late in the evening, so students can "

@@ -383,6 +383,17 @@ def main(argv: list[str] | None = None) -> int:
             print(f"   total: {total['rejected']}/{total['pages']} rejected, "
                   f"{total['no_language_with_all']} without language")
         return 0
+    screen = not a.no_screen
+    if a.archives:
+        res = screen_against_lingua(a.archives)
+        if a.json:
+            print(json.dumps(res, indent=1))
+            return 0
+        print(f"## English screen against lingua: {res['texts']} distinct Latin-script texts, "
+              f"{res['settled']} settled by the screen, {len(res['differ'])} of them otherwise by lingua")
+        for d in res["differ"]:
+            print("   lingua:", *d)
+        return 0
     pages = load_pages(a.root, a.english)
     if not pages:
         ap.error("no pages found: give the data root (holding encodings/, gold/, warc/)")
