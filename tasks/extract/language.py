@@ -254,6 +254,7 @@ class LangResult:
                            # the English screen's share of English function words
     accepted: bool         # lang is a target, or targets == ("all",) and no minimum asked for failed
     via: str = ""          # how it was decided: script, kana, lingua, words (the English screen),
+                           # votes (the first pass, tasks/extract/first_pass.py),
                            # no-target-script, no-letters,
                            # too-short (below min_chars), low-score (below min_score)
 
@@ -362,13 +363,15 @@ class LanguageDetector:
     (0.993 over both; every Cyrillic and Arabic item right either way).
     ``screen`` settles clearly English Latin-script text without lingua
     (:func:`english_words_share`, via "words"); off, every Latin-script page goes to lingua.
+    ``first_pass`` settles the Latin-script and Cyrillic texts whose words lingua itself gives
+    one language (:mod:`first_pass`, via "votes"; low-accuracy mode only); the rest goes to lingua.
     ``window_chars``, ``uzushio_buffer_chars`` and ``latin_buffer_chars`` size the buffers
     (ExtractConfig's ``lang_window_chars``, ``uzushio_buffer_chars``, ``latin_buffer_chars``)."""
 
     def __init__(self, targets: tuple[str, ...] | list[str] | str = ("ja",), *,
                  window_chars: int = LANG_WINDOW_CHARS, uzushio_buffer_chars: int = UZUSHIO_BUFFER_CHARS,
                  latin_buffer_chars: int = LATIN_BUFFER_CHARS, low_accuracy: bool = True,
-                 min_score: float = 0.0, min_chars: int = 0, screen: bool = True):
+                 min_score: float = 0.0, min_chars: int = 0, screen: bool = True, first_pass: bool = True):
         if isinstance(targets, str):
             targets = tuple(t.strip() for t in targets.split(",") if t.strip())
         targets = tuple(sorted({t.lower() for t in targets}))
@@ -385,6 +388,8 @@ class LanguageDetector:
         self.latin_buffer_chars = latin_buffer_chars
         self.low_accuracy = low_accuracy
         self.screen = screen
+        # its word table holds the low-accuracy models' answers: with the full models lingua judges all
+        self.first_pass = first_pass and low_accuracy
         self.min_score = min_score
         self.min_chars = min_chars
         self.scripts = set(range(N_SCRIPTS)) if self.all else {LANG_SCRIPT[t] for t in targets}
@@ -413,6 +418,10 @@ class LanguageDetector:
         memory is known up front and no page pays the loading time."""
         for langs, low in self.lingua_sets():
             lingua_detector(langs, low, preload=True)
+        if self.first_pass and self.scripts & {LATIN, CYRILLIC}:
+            from warclake.tasks.extract import first_pass
+
+            first_pass.table()
         return self
 
     @classmethod
@@ -475,7 +484,7 @@ class LanguageDetector:
                 return self._result(EXACT_SCRIPT_LANG[best], share, "script", n)
             if best not in self.scripts:
                 return LangResult(None, share, False, "no-target-script")
-            return LinguaCall(buf, LINGUA_SCRIPT_LANGS[best], self.low_accuracy, n)
+            return self._first_look(LinguaCall(buf, LINGUA_SCRIPT_LANGS[best], self.low_accuracy, n))
         if not self._has_latin:
             return LangResult(None, 0.0, False, "no-target-script")
         if latin is None:
@@ -489,7 +498,17 @@ class LanguageDetector:
             share = english_words_share(latin, letters)
             if share is not None and share >= self.min_score:  # a higher minimum is lingua's to judge
                 return self._result("en", share, "words", letters)
-        return LinguaCall(latin, LATIN_LANGS, self.low_accuracy, letters)
+        return self._first_look(LinguaCall(latin, LATIN_LANGS, self.low_accuracy, letters))
+
+    def _first_look(self, call: LinguaCall) -> "LangResult | LinguaCall":
+        """The first pass's decision of a lingua call when its words settle it, else the call."""
+        if self.first_pass and call.langs in (LATIN_LANGS, CYRILLIC_LANGS):
+            from warclake.tasks.extract import first_pass
+
+            got = first_pass.settle(call.text, call.langs, first_look=FIRST_LOOK_CHARS)
+            if got is not None and got[1] >= self.min_score:   # a higher minimum is lingua's to judge
+                return self._result(got[0], got[1], "votes", call.chars)
+        return call
 
     def _decide_script(self, best: int, buf: str, n: int, kana: int, han: int,
                        share: float) -> "LangResult | LinguaCall":

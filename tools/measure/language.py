@@ -261,7 +261,7 @@ def screen_against_lingua(archives: list[str]) -> dict:
     from warclake.tasks.extract.language import LATIN_LANGS, LinguaCall, english_words_share
     from warclake.tasks.extract.record import _leading_text
 
-    plain = LanguageDetector(("all",), screen=False)
+    plain = LanguageDetector(("all",), screen=False, first_pass=False)
     texts = {}
     for path in archives:
         for _, body, ctype in iter_responses(path):
@@ -362,6 +362,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rejections", action="store_true",
                     help="only count non-Latin labelled pages rejected with their own language as target, "
                          "as they are and behind a long head of inline code")
+    ap.add_argument("--split", default="all", choices=("heldout", "tuning", "all"),
+                    help="pages of this part only (tasks.evaluation.gold's split of source/name)")
+    ap.add_argument("--no-first-pass", action="store_true",
+                    help="every Latin-script and Cyrillic text the screen leaves to lingua (no first pass)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
     if a.rejections:
@@ -384,6 +388,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"{total['no_language_with_all']} without language")
         return 0
     screen = not a.no_screen
+    options = {"screen": screen, "first_pass": not a.no_first_pass}
     if a.archives:
         res = screen_against_lingua(a.archives)
         if a.json:
@@ -398,18 +403,23 @@ def main(argv: list[str] | None = None) -> int:
     if not pages:
         ap.error("no pages found: give the data root (holding encodings/, gold/, warc/)")
     cut = sentences(pages)
+    if a.split != "all":
+        from warclake.tasks.evaluation.gold import split_of
+
+        pages = [p for p in pages if split_of(f"{p.source}/{p.name}") == a.split]
+        cut = [p for p in cut if split_of(f"{p.source.split(':')[0]}/{p.name}") == a.split]
     runs = {
-        "ja only": run(pages, ("ja",), screen=screen),
-        "ja only, single sentences": run(cut, ("ja",), screen=screen),
-        "ja only, pages and single sentences together": run(pages + cut, ("ja",), screen=screen),
-        "all, single sentences": run(cut, ("all",), paragraphs=True, screen=screen),
-        "all, pages and single sentences together": run(pages + cut, ("all",), paragraphs=True, screen=screen),
-        "a few (ja, en, ru, hu)": run(pages, ("ja", "en", "ru", "hu"), screen=screen),
-        "all, Latin buffer from the page": run(pages, ("all",), screen=screen),
-        "all, Latin buffer from <p> text (paragraphs_text)": run(pages, ("all",), paragraphs=True, screen=screen),
+        "ja only": run(pages, ("ja",), **options),
+        "ja only, single sentences": run(cut, ("ja",), **options),
+        "ja only, pages and single sentences together": run(pages + cut, ("ja",), **options),
+        "all, single sentences": run(cut, ("all",), paragraphs=True, **options),
+        "all, pages and single sentences together": run(pages + cut, ("all",), paragraphs=True, **options),
+        "a few (ja, en, ru, hu)": run(pages, ("ja", "en", "ru", "hu"), **options),
+        "all, Latin buffer from the page": run(pages, ("all",), **options),
+        "all, Latin buffer from <p> text (paragraphs_text)": run(pages, ("all",), paragraphs=True, **options),
     }
     if a.high_accuracy:
-        runs["all, high-accuracy lingua for Latin"] = run(pages, ("all",), low_accuracy=False, screen=screen)
+        runs["all, high-accuracy lingua for Latin"] = run(pages, ("all",), low_accuracy=False, **options)
     baseline = {t: uzushio_original(pages, t) for t in (("ja",), ("all",))}
     memory = {}
     if a.memory:
