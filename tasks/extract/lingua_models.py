@@ -52,25 +52,24 @@ def _embedded_files(data, name: bytes):
         for addr, off, size in loaded:
             if addr <= vaddr < addr + size:
                 return vaddr - addr + off
-        raise ValueError(f"address {vaddr:#x} outside the module's sections")
+        return -1   # not in the file (.bss) or not an address
 
     rela = next(i for i in range(count) if section_name(i) == b".rela.dyn")
     _, _, _, _, off, size = sections[rela]
     relative = {r_off: addend for r_off, info, addend in struct.iter_unpack("<QQq", data[off:off + size])
                 if info & 0xFFFFFFFF == 8}   # R_X86_64_RELATIVE: a pointer the loader fills in
-    rodata = next(sections[i] for i in range(count) if section_name(i) == b".rodata")
-    paths, at = set(), data.find(name, rodata[4], rodata[4] + rodata[5])
-    while at >= 0:
-        paths.add(at - rodata[4] + rodata[3])
-        at = data.find(name, at + 1, rodata[4] + rodata[5])
     for where, target in relative.items():
-        # a (path, contents) pair of slices: path pointer, its length, contents pointer, its length
-        if target in paths and where + 16 in relative:
-            if struct.unpack_from("<Q", data, file_offset(where) + 8)[0] != len(name):
-                continue
-            start = file_offset(relative[where + 16])
-            length = struct.unpack_from("<Q", data, file_offset(where + 16) + 8)[0]
-            yield bytes(data[start:start + length])
+        # a (path, contents) pair of slices: path pointer, its length, contents pointer, its length;
+        # only these few bytes are read (scanning the module would map all of its 90 MB)
+        if where + 16 not in relative:
+            continue
+        at, path_at, start = file_offset(where), file_offset(target), file_offset(relative[where + 16])
+        if min(at, path_at, start) < 0 or struct.unpack_from("<Q", data, at + 8)[0] != len(name):
+            continue
+        if data[path_at:path_at + len(name)] != name:
+            continue
+        length = struct.unpack_from("<Q", data, at + 24)[0]
+        yield bytes(data[start:start + length])
 
 
 def trigram_models(names: dict[str, str]) -> dict[str, tuple[np.ndarray, np.ndarray]]:
