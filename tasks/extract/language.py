@@ -254,7 +254,7 @@ class LangResult:
                            # the English screen's share of English function words
     accepted: bool         # lang is a target, or targets == ("all",) and no minimum asked for failed
     via: str = ""          # how it was decided: script, kana, lingua, words (the English screen),
-                           # votes (the first pass, tasks/extract/first_pass.py),
+                           # votes (the first pass, tasks/extract/language_first_pass.py),
                            # no-target-script, no-letters,
                            # too-short (below min_chars), low-score (below min_score)
 
@@ -364,7 +364,7 @@ class LanguageDetector:
     ``screen`` settles clearly English Latin-script text without lingua
     (:func:`english_words_share`, via "words"); off, every Latin-script page goes to lingua.
     ``first_pass`` settles the Latin-script and Cyrillic texts whose words lingua itself gives
-    one language (:mod:`first_pass`, via "votes"; low-accuracy mode only); the rest goes to lingua.
+    one language (:mod:`language_first_pass`, via "votes"; low-accuracy mode only); the rest goes to lingua.
     ``window_chars``, ``uzushio_buffer_chars`` and ``latin_buffer_chars`` size the buffers
     (ExtractConfig's ``lang_window_chars``, ``uzushio_buffer_chars``, ``latin_buffer_chars``)."""
 
@@ -419,7 +419,7 @@ class LanguageDetector:
         for langs, low in self.lingua_sets():
             lingua_detector(langs, low, preload=True)
         if self.first_pass and self.scripts & {LATIN, CYRILLIC}:
-            from warclake.tasks.extract import first_pass
+            from warclake.tasks.extract import language_first_pass as first_pass
 
             first_pass.table()
         return self
@@ -503,7 +503,7 @@ class LanguageDetector:
     def _first_look(self, call: LinguaCall) -> "LangResult | LinguaCall":
         """The first pass's decision of a lingua call when its words settle it, else the call."""
         if self.first_pass and call.langs in (LATIN_LANGS, CYRILLIC_LANGS):
-            from warclake.tasks.extract import first_pass
+            from warclake.tasks.extract import language_first_pass as first_pass
 
             got = first_pass.settle(call.text, call.langs, first_look=FIRST_LOOK_CHARS)
             if got is not None and got[1] >= self.min_score:   # a higher minimum is lingua's to judge

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 """The trigram penalties of the first-pass language identifier, in one compiled pass.
 
-``warclake.tasks.extract.first_pass.reference_scores`` defines the counts in Python: the
+``warclake.tasks.extract.language_first_pass.reference_scores`` defines the counts in Python: the
 words of a text (maximal runs of the letters ``configure`` marks), each lowered character
 by character; every trigram inside a word that the table knows adds its row of
 per-language penalties. The counts are whole numbers (the trigrams known and each

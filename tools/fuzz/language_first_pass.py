@@ -1,6 +1,6 @@
 """Generated texts through the compiled and the Python first-pass language scores.
 
-    python -m tools.fuzz.first_pass --cases N [--seed S] [--start I] [--module FILE]
+    python -m tools.fuzz.language_first_pass --cases N [--seed S] [--start I] [--module FILE]
 
 Case ``i`` of seed ``S`` is always the same text (``--start I --cases 1`` replays it): words
 and trigrams of lingua's models (English, German, Russian, Vietnamese...), letters of every
@@ -23,7 +23,7 @@ AddressSanitizer (any memory error aborts with its report)::
         -I"$(python -c 'import numpy; print(numpy.get_include())')" \\
         /tmp/asan/language_trigrams.c -o /tmp/asan/language_trigrams.so
     ASAN_OPTIONS=detect_leaks=0 LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \\
-        python -m tools.fuzz.first_pass --module /tmp/asan/language_trigrams.so --cases 5000
+        python -m tools.fuzz.language_first_pass --module /tmp/asan/language_trigrams.so --cases 5000
 """
 from __future__ import annotations
 
@@ -67,9 +67,9 @@ def text_of(seed: int, i: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from warclake.tasks.extract import first_pass as fp
+    from warclake.tasks.extract import language_first_pass as fp
 
-    opts = parse_options("first_pass", __doc__, argv, 10_000)
+    opts = parse_options("language_first_pass", __doc__, argv, 10_000)
     t = fp.table()
     if t is None:
         print("fuzz_first_pass: lingua's models could not be read", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Build and measure the first-pass language identifier (tasks/extract/first_pass.py)
+"""Build and measure the first-pass language identifier (tasks/extract/language_first_pass.py)
 against lingua, on the texts extraction hands lingua.
 
 Texts: every lingua call extraction plans (``--langs all``, English screen off) for the
@@ -14,7 +14,7 @@ is the reference.
 - default: on the held-back part, per language lingua gives: texts, settled, settled with
   lingua's answer; and lingua's milliseconds saved.
 
-Usage: python -m tools.measure.first_pass [--calls FILE] [--tune] [--json]
+Usage: python -m tools.measure.language_first_pass [--calls FILE] [--tune] [--json]
 (``--calls FILE`` keeps the collected texts and lingua's answers between runs.)
 """
 from __future__ import annotations
@@ -28,7 +28,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from tools.measure.charset import default_root
-from warclake.tasks.extract import first_pass
+from warclake.tasks.extract import language_first_pass as first_pass
 from warclake.tasks.extract.language import FIRST_LOOK_CHARS, LanguageDetector, LinguaCall
 
 

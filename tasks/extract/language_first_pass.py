@@ -2,7 +2,7 @@
 lingua's own trigram models give one language by a wide margin, and hands lingua the rest.
 
 Knowledge: lingua's low-accuracy (trigram) models of the 49 Latin-script and 8 Cyrillic
-languages, read from the installed lingua package at start-up (:mod:`lingua_models`; ~1 s,
+languages, read from the installed lingua package at start-up (:mod:`language_models`; ~1 s,
 ~10 MB), as penalties -ln(frequency) * SCALE per trigram and language.
 
 Scoring: the words of the text (runs of Latin or Cyrillic letters), lowered; every trigram
@@ -11,7 +11,7 @@ its model lacks it). The best language among the call's candidates settles the t
 at least ``min_trigrams`` trigrams were known and the next language's sum is at least
 ``min_margin`` nats per known trigram worse (:data:`RULE`, chosen on the tuning part of the
 development texts against lingua's answers and their labels, ``python -m
-tools.measure.first_pass --tune``: 97.8 % of the 3,217 tuning texts settled, 0.54 % of those
+tools.measure.language_first_pass --tune``: 97.8 % of the 3,217 tuning texts settled, 0.54 % of those
 otherwise than lingua, mostly English menus lingua calls German or Latin from their first
 200 characters; no labelled text lingua gets right made wrong). It reads
 the text as lingua is asked (``language._lingua``): the first look's characters, then the
@@ -57,7 +57,7 @@ class _Table:
     """The penalty table and the scorer that reads it, made once per process."""
 
     def __init__(self):
-        from warclake.tasks.extract.lingua_models import SCALE, penalty_table
+        from warclake.tasks.extract.language_models import SCALE, penalty_table
 
         self.keys, self.penalty = penalty_table(LANGS)
         self.scale = SCALE

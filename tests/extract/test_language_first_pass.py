@@ -3,17 +3,18 @@ the Python reference, what it settles and what it leaves lingua."""
 import pytest
 
 from tests.extract.test_language import SAMPLES, page
-from warclake.tasks.extract import first_pass, lingua_models
+from warclake.tasks.extract import language_first_pass as first_pass
+from warclake.tasks.extract import language_models
 from warclake.tasks.extract.language import CYRILLIC_LANGS, LATIN_LANGS, LanguageDetector, detect_language
 
 
 def test_linguas_trigram_models_are_read_from_the_installed_package():
-    keys, penalty = lingua_models.penalty_table(("en", "de"))
+    keys, penalty = language_models.penalty_table(("en", "de"))
     assert penalty.shape == (len(keys), 2) and len(keys) > 10_000
     assert (keys[1:] > keys[:-1]).all()   # sorted, unique
-    row = penalty[keys.searchsorted(lingua_models.trigram_key("the"))]
-    assert row[0] < row[1] < lingua_models.MISSING   # "the": far more English than German
-    row = penalty[keys.searchsorted(lingua_models.trigram_key("sch"))]
+    row = penalty[keys.searchsorted(language_models.trigram_key("the"))]
+    assert row[0] < row[1] < language_models.MISSING   # "the": far more English than German
+    row = penalty[keys.searchsorted(language_models.trigram_key("sch"))]
     assert row[1] < row[0]
 
 
@@ -40,7 +41,7 @@ def test_scripts_other_than_latin_and_cyrillic_are_not_its_to_judge():
 
 
 def test_the_compiled_pass_equals_the_reference():
-    from tools.fuzz import first_pass as fuzz
+    from tools.fuzz import language_first_pass as fuzz
 
     t = first_pass.table()
     if t.module is None:
@@ -54,7 +55,7 @@ def test_unreadable_models_leave_every_text_to_lingua(monkeypatch, capsys):
     def broken():
         raise FileNotFoundError("no lingua extension module")
 
-    monkeypatch.setattr(lingua_models, "_extension_path", broken)
+    monkeypatch.setattr(language_models, "_extension_path", broken)
     monkeypatch.setattr(first_pass, "_TABLE", None)
     monkeypatch.setattr(first_pass, "_FAILED", None)
     res = LanguageDetector(("all",), screen=False).detect(page(SAMPLES["de"]))
