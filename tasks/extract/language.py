@@ -21,7 +21,8 @@ Routing
   Japanese to it, and kanji-only text is always Chinese.)
 - Cyrillic, Arabic, Devanagari and Latin text goes to a lingua detector built only for the
   languages of that script, when first needed; clearly English Latin text is settled before
-  lingua by its function words (:func:`english_words_share`).
+  lingua by its function words (:func:`english_words_share`), and clear Latin-script and
+  Cyrillic text by the first pass on lingua's own trigram models (:mod:`language_first_pass`).
 
 Caching: lingua's detectors (their models take up to a gigabyte) are cached once per process
 by :func:`lingua_detector`, and lingua's answers by text in a bounded table (a repeated text
