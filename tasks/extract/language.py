@@ -141,7 +141,8 @@ def language_buffer(text: str, max_chars: int = UZUSHIO_BUFFER_CHARS, window: in
     return buf.strip()[:max_chars]
 
 
-READ_FACTOR = 8   # how far past the window skipped blocks may carry the Uzushio buffer
+READ_FACTOR = 4   # how far past the window skipped blocks may carry the Uzushio buffer (heads of
+                  # 20-44k characters of inline code are common; the --langs ja gate scans this far)
 
 # Blocks a reader never sees, by how they open, in the usual spellings (a case-blind pattern
 # is ~2x slower over a page), and how they close.
