@@ -256,7 +256,7 @@ class LangResult:
                            # the English screen's share of English function words
     accepted: bool         # lang is a target, or targets == ("all",) and no minimum asked for failed
     via: str = ""          # how it was decided: script, kana, lingua, words (the English screen),
-                           # votes (the first pass, tasks/extract/language_first_pass.py),
+                           # trigrams (the first pass, tasks/extract/language_first_pass.py),
                            # no-target-script, no-letters,
                            # too-short (below min_chars), low-score (below min_score)
 
@@ -365,8 +365,9 @@ class LanguageDetector:
     (0.993 over both; every Cyrillic and Arabic item right either way).
     ``screen`` settles clearly English Latin-script text without lingua
     (:func:`english_words_share`, via "words"); off, every Latin-script page goes to lingua.
-    ``first_pass`` settles the Latin-script and Cyrillic texts whose words lingua itself gives
-    one language (:mod:`language_first_pass`, via "votes"; low-accuracy mode only); the rest goes to lingua.
+    ``first_pass`` settles the Latin-script and Cyrillic texts that lingua's own trigram models
+    give one language by a wide margin (:mod:`language_first_pass`, via "trigrams"; in
+    low-accuracy mode, whose models they are); the rest goes to lingua.
     ``window_chars``, ``uzushio_buffer_chars`` and ``latin_buffer_chars`` size the buffers
     (ExtractConfig's ``lang_window_chars``, ``uzushio_buffer_chars``, ``latin_buffer_chars``)."""
 
@@ -390,7 +391,7 @@ class LanguageDetector:
         self.latin_buffer_chars = latin_buffer_chars
         self.low_accuracy = low_accuracy
         self.screen = screen
-        # its word table holds the low-accuracy models' answers: with the full models lingua judges all
+        # it reads lingua's low-accuracy (trigram) models: with the full models lingua judges all
         self.first_pass = first_pass and low_accuracy
         self.min_score = min_score
         self.min_chars = min_chars
@@ -509,7 +510,7 @@ class LanguageDetector:
 
             got = first_pass.settle(call.text, call.langs, first_look=FIRST_LOOK_CHARS)
             if got is not None and got[1] >= self.min_score:   # a higher minimum is lingua's to judge
-                return self._result(got[0], got[1], "votes", call.chars)
+                return self._result(got[0], got[1], "trigrams", call.chars)
         return call
 
     def _decide_script(self, best: int, buf: str, n: int, kana: int, han: int,
