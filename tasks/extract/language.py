@@ -6,7 +6,8 @@ Buffers (their sizes are ExtractConfig's ``lang_window_chars``, ``uzushio_buffer
   of characters below U+007F or whitespace becomes one space and everything else is kept, up
   to ``max_chars``. Markup is ASCII, so this leaves the text of non-Latin scripts. The original
   limit is "20 KB of body"; the text is already decoded here, so the prefix is cut at
-  ``window`` *characters*, which covers at least ``window`` bytes of the body.
+  ``window`` *characters*, which covers at least ``window`` bytes of the body. Scripts,
+  styles and comments are skipped and not counted (heads of inline code hide no text).
 - Latin-script text is all ASCII-range letters, so that buffer is empty for English or French
   (Uzushio could not detect them). :func:`latin_buffer` drops scripts, styles, comments and tags
   with regular expressions and keeps the text (or takes the paragraph text when the caller has
@@ -20,7 +21,8 @@ Routing
   Japanese to it, and kanji-only text is always Chinese.)
 - Cyrillic, Arabic, Devanagari and Latin text goes to a lingua detector built only for the
   languages of that script, when first needed; clearly English Latin text is settled before
-  lingua by its function words (:func:`english_words_share`).
+  lingua by its function words (:func:`english_words_share`), and clear Latin-script and
+  Cyrillic text by the first pass on lingua's own trigram models (:mod:`language_first_pass`).
 
 Caching: lingua's detectors (their models take up to a gigabyte) are cached once per process
 by :func:`lingua_detector`, and lingua's answers by text in a bounded table (a repeated text
@@ -105,18 +107,63 @@ _SKIPPED = re.compile(r"[\x00-\x7e\s]+")
 
 
 def language_buffer(text: str, max_chars: int = UZUSHIO_BUFFER_CHARS, window: int = LANG_WINDOW_CHARS) -> str:
-    """The Uzushio buffer: characters >= U+007F of the first ``window`` characters, runs of
-    skipped characters or whitespace collapsed to one space, at most ``max_chars`` long."""
+    """The Uzushio buffer: characters >= U+007F of the first ``window`` characters a reader
+    can see, runs of skipped characters or whitespace collapsed to one space, at most
+    ``max_chars`` long.
+
+    Scripts, styles, comments and inline SVG (:func:`_next_hidden_block`) are skipped and do
+    not count: pages whose <head> holds tens of thousands of characters of inline code before
+    the first word of text are judged on that text. Markup outside them counts; at most
+    ``READ_FACTOR * window`` characters of the page are read."""
+    if text.isascii():   # O(1) in CPython
+        return ""
     parts, have, step = [], 0, 2 * max_chars
-    # In slices, so a long non-Latin page does not squeeze the whole window to keep max_chars.
-    for pos in range(0, min(window, len(text)), step):
-        part = _SKIPPED.sub(" ", text[pos:min(pos + step, window)])
-        parts.append(part)
-        have += len(part)
-        if have > max_chars:
+    left = window   # visible characters still to read
+    limit = min(len(text), READ_FACTOR * window)
+    pos = 0
+    while left > 0 and have <= max_chars and pos < limit:
+        start, end_of_block = _next_hidden_block(text, pos, min(limit, pos + left), limit)
+        # In slices, so a long non-Latin page does not squeeze the whole window to keep max_chars.
+        while pos < start and left > 0:
+            n = min(step, start - pos, left)
+            part = _SKIPPED.sub(" ", text[pos:pos + n])
+            parts.append(part)
+            have += len(part)
+            pos += n
+            left -= n
+            if have > max_chars:
+                break
+        if pos < start or end_of_block <= pos:
             break
+        pos = end_of_block
+        parts.append(" ")
     buf = parts[0] if len(parts) == 1 else _DOUBLE_SPACE.sub(" ", "".join(parts))
     return buf.strip()[:max_chars]
+
+
+READ_FACTOR = 4   # how far past the window skipped blocks may carry the Uzushio buffer (heads of
+                  # 20-44k characters of inline code are common; the --langs ja gate scans this far)
+
+# Blocks a reader never sees, by how they open, in the usual spellings (a case-blind pattern
+# is ~2x slower over a page), and how they close.
+_HIDDEN_NAMES = ("script", "style", "svg", "noscript", "template")
+_HIDDEN_OPEN = re.compile("<(" + "|".join(v for n in _HIDDEN_NAMES for v in (n, n.upper(), n.title()))
+                          + r")(?![\w-])|<!--")
+_HIDDEN_CLOSE = {v: re.compile(rf"</{n}\s*>", re.I) for n in _HIDDEN_NAMES for v in (n, n.upper(), n.title())}
+
+
+def _next_hidden_block(text: str, pos: int, bound: int, limit: int) -> tuple[int, int]:
+    """(start, end) of the first hidden block opening in ``text[pos:bound]``, its end searched
+    up to ``limit`` (a block cut by it ends there); (bound, bound) when none opens."""
+    block = _HIDDEN_OPEN.search(text, pos, min(limit, bound + 10))   # an opener may cross bound
+    if block is None or block.start() >= bound:
+        return bound, bound
+    name = block.group(1)
+    if name is None:   # a comment
+        end = text.find("-->", block.end(), limit)
+        return block.start(), (end + 3 if end >= 0 else limit)
+    close = _HIDDEN_CLOSE[name].search(text, block.end(), limit)
+    return block.start(), (close.end() if close else limit)
 
 
 _DOUBLE_SPACE = re.compile(r"  +")
@@ -209,6 +256,7 @@ class LangResult:
                            # the English screen's share of English function words
     accepted: bool         # lang is a target, or targets == ("all",) and no minimum asked for failed
     via: str = ""          # how it was decided: script, kana, lingua, words (the English screen),
+                           # trigrams (the first pass, tasks/extract/language_first_pass.py),
                            # no-target-script, no-letters,
                            # too-short (below min_chars), low-score (below min_score)
 
@@ -317,13 +365,16 @@ class LanguageDetector:
     (0.993 over both; every Cyrillic and Arabic item right either way).
     ``screen`` settles clearly English Latin-script text without lingua
     (:func:`english_words_share`, via "words"); off, every Latin-script page goes to lingua.
+    ``first_pass`` settles the Latin-script and Cyrillic texts that lingua's own trigram models
+    give one language by a wide margin (:mod:`language_first_pass`, via "trigrams"; in
+    low-accuracy mode, whose models they are); the rest goes to lingua.
     ``window_chars``, ``uzushio_buffer_chars`` and ``latin_buffer_chars`` size the buffers
     (ExtractConfig's ``lang_window_chars``, ``uzushio_buffer_chars``, ``latin_buffer_chars``)."""
 
     def __init__(self, targets: tuple[str, ...] | list[str] | str = ("ja",), *,
                  window_chars: int = LANG_WINDOW_CHARS, uzushio_buffer_chars: int = UZUSHIO_BUFFER_CHARS,
                  latin_buffer_chars: int = LATIN_BUFFER_CHARS, low_accuracy: bool = True,
-                 min_score: float = 0.0, min_chars: int = 0, screen: bool = True):
+                 min_score: float = 0.0, min_chars: int = 0, screen: bool = True, first_pass: bool = True):
         if isinstance(targets, str):
             targets = tuple(t.strip() for t in targets.split(",") if t.strip())
         targets = tuple(sorted({t.lower() for t in targets}))
@@ -340,6 +391,8 @@ class LanguageDetector:
         self.latin_buffer_chars = latin_buffer_chars
         self.low_accuracy = low_accuracy
         self.screen = screen
+        # it reads lingua's low-accuracy (trigram) models: with the full models lingua judges all
+        self.first_pass = first_pass and low_accuracy
         self.min_score = min_score
         self.min_chars = min_chars
         self.scripts = set(range(N_SCRIPTS)) if self.all else {LANG_SCRIPT[t] for t in targets}
@@ -368,6 +421,10 @@ class LanguageDetector:
         memory is known up front and no page pays the loading time."""
         for langs, low in self.lingua_sets():
             lingua_detector(langs, low, preload=True)
+        if self.first_pass and self.scripts & {LATIN, CYRILLIC}:
+            from warclake.tasks.extract import language_first_pass as first_pass
+
+            first_pass.table()
         return self
 
     @classmethod
@@ -404,7 +461,7 @@ class LanguageDetector:
         """:meth:`detect` up to lingua: the decision, or the lingua call that will make it
         (callers with many pages run those calls back to back: lingua's models stay in the
         CPU caches; see ``extract_record.finish_pending``)."""
-        if self._cjk_only and not _has_cjk(text, self.window_chars):
+        if self._cjk_only and not _has_cjk(text, READ_FACTOR * self.window_chars):
             return LangResult(None, 0.0, False, "no-target-script")
         buf = language_buffer(text, self.uzushio_buffer_chars, self.window_chars)
         counts = script_counts(buf)
@@ -430,7 +487,7 @@ class LanguageDetector:
                 return self._result(EXACT_SCRIPT_LANG[best], share, "script", n)
             if best not in self.scripts:
                 return LangResult(None, share, False, "no-target-script")
-            return LinguaCall(buf, LINGUA_SCRIPT_LANGS[best], self.low_accuracy, n)
+            return self._first_look(LinguaCall(buf, LINGUA_SCRIPT_LANGS[best], self.low_accuracy, n))
         if not self._has_latin:
             return LangResult(None, 0.0, False, "no-target-script")
         if latin is None:
@@ -444,7 +501,17 @@ class LanguageDetector:
             share = english_words_share(latin, letters)
             if share is not None and share >= self.min_score:  # a higher minimum is lingua's to judge
                 return self._result("en", share, "words", letters)
-        return LinguaCall(latin, LATIN_LANGS, self.low_accuracy, letters)
+        return self._first_look(LinguaCall(latin, LATIN_LANGS, self.low_accuracy, letters))
+
+    def _first_look(self, call: LinguaCall) -> "LangResult | LinguaCall":
+        """The first pass's decision of a lingua call when its words settle it, else the call."""
+        if self.first_pass and call.langs in (LATIN_LANGS, CYRILLIC_LANGS):
+            from warclake.tasks.extract import language_first_pass as first_pass
+
+            got = first_pass.settle(call.text, call.langs, first_look=FIRST_LOOK_CHARS)
+            if got is not None and got[1] >= self.min_score:   # a higher minimum is lingua's to judge
+                return self._result(got[0], got[1], "trigrams", call.chars)
+        return call
 
     def _decide_script(self, best: int, buf: str, n: int, kana: int, han: int,
                        share: float) -> "LangResult | LinguaCall":
@@ -531,7 +598,8 @@ _CJK = re.compile(r"[\u3040-\u30fa\u30fd-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-
                   r"\U00020000-\U0002ffff]")
 
 def _has_cjk(text: str, window: int) -> bool:
-    """Any kana or Han in the first ``window`` characters, cheaply for the usual negative."""
+    """Any kana or Han in the first ``window`` characters (as far as the Uzushio buffer can
+    read), cheaply for the usual negative."""
     if text.isascii():  # O(1) in CPython
         return False
     units = np.frombuffer(text[:window].encode("utf-16-le", "surrogatepass"), dtype="<u2")

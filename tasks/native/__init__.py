@@ -206,7 +206,8 @@ def describe() -> str:
 # How --version names the modules load_checked knows (else by the ``what`` of their loader).
 _LABELS = {"lexbor_walk": "paragraph walk", "sieve_features": "sieve features",
            "sieve_structure": "sieve structure", "corpus_signatures": "corpus signatures",
-           "corpus_quality": "corpus quality metrics", "corpus_step": "corpus per-archive pass"}
+           "corpus_quality": "corpus quality metrics", "corpus_step": "corpus per-archive pass",
+           "language_trigrams": "first-pass language scores"}
 
 
 def describe_all() -> str:

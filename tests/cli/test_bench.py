@@ -23,7 +23,7 @@ def test_modes_give_one_row_each_with_the_read_ceiling(tmp_path, capsys):
     records = {m: int(r[1].replace(",", "")) for m, r in rows.items()}
     assert all(n > 0 for n in records.values())
     assert float(rows["all+sieve"][2].replace(",", "")) > 0          # documents per second
-    assert "| boilerplate |" in text and "| language (lingua) |" in text
+    assert "| boilerplate |" in text and "| language (" in text   # lingua, or the routing and first pass before it
 
 
 @pytest.mark.slow

@@ -91,7 +91,7 @@ def test_every_record_is_accounted_for_once_and_documents_follow_the_contract(tm
 
 def test_language_settings_of_the_config_reach_the_detector(tmp_path):
     path = tmp_path / "late.warc.gz"
-    late = b"<html><body>" + b"<!-- padding -->" * 40 + JA + b"</body></html>"
+    late = b"<html><body>" + b"<span>-</span>" * 60 + JA + b"</body></html>"   # markup a reader sees
     write_warc(path, [("http://ja.example/late", 200, "text/html; charset=utf-8", late, {})])
     wide = extract_archive(str(path), "D", str(tmp_path / "wide"), ExtractConfig.from_langs("ja"))
     narrow = extract_archive(str(path), "D", str(tmp_path / "narrow"),

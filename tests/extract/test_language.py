@@ -4,12 +4,22 @@ from pathlib import Path
 import pytest
 
 from conftest import shared_data
-
-from warclake.tasks.extract.config import ExtractConfig
 from tools.measure.language import load_pages, run
-from warclake.tasks.extract.language import (CYRILLIC, HAN, HANGUL, KANA, LATIN, LanguageDetector,
-                                      built_detectors, detect_language, language_buffer, latin_buffer,
-                                      script_counts)
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.extract.language import (
+    CYRILLIC,
+    HAN,
+    HANGUL,
+    KANA,
+    LANG_WINDOW_CHARS,
+    LATIN,
+    LanguageDetector,
+    built_detectors,
+    detect_language,
+    language_buffer,
+    latin_buffer,
+    script_counts,
+)
 
 SAMPLES = {
     "en": "The library opens at nine in the morning and closes late in the evening, so students can "
@@ -67,6 +77,49 @@ def test_uzushio_buffer_is_empty_for_latin_script_text():
     assert language_buffer(page(SAMPLES["en"])) == ""
 
 
+def heavy_head(chars: int = 40_000) -> str:
+    """A <head> of ``chars`` characters of inline script and style, as modern news pages open."""
+    script = ("<script>window.__STATE__ = window.__STATE__ || {};"
+              "(function(w, d) { var s = d.createElement('script'); s.async = true; "
+              "w.dataLayer = w.dataLayer || []; w.dataLayer.push({event: 'view', id: 12345}); })(window, document);"
+              "</script>\n")
+    style = "<style>.article__body p { margin: 0 0 1em; line-height: 1.8; } .nav > li:hover { color: #333; }</style>\n"
+    head, i = [], 0
+    while sum(map(len, head)) < chars:
+        head.append(script if i % 3 else style)
+        i += 1
+    return "<!DOCTYPE html><html><head>" + "".join(head)
+
+
+def test_the_uzushio_window_skips_what_a_reader_never_sees():
+    assert language_buffer("<script>" + "x" * 250 + "</script>日本語", window=100) == "日本語"
+    # at most READ_FACTOR windows of the page are read
+    assert language_buffer("<script>" + "x" * 500 + "</script>日本語", window=100) == ""
+    assert language_buffer("<STYLE a>é</STYLE ><!-- 本 -->語<svg>ö</svg><scripts>ü</scripts>") == "語 ü"
+    # markup outside those blocks counts towards the window
+    assert language_buffer("<p>" + "x" * 200 + "</p>日本", window=100) == ""
+
+
+@pytest.mark.parametrize("lang", ["ja", "ko", "ru", "el"])
+def test_text_after_a_long_head_of_inline_code_is_found(lang):
+    html = heavy_head() + f"<title>{SAMPLES[lang][:12]}</title></head><body><p>{SAMPLES[lang]}</p></body></html>"
+    assert html.index(SAMPLES[lang][:12]) > 2 * LANG_WINDOW_CHARS - 1000   # 40k characters in
+    res = detect_language(html, (lang,))
+    assert (res.lang, res.accepted) == (lang, True)
+    assert detect_language(html, ("all",)).lang == lang
+
+
+@pytest.mark.shared_data("gold", "mozilla_readability_testpages")
+def test_a_real_japanese_page_behind_a_40k_head_is_kept_with_ja():
+    src = Path(shared_data("gold", "mozilla_readability_testpages", "test", "test-pages",
+                                "hukumusume", "source.html")).read_text(encoding="utf-8")
+    body = src[src.lower().index("</head>") + len("</head>"):]
+    html = heavy_head() + "</head>" + body
+    res = detect_language(html, ("ja",))
+    assert (res.lang, res.accepted, res.via) == ("ja", True, "kana")
+    assert res.score > 0.95
+
+
 def test_latin_buffer_keeps_visible_text_only():
     text = latin_buffer(page("Caf&eacute; <b>au</b> lait, see www.example.org or mail a@b.cc!", title="T"))
     assert text == "T Home Café au lait, see or mail"
@@ -122,8 +175,9 @@ def test_halfwidth_katakana_mojibake_is_not_japanese():
 
 @pytest.mark.parametrize("lang", ["ru", "uk", "bg"])
 def test_cyrillic_languages_use_the_cyrillic_models(lang):
-    det = LanguageDetector(("all",))
-    res = det.detect(page(SAMPLES[lang]))
+    res = LanguageDetector(("all",)).detect(page(SAMPLES[lang]))
+    assert (res.lang, res.via) == (lang, "trigrams")   # the first pass reads lingua's Cyrillic models
+    res = LanguageDetector(("all",), first_pass=False).detect(page(SAMPLES[lang]))
     assert (res.lang, res.via) == (lang, "lingua")
 
 
@@ -134,10 +188,13 @@ def test_arabic():
 @pytest.mark.parametrize("lang", ["en", "fr", "de", "es", "hu"])
 def test_latin_languages(lang):
     res = detect_language(page(SAMPLES[lang]), ("all",))
-    # clear English is settled by its function words before lingua, the rest by lingua
-    assert (res.lang, res.accepted, res.via) == (lang, True, "words" if lang == "en" else "lingua")
+    # clear English is settled by its function words, the rest by lingua's trigram models in
+    # the first pass, and lingua itself gives each the same language
+    assert (res.lang, res.accepted, res.via) == (lang, True, "words" if lang == "en" else "trigrams")
     assert res.score > 0.5
     res = detect_language(page(SAMPLES[lang]), ("all",), screen=False)
+    assert (res.lang, res.accepted, res.via) == (lang, True, "trigrams")
+    res = detect_language(page(SAMPLES[lang]), ("all",), screen=False, first_pass=False)
     assert (res.lang, res.accepted, res.via) == (lang, True, "lingua")
 
 
@@ -151,8 +208,9 @@ def test_latin_page_not_in_the_targets_is_rejected_with_its_language():
 
 def test_short_text_gets_linguas_judgement_and_all_keeps_it():
     short = page("The weather was fine today, so we walked to the harbour.")
-    res = detect_language(short, ("all",))
+    res = detect_language(short, ("all",), first_pass=False)
     assert (res.lang, res.accepted, res.via) == ("en", True, "lingua") and 0 < res.score <= 1
+    assert detect_language(short, ("all",)).lang == "en"
     assert detect_language(short, ("en",)).accepted  # no rejection for length with a named target
     res = detect_language(page("Das Wetter war heute schön."), ("en",))
     assert (res.lang, res.accepted, res.undetermined) == ("de", False, False)
@@ -207,7 +265,7 @@ def test_buffer_settings_come_from_the_config():
     cfg = ExtractConfig.from_langs("ja", lang_window_chars=500, uzushio_buffer_chars=300, latin_buffer_chars=50)
     det = LanguageDetector.from_config(cfg)
     assert (det.window_chars, det.uzushio_buffer_chars, det.latin_buffer_chars) == (500, 300, 50)
-    late = "<html><body>" + "<!-- padding -->" * 40 + f"<p>{SAMPLES['ja']}</p></body></html>"
+    late = "<html><body>" + "<span>-</span>" * 60 + f"<p>{SAMPLES['ja']}</p></body></html>"
     assert default.detect(late).accepted
     assert det.detect(late).via == "no-target-script"  # the Japanese starts past the window
 
@@ -397,9 +455,10 @@ def test_other_latin_languages_never_pass_the_screen(lang):
     "Kommunfullmäktige har godkänt den nya budgeten för skolorna på måndagskvällen, men det "
     "finns också kritik och planen stöds inte av alla som bor i staden.",
 ])
-def test_latin_languages_without_accents_go_to_lingua(text):
+def test_latin_languages_without_accents_are_not_english(text):
     res = detect_language(page(text), ("all",))
-    assert res.via == "lingua" and res.lang != "en", res
+    assert res.via in ("trigrams", "lingua") and res.lang != "en", res
+    assert res.lang == detect_language(page(text), ("all",), first_pass=False).lang
 
 
 def test_a_minimum_score_above_the_screens_goes_to_lingua_and_the_switch_turns_it_off():
@@ -412,8 +471,9 @@ def test_a_minimum_score_above_the_screens_goes_to_lingua_and_the_switch_turns_i
     assert res.via == "words" and res.score < 1.0
     assert LanguageDetector(("all",), min_score=res.score).detect(page(text)).via == "words"
     strict = LanguageDetector(("all",), min_score=0.999).detect(page(text))
-    assert strict.via in ("lingua", "low-score") and strict.lang == "en"
-    assert LanguageDetector(("all",), screen=False).detect(page(ENGLISH_ARTICLE)).via == "lingua"
+    assert strict.via in ("trigrams", "lingua", "low-score") and strict.lang == "en"
+    assert LanguageDetector(("all",), screen=False).detect(page(ENGLISH_ARTICLE)).via == "trigrams"
+    assert LanguageDetector(("all",), screen=False, first_pass=False).detect(page(ENGLISH_ARTICLE)).via == "lingua"
 
 
 @needs_data

@@ -261,7 +261,7 @@ def screen_against_lingua(archives: list[str]) -> dict:
     from warclake.tasks.extract.language import LATIN_LANGS, LinguaCall, english_words_share
     from warclake.tasks.extract.record import _leading_text
 
-    plain = LanguageDetector(("all",), screen=False)
+    plain = LanguageDetector(("all",), screen=False, first_pass=False)
     texts = {}
     for path in archives:
         for _, body, ctype in iter_responses(path):
@@ -286,6 +286,57 @@ def screen_against_lingua(archives: list[str]) -> dict:
     return {"texts": len(texts), "settled": settled, "differ": differ}
 
 
+def modern_pages(root: Path | str | None = None) -> list[Page]:
+    """The modern benchmark's pages (2025-2026, heads full of inline code), unlabelled."""
+    import gzip
+
+    root = Path(root) if root else default_root()
+    out = []
+    for path in sorted((root / "gold" / "wceb_modern_1000" / "release" / "html").glob("*.html.gz")):
+        res = decode_body(gzip.open(path).read(), None)
+        if res:
+            out.append(Page("wceb_modern", path.name, "", res.text))
+    return out
+
+
+_SCRIPT_BLOCK = re.compile(r"<(script|style)\b[^>]*>.*?</\1\s*>", re.S | re.I)
+
+
+def heavy_heads(pages: list[Page], donors: list[Page], low: int = 20_000, high: int = 44_000) -> list[Page]:
+    """Each page with a <head> of ``low``-``high`` characters of inline scripts and styles
+    (real ones, from ``donors``) in front of its own markup, its size fixed by its name: the
+    heads of modern news pages, where the first word of text comes after them."""
+    blocks = [m.group(0) for d in donors for m in _SCRIPT_BLOCK.finditer(d.text)
+              if "<" not in m.group(0)[8:-9] and m.group(0).isascii()]
+    blocks = [b for b in blocks if 200 <= len(b) <= 8000]
+    out = []
+    for k, page in enumerate(pages):
+        size = low + int(hashlib.sha1(page.name.encode()).hexdigest(), 16) % (high - low)
+        head, i = [], k * 7
+        while sum(map(len, head)) < size:
+            head.append(blocks[i % len(blocks)])
+            i += 1
+        out.append(Page(page.source + ":heavy-head", page.name, page.lang,
+                        "<!DOCTYPE html><html><head>" + "".join(head) + "</head>" + page.text))
+    return out
+
+
+def rejected_own_language(pages: list[Page]) -> dict:
+    """Per language: labelled pages (of the scripts routed without lingua) rejected with
+    their own language as the only target, and pages kept with no language under ``all``."""
+    out = defaultdict(Counter)
+    every = LanguageDetector(("all",))
+    for page in pages:
+        if page.lang not in LANG_SCRIPT or LANG_SCRIPT[page.lang] == LATIN:
+            continue
+        row = out[page.lang]
+        row["pages"] += 1
+        res = LanguageDetector((page.lang,)).detect(page.text)
+        row["rejected"] += not res.accepted and not res.undetermined
+        row["no_language_with_all"] += every.detect(page.text).lang is None
+    return {k: dict(v) for k, v in sorted(out.items())}
+
+
 def _print(title: str, res: dict) -> None:
     print(f"## {title}: targets {','.join(res['targets'])}, {res['pages']} pages, "
           f"accept/reject accuracy {res['accept_accuracy']:.3f}, language accuracy "
@@ -308,9 +359,36 @@ def main(argv: list[str] | None = None) -> int:
                     help="every Latin-script page to lingua (no English screen), for comparison")
     ap.add_argument("--archives", nargs="+", metavar="WARC",
                     help="only compare the English screen with lingua on these archives' Latin-script pages")
+    ap.add_argument("--rejections", action="store_true",
+                    help="only count non-Latin labelled pages rejected with their own language as target, "
+                         "as they are and behind a long head of inline code")
+    ap.add_argument("--split", default="all", choices=("heldout", "tuning", "all"),
+                    help="pages of this part only (tasks.evaluation.gold's split of source/name)")
+    ap.add_argument("--no-first-pass", action="store_true",
+                    help="every Latin-script and Cyrillic text the screen leaves to lingua (no first pass)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
+    if a.rejections:
+        pages = [p for p in load_pages(a.root, 0) if LANG_SCRIPT.get(p.lang, LATIN) != LATIN]
+        res = {"as they are": rejected_own_language(pages),
+               "with a 20-44k-character head of inline code": rejected_own_language(
+                   heavy_heads(pages, modern_pages(a.root)))}
+        if a.json:
+            print(json.dumps(res, indent=1))
+            return 0
+        for title, per in res.items():
+            print(f"## non-Latin labelled pages {title}: rejected with their own language as target, "
+                  f"kept with no language under all")
+            total = Counter()
+            for lang, row in per.items():
+                total.update(row)
+                print(f"   {lang}: {row.get('rejected', 0)}/{row['pages']} rejected, "
+                      f"{row.get('no_language_with_all', 0)} without language")
+            print(f"   total: {total['rejected']}/{total['pages']} rejected, "
+                  f"{total['no_language_with_all']} without language")
+        return 0
     screen = not a.no_screen
+    options = {"screen": screen, "first_pass": not a.no_first_pass}
     if a.archives:
         res = screen_against_lingua(a.archives)
         if a.json:
@@ -325,18 +403,23 @@ def main(argv: list[str] | None = None) -> int:
     if not pages:
         ap.error("no pages found: give the data root (holding encodings/, gold/, warc/)")
     cut = sentences(pages)
+    if a.split != "all":
+        from warclake.tasks.evaluation.gold import split_of
+
+        pages = [p for p in pages if split_of(f"{p.source}/{p.name}") == a.split]
+        cut = [p for p in cut if split_of(f"{p.source.split(':')[0]}/{p.name}") == a.split]
     runs = {
-        "ja only": run(pages, ("ja",), screen=screen),
-        "ja only, single sentences": run(cut, ("ja",), screen=screen),
-        "ja only, pages and single sentences together": run(pages + cut, ("ja",), screen=screen),
-        "all, single sentences": run(cut, ("all",), paragraphs=True, screen=screen),
-        "all, pages and single sentences together": run(pages + cut, ("all",), paragraphs=True, screen=screen),
-        "a few (ja, en, ru, hu)": run(pages, ("ja", "en", "ru", "hu"), screen=screen),
-        "all, Latin buffer from the page": run(pages, ("all",), screen=screen),
-        "all, Latin buffer from <p> text (paragraphs_text)": run(pages, ("all",), paragraphs=True, screen=screen),
+        "ja only": run(pages, ("ja",), **options),
+        "ja only, single sentences": run(cut, ("ja",), **options),
+        "ja only, pages and single sentences together": run(pages + cut, ("ja",), **options),
+        "all, single sentences": run(cut, ("all",), paragraphs=True, **options),
+        "all, pages and single sentences together": run(pages + cut, ("all",), paragraphs=True, **options),
+        "a few (ja, en, ru, hu)": run(pages, ("ja", "en", "ru", "hu"), **options),
+        "all, Latin buffer from the page": run(pages, ("all",), **options),
+        "all, Latin buffer from <p> text (paragraphs_text)": run(pages, ("all",), paragraphs=True, **options),
     }
     if a.high_accuracy:
-        runs["all, high-accuracy lingua for Latin"] = run(pages, ("all",), low_accuracy=False, screen=screen)
+        runs["all, high-accuracy lingua for Latin"] = run(pages, ("all",), low_accuracy=False, **options)
     baseline = {t: uzushio_original(pages, t) for t in (("ja",), ("all",))}
     memory = {}
     if a.memory:
