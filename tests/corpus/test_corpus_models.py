@@ -262,3 +262,34 @@ def test_fasttext_score_is_the_label_probability(models):
     assert doc_rows.column("fasttext_score").to_pylist()[0] == pytest.approx(float(want))
     assert doc_rows.column("fasttext_score").to_pylist()[1] is None   # no word the model knows
     assert para_rows.num_rows == 0 and math.isfinite(want)
+
+
+def test_report_shows_removals_per_rule_samples_and_charts(tmp_path, models):
+    from warclake.tasks.corpus.steps.export import corpus_connection
+    from warclake.tasks.corpus.steps.report_charts import chart_queries
+
+    lake = str(tmp_path / "lake")
+    exp = make_lake(lake)
+    counts = run(lake, score_models(models), report=True, model_fasttext=0.5)
+    page = counts["report"]
+    folder = os.path.dirname(page)
+    md = open(os.path.join(folder, "corpus.md"), encoding="utf-8").read()
+    html = open(page, encoding="utf-8").read()
+    # per rule: fired on, removed, removed by it alone -- the 8 spam documents by the classifier
+    row = next(line for line in md.splitlines() if line.startswith("| model_fasttext "))
+    assert [c.strip() for c in row.strip("|").split("|")][1:] == ["8", "8", "8"]
+    # samples of what it removed: the spam's own text
+    samples = [line for line in md.splitlines() if line.startswith("| model_fasttext ") and "http" in line]
+    junk_urls = {d["url"] for i, d in exp["docs"].items() if exp["kinds"][i] == "junk"}
+    assert len(samples) == 3 and all(any(u in s for u in junk_urls) for s in samples)
+    for name in ("removals_by_rule_lang", "cluster_sizes", "score_fasttext_score", "score_perplexity",
+                 "score_word_list_ratio"):
+        data = open(os.path.join(folder, name + ".png"), "rb").read()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+        assert f"<img src='{name}.png'" in html and f"({name}.png)" in md
+    con = corpus_connection(lake)
+    charts = chart_queries(con)
+    con.close()
+    assert charts["score_fasttext_score"]["threshold"][0] == 0.5
+    assert charts["score_perplexity"]["threshold"][0] is None   # no threshold set: none marked
+    assert dict(charts["removals_by_rule_lang"].select("rule", "removed").iter_rows())["model_fasttext"] == 8
