@@ -293,3 +293,29 @@ def test_report_shows_removals_per_rule_samples_and_charts(tmp_path, models):
     assert charts["score_fasttext_score"]["threshold"][0] == 0.5
     assert charts["score_perplexity"]["threshold"][0] is None   # no threshold set: none marked
     assert dict(charts["removals_by_rule_lang"].select("rule", "removed").iter_rows())["model_fasttext"] == 8
+
+
+def test_sql_views_of_the_scores(scored):
+    """The catalogue's views: document_scores (CCNet's perplexity thirds per language),
+    paragraph_model_scores and document_model_scores."""
+    from warclake.tasks.corpus.steps.export import corpus_connection
+
+    lake, exp = scored
+    con = corpus_connection(lake)
+    try:
+        rows = con.sql("SELECT docId, lang, perplexity_bucket, perplexity_rank, fasttext_score "
+                       "FROM document_scores").pl().to_dicts()
+        paras = con.sql("SELECT count(*) AS n, count(perplexity) AS p FROM paragraph_model_scores").pl().to_dicts()[0]
+        labels = con.sql("SELECT DISTINCT fasttext_label FROM document_model_scores").pl()["fasttext_label"].to_list()
+    finally:
+        con.close()
+    kinds = exp["kinds"]
+    assert len(rows) == len(kinds)
+    en = [r for r in rows if r["lang"] == "en"]
+    # the 8 spam documents rank highest of the 20 English ones; the tail third is spam only
+    ranked = [kinds[r["docId"]] for r in sorted(en, key=lambda r: r["perplexity_rank"])]
+    assert ranked == ["good"] * 12 + ["junk"] * 8
+    assert {kinds[r["docId"]] for r in en if r["perplexity_bucket"] == "tail"} == {"junk"}
+    assert {r["perplexity_bucket"] for r in en if kinds[r["docId"]] == "good"} == {"head", "middle"}
+    assert paras["n"] == sum(len(d["labels"]) for d in exp["docs"].values()) == paras["p"]
+    assert labels == ["__label__hq"]

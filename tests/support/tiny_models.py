@@ -10,6 +10,7 @@ import random
 from collections import Counter
 
 from support.corpus_lake import sentence
+from tools.fasttext_file import write_fasttext_model
 
 _SPAM = ("buy cheap pills now click here free casino bonus win money fast best price deal offer "
          "discount viagra loan crypto login account password verify urgent limited").split()
@@ -35,12 +36,11 @@ def train_fasttext(folder: str, seed: int = 5, n: int = 300) -> str:
     """A two-label fastText classifier (``__label__hq`` prose, ``__label__junk`` spam)
     trained on generated text; the path of its .bin file.
 
-    fastText's own trainer (``fasttext.train_supervised`` of fasttext-numpy2 0.10.4) stops
-    with "Encountered NaN" on any supervised input on these machines, whatever the learning
-    rate, loss or threads, so the model is trained here: multinomial naive Bayes over
-    fastText's tokens (whitespace-separated, as its ``predict`` splits them), written in
-    fastText's model format as the linear model fastText evaluates (the mean of the words'
-    input vectors times the output matrix, then softmax). ``fasttext.load_model`` reads it."""
+    fastText's own trainer fails on these machines (``tools/fasttext_file.py``), so the model
+    is trained here: multinomial naive Bayes over fastText's tokens (whitespace-separated, as
+    its ``predict`` splits them), written in fastText's format as the linear model fastText
+    evaluates (the mean of the words' input vectors times the output matrix, then softmax).
+    ``fasttext.load_model`` reads it."""
     import numpy as np
 
     rng = random.Random(seed)
@@ -59,27 +59,6 @@ def train_fasttext(folder: str, seed: int = 5, n: int = 300) -> str:
     write_fasttext_model(path, [(w, counts[0][w] + counts[1][w]) for w in words],
                          [("__label__hq", n), ("__label__junk", n)], logp, np.eye(2, dtype=np.float32))
     return path
-
-
-def write_fasttext_model(path: str, words: list[tuple[str, int]], labels: list[tuple[str, int]], input_matrix,
-                         output_matrix) -> None:
-    """A supervised fastText model file (format version 12, softmax loss, no subwords or
-    word n-grams): ``input_matrix`` one row per word, ``output_matrix`` one per label."""
-    import struct
-
-    dim = input_matrix.shape[1]
-    out = [struct.pack("<ii", 793712314, 12)]
-    # args: dim ws epoch minCount neg wordNgrams loss(softmax=3) model(sup=3) bucket minn maxn lrUpdateRate, t
-    out.append(struct.pack("<12id", dim, 5, 5, 1, 5, 1, 3, 3, 0, 0, 0, 100, 1e-4))
-    ntokens = sum(c for _, c in words)
-    out.append(struct.pack("<iiiqq", len(words) + len(labels), len(words), len(labels), ntokens, -1))
-    for (w, c), kind in [(e, 0) for e in words] + [(e, 1) for e in labels]:
-        out.append(w.encode() + b"\0" + struct.pack("<qb", c, kind))
-    for matrix in (input_matrix, output_matrix):
-        out.append(struct.pack("<?", False))   # not quantised
-        out.append(struct.pack("<qq", *matrix.shape) + matrix.astype("<f4").tobytes())
-    with open(path, "wb") as fh:
-        fh.write(b"".join(out))
 
 
 class BigramLM:

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 
 import pyarrow as pa
 
-from warclake.tasks.corpus.signals.normalise import normalise, plain, split_paragraphs
+from warclake.tasks.corpus.signals.normalise import normalise, split_paragraphs
+from warclake.tasks.extract.paragraph import LINK_END, LINK_START
 from warclake.tasks.corpus.signals.quality import CHAR_UNIT_LANGS
 
 ANY_LANG = "*"   # the key of a model or list that applies to every language without its own
@@ -224,7 +225,7 @@ def score_documents(docs: pa.Table, models: ScoreModels) -> tuple[pa.Table, pa.T
         paras = split_paragraphs(text)
         kept = kept_before_repeats(labs, len(paras))
         if models.fasttext:
-            ft_lines.append(" ".join(" ".join(plain(b).split()) for (_, b), k in zip(paras, kept) if k))
+            ft_lines.append(fasttext_line(paras, kept))
         if models.paragraph_scores:
             _paragraph_rows(para_cols, doc, lang, paras, kept, models, fp)
     scores = fasttext_scores(models, ft_lines) if models.fasttext else [None] * len(ids)
@@ -234,6 +235,13 @@ def score_documents(docs: pa.Table, models: ScoreModels) -> tuple[pa.Table, pa.T
         "fasttext_model": pa.array([fp["fasttext"]] * len(ids), pa.string()),
     }, schema=DOC_SCORES)
     return doc_table, pa.table(para_cols, schema=PARA_SCORES)
+
+
+def fasttext_line(paras: list[tuple[str, str]], kept: list[bool]) -> str:
+    """The kept paragraphs' plain text as one line, as fastText reads it (it splits words
+    on whitespace itself; a line feed would end the line)."""
+    line = " ".join(b for (_, b), k in zip(paras, kept) if k)
+    return line.replace(LINK_START, "").replace(LINK_END, "").replace("\n", " ").replace("\r", " ")
 
 
 def _paragraph_rows(cols: dict, doc: str, lang: str | None, paras, kept, models: ScoreModels, fp: dict) -> None:
