@@ -37,13 +37,13 @@ from warclake.tasks.corpus.steps.doc_pairs import SETTINGS as PARA_PAIRS_SETTING
 from warclake.tasks.corpus.steps.doc_pairs import STEP as PARA_PAIRS_STEP
 from warclake.tasks.corpus.steps.doc_pairs import para_pairs_step
 from warclake.tasks.corpus.steps.pairs import STEP as PAIRS_STEP
-from warclake.tasks.corpus.steps.score_rules import check_score_thresholds, document_scores_sql
 from warclake.tasks.corpus.steps.pairs import pairs_partition
 from warclake.tasks.corpus.steps.para_groups import SETTINGS as GROUP_SETTINGS
 from warclake.tasks.corpus.steps.para_groups import STEP as GROUPS_STEP
 from warclake.tasks.corpus.steps.para_groups import groups_step
 from warclake.tasks.corpus.steps.para_stats import STEP as STATS_STEP
 from warclake.tasks.corpus.steps.para_stats import stats_partition
+from warclake.tasks.corpus.steps.score_rules import check_score_thresholds, document_scores_sql
 from warclake.tasks.corpus.storage.dump_inputs import DumpInputs, dump_inputs, inputs_of
 from warclake.tasks.corpus.storage.engine import check_engine_options, connect, parquet_list
 from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table

@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 
 from warclake.tasks.corpus.signals.normalise import normalise, split_paragraphs
-from warclake.tasks.extract.paragraph import LINK_END, LINK_START
 from warclake.tasks.corpus.signals.quality import CHAR_UNIT_LANGS
+from warclake.tasks.extract.paragraph import LINK_END, LINK_START
 
 ANY_LANG = "*"   # the key of a model or list that applies to every language without its own
 LM_TOKENS = ("words", "chars")

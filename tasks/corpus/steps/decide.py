@@ -12,7 +12,12 @@ import pyarrow as pa
 
 from warclake.tasks.corpus.settings import DecisionConfig, fingerprint_of
 from warclake.tasks.corpus.steps.components import component_labels
-from warclake.tasks.corpus.steps.score_rules import NO_SCORES, SCORE_COLUMNS, SCORE_HITS_SQL, score_rules_table
+from warclake.tasks.corpus.steps.score_rules import (
+    NO_SCORES,
+    SCORE_COLUMNS,
+    SCORE_HITS_SQL,
+    score_rules_table,
+)
 from warclake.tasks.corpus.storage.engine import parquet_list, part_expr, query_table
 from warclake.tasks.lake.catalog import sql_literal
 
