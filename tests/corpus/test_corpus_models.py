@@ -319,3 +319,33 @@ def test_sql_views_of_the_scores(scored):
     assert {r["perplexity_bucket"] for r in en if kinds[r["docId"]] == "good"} == {"head", "middle"}
     assert paras["n"] == sum(len(d["labels"]) for d in exp["docs"].values()) == paras["p"]
     assert labels == ["__label__hq"]
+
+
+def test_fasttext_lines_equal_the_paragraph_definition():
+    """The table-wide line builder gives the per-paragraph definition's lines on awkward
+    documents: fewer labels than paragraphs, no labels, no path, links, line feeds inside
+    a paragraph, empty and null texts, and generated pages."""
+    import pyarrow as pa
+
+    from warclake.tasks.corpus.signals.models import fasttext_line, fasttext_lines, kept_before_repeats
+    from warclake.tasks.corpus.signals.normalise import split_paragraphs
+
+    rng = random.Random(4)
+    docs = [("p\x1cone\n\nq\x1ctwo\n\nr\x1cthree", ["good", "bad"]),
+            ("no path at all\n\nx\x1ca \x02link\x03 here", None),
+            ("a\x1cline\nfeed\r\n\nb\x1c", ["good", "good"]),
+            ("", ["good"]), (None, None), ("a\x1cx\x1cy\n\n\n\nb\x1cz", ["good", "good", "good"]),
+            ("a\x1conly", [])]
+    for i in range(30):
+        paras = [(f"body>div:nth-of-type({j})", rng.choice([good_text(rng, 1), junk_text(rng, 8), ""]),
+                  rng.choice(["good", "bad"])) for j in range(rng.randint(1, 6))]
+        text, labels = page(paras)
+        docs.append((text, labels[: rng.randint(0, len(labels))] if i % 3 == 0 else labels))
+    table = pa.table({"text": pa.array([d[0] for d in docs], pa.string()),
+                      "paragraph_labels": pa.array([d[1] for d in docs], pa.list_(pa.string()))})
+    want = []
+    for text, labels in docs:
+        paras = split_paragraphs(text)
+        want.append(fasttext_line(paras, kept_before_repeats(labels, len(paras))))
+    assert fasttext_lines(table) == want
+    assert want[0] == "one" and want[1] == "no path at all a link here" and "\n" not in want[2]

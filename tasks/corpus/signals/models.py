@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from warclake.tasks.corpus.signals.normalise import normalise, split_paragraphs
 from warclake.tasks.corpus.signals.quality import CHAR_UNIT_LANGS
-from warclake.tasks.extract.paragraph import LINK_END, LINK_START
+from warclake.tasks.extract.paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
 
 ANY_LANG = "*"   # the key of a model or list that applies to every language without its own
 LM_TOKENS = ("words", "chars")
@@ -215,20 +215,17 @@ def score_documents(docs: pa.Table, models: ScoreModels) -> tuple[pa.Table, pa.T
     ``text``, ``lang``, ``paragraph_labels``). Paragraph rows are made only when a
     language model or word list is given."""
     ids = docs.column("docId").to_pylist()
-    texts = docs.column("text").to_pylist()
-    langs = docs.column("lang").to_pylist() if "lang" in docs.column_names else [None] * len(ids)
-    labels = (docs.column("paragraph_labels").to_pylist() if "paragraph_labels" in docs.column_names
-              else [None] * len(ids))
     fp = models.fingerprints()
-    ft_lines, para_cols = [], {k: [] for k in PARA_SCORES.names}
-    for doc, text, lang, labs in zip(ids, texts, langs, labels):
-        paras = split_paragraphs(text)
-        kept = kept_before_repeats(labs, len(paras))
-        if models.fasttext:
-            ft_lines.append(fasttext_line(paras, kept))
-        if models.paragraph_scores:
-            _paragraph_rows(para_cols, doc, lang, paras, kept, models, fp)
-    scores = fasttext_scores(models, ft_lines) if models.fasttext else [None] * len(ids)
+    para_cols = {k: [] for k in PARA_SCORES.names}
+    if models.paragraph_scores:
+        texts = docs.column("text").to_pylist()
+        langs = docs.column("lang").to_pylist() if "lang" in docs.column_names else [None] * len(ids)
+        labels = (docs.column("paragraph_labels").to_pylist() if "paragraph_labels" in docs.column_names
+                  else [None] * len(ids))
+        for doc, text, lang, labs in zip(ids, texts, langs, labels):
+            paras = split_paragraphs(text)
+            _paragraph_rows(para_cols, doc, lang, paras, kept_before_repeats(labs, len(paras)), models, fp)
+    scores = fasttext_scores(models, fasttext_lines(docs)) if models.fasttext else [None] * len(ids)
     doc_table = pa.table({
         "docId": pa.array(ids, pa.string()), "fasttext_score": pa.array(scores, pa.float64()),
         "fasttext_label": pa.array([models.fasttext_label if models.fasttext else None] * len(ids), pa.string()),
@@ -237,9 +234,30 @@ def score_documents(docs: pa.Table, models: ScoreModels) -> tuple[pa.Table, pa.T
     return doc_table, pa.table(para_cols, schema=PARA_SCORES)
 
 
+def fasttext_lines(docs: pa.Table) -> list[str]:
+    """``fasttext_line`` of every document of a table, without a Python object per
+    paragraph (that cost as much as fastText itself on real pages, whose paragraphs are
+    many): ``str`` methods over each text."""
+    texts = docs.column("text").to_pylist()
+    labels = (docs.column("paragraph_labels").to_pylist() if "paragraph_labels" in docs.column_names
+              else [None] * len(texts))
+    out = []
+    for text, labs in zip(texts, labels):
+        if not text:
+            out.append("")
+            continue
+        paras = text.split(PARA_SEP)
+        if labs is not None:   # zip stops at the labels' end: a paragraph past it is not good
+            paras = [p for p, lab in zip(paras, labs) if lab == "good"]
+        line = " ".join([p[p.find(PATH_SEP) + 1:] for p in paras])   # find: -1 when no path
+        out.append(line.replace(LINK_START, "").replace(LINK_END, "").replace("\n", " ").replace("\r", " "))
+    return out
+
+
 def fasttext_line(paras: list[tuple[str, str]], kept: list[bool]) -> str:
     """The kept paragraphs' plain text as one line, as fastText reads it (it splits words
-    on whitespace itself; a line feed would end the line)."""
+    on whitespace itself; a line feed would end the line): the definition
+    ``fasttext_lines`` computes for a whole table."""
     line = " ".join(b for (_, b), k in zip(paras, kept) if k)
     return line.replace(LINK_START, "").replace(LINK_END, "").replace("\n", " ").replace("\r", " ")
 
