@@ -124,8 +124,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from tools.measure.corpus_scale import write_documents
     from warclake.tasks.corpus.settings import SignatureConfig
-    from warclake.tasks.corpus.signals.archive_step import archive_key, sign_archive
-    from warclake.tasks.corpus.signals.models import ScoreModels, fasttext_model, language_model
+    from warclake.tasks.corpus.signals.archive_step import archive_key, row_groups, sign_archive
+    from warclake.tasks.corpus.signals.models import (
+        ScoreModels,
+        fasttext_lines,
+        fasttext_model,
+        language_model,
+    )
     from warclake.tasks.corpus.signals.score_step import score_archive
     from warclake.tasks.corpus.signals.summaries import finished_archives
     from warclake.tasks.corpus.storage.layout import CorpusLayout
@@ -178,6 +183,12 @@ def main(argv: list[str] | None = None) -> int:
         out[f"{k}_over_sign_wall_pct"] = round(100 * totals[k][0] / totals["sign"][0], 1)
         out[f"{k}_us_per_doc_cpu"] = round(1e6 * totals[k][1] / max(1, docs), 1)
     out["sign_us_per_doc_cpu"] = round(1e6 * totals["sign"][1] / max(1, docs), 1)
+    # of the fastText step: its input lines alone (reading the text, the kept paragraphs)
+    lines_cpu = 0.0
+    for warc, _ in finished_archives(lake, dump):
+        for group in row_groups(layout.documents(dump, warc), ["text", "paragraph_labels"]):
+            lines_cpu += timed(lambda: fasttext_lines(group))[2]
+    out["fasttext_lines_us_per_doc_cpu"] = round(1e6 * lines_cpu / max(1, docs), 1)
     print(json.dumps(out, indent=1))
     if args.json:
         with open(args.json, "w") as fh:
