@@ -349,3 +349,22 @@ def test_fasttext_lines_equal_the_paragraph_definition():
         want.append(fasttext_line(paras, kept_before_repeats(labels, len(paras))))
     assert fasttext_lines(table) == want
     assert want[0] == "one" and want[1] == "no path at all a link here" and "\n" not in want[2]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_the_flow_scores_as_the_library_does(tmp_path, models):
+    """The corpus-dump flow (its model-score tasks, one per partition of the archives)
+    gives the library's decisions, scores and thresholds included."""
+    from warclake.flows.corpus_flow import corpus_dump
+
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    make_lake(a)
+    make_lake(b)
+    m = score_models(models)
+    opts = StageOptions(decide=DecisionConfig(scores={"model_fasttext": 0.5, "word_list_ratio": 0.02}), models=m)
+    state = corpus_dump(a, options=opts, report=False)
+    assert state.is_completed(), state.message
+    run(b, m, model_fasttext=0.5, word_list_ratio=0.02)
+    strip = lambda rows: {d: {k: v for k, v in r.items() if k != "run_id"} for d, r in rows.items()}  # noqa: E731
+    assert strip(decisions(a)) == strip(decisions(b))
+    assert sum(not r["kept"] and r["rule"] == "model_fasttext" for r in decisions(a).values()) == 8
