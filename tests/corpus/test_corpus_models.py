@@ -368,3 +368,16 @@ def test_the_flow_scores_as_the_library_does(tmp_path, models):
     strip = lambda rows: {d: {k: v for k, v in r.items() if k != "run_id"} for d, r in rows.items()}  # noqa: E731
     assert strip(decisions(a)) == strip(decisions(b))
     assert sum(not r["kept"] and r["rule"] == "model_fasttext" for r in decisions(a).values()) == 8
+
+
+def test_word_lists_match_whole_words_or_characters_by_language(tmp_path):
+    from warclake.tasks.corpus.signals.models import WordList, lm_tokens
+
+    path = tmp_path / "list.txt"
+    path.write_text("ass\nCheap  Pills\n死ね\n\n", encoding="utf-8")
+    en, ja = WordList(str(path), "en"), WordList(str(path), "ja")
+    assert en.matches(normalise("A class of cheap pills, CHEAP PILLS! ass.")) == (3, 3 + 11 + 11)
+    assert en.matches(normalise("お前は死ねと言った")) == (0, 0)    # no word boundary in Japanese text
+    assert ja.matches(normalise("お前は死ねと言った")) == (1, 2)
+    assert ja.matches(normalise("a class")) == (1, 3)               # anywhere, as Japanese has no spaces
+    assert lm_tokens("日本 語", "chars") == ["日", "本", "語"] and lm_tokens("a  b", "words") == ["a", "b"]
