@@ -24,6 +24,7 @@ def add_parser(sub) -> None:
                        help=f"{doc} (default {getattr(DecisionConfig(), name)}; range {lo:g}..{hi:g})")
     p.add_argument("--quality", action="append", default=[], metavar="RULE=VALUE",
                    help="override a quality rule's threshold (repeatable)")
+    add_model_arguments(p)
     p.add_argument("--drop-all-copies", action="store_true",
                    help="drop every copy of a duplicate cluster instead of keeping one survivor")
     p.add_argument("--memory-limit", default=DEFAULT_MEMORY_LIMIT,
@@ -55,6 +56,54 @@ def add_parser(sub) -> None:
     e.set_defaults(handler=run_export_cmd)
 
 
+def add_model_arguments(p) -> None:
+    """The user's models and word lists, and their rules' thresholds (tasks/corpus/README.md#model-scores)."""
+    from warclake.tasks.corpus.steps.score_rules import SCORE_RULES
+
+    g = p.add_argument_group("model scores and word lists (nothing is downloaded: give your own files)")
+    g.add_argument("--fasttext-model", default=None, metavar="PATH",
+                   help="a supervised fastText classifier (.bin): the probability of --fasttext-label "
+                        "becomes each document's fasttext_score")
+    g.add_argument("--fasttext-label", default="__label__hq", metavar="LABEL",
+                   help="the label whose probability is the score (default %(default)s)")
+    g.add_argument("--lm-model", action="append", default=[], metavar="[LANG=]PATH",
+                   help="an n-gram language model (KenLM binary or ARPA), for LANG or every language: "
+                        "perplexity per paragraph and per document (repeatable)")
+    g.add_argument("--lm-tokens", choices=("words", "chars"), default="words",
+                   help="what the language model's tokens are: words of the normalised text split on "
+                        "spaces, or its characters (default %(default)s)")
+    g.add_argument("--word-list", action="append", default=[], metavar="LANG=PATH",
+                   help="a word list of LANG ('*' for every language without its own), one word or "
+                        "phrase per line: matches per document (repeatable)")
+    for r in SCORE_RULES:
+        g.add_argument(r.option, dest="score_" + r.name, type=float, default=None, metavar="N",
+                       help=f"{r.doc} (rule {r.name}; range {r.low:g}..{r.high:g}; default: off)")
+
+
+def _lang_paths(items: list[str], option: str, lang_required: bool) -> dict:
+    out = {}
+    for item in items:
+        lang, sep, path = item.partition("=")
+        if not sep:
+            if lang_required:
+                raise ValueError(f"{option} {item!r}: expected LANG=PATH")
+            lang, path = "*", item
+        if not lang.strip() or not path.strip():
+            raise ValueError(f"{option} {item!r}: expected LANG=PATH")
+        out[lang.strip()] = path.strip()
+    return out
+
+
+def score_models(args):
+    """The user's models (None when none is given); ValueError for a missing file."""
+    from warclake.tasks.corpus.signals.models import ScoreModels
+
+    models = ScoreModels(fasttext=args.fasttext_model, fasttext_label=args.fasttext_label,
+                         lm=_lang_paths(args.lm_model, "--lm-model", False), lm_tokens=args.lm_tokens,
+                         word_lists=_lang_paths(args.word_list, "--word-list", True))
+    return models if models.any else None
+
+
 def decision_config(args) -> DecisionConfig:
     kw = {n: getattr(args, n) for n in THRESHOLD_RANGES if getattr(args, n, None) is not None}
     quality = {}
@@ -66,15 +115,16 @@ def decision_config(args) -> DecisionConfig:
             quality[name.strip()] = float(value)
         except ValueError:
             raise ValueError(f"--quality {item!r}: expected RULE=NUMBER") from None
-    return DecisionConfig(drop_all_copies=args.drop_all_copies, quality=quality, **kw)
+    scores = {k[len("score_"):]: v for k, v in vars(args).items() if k.startswith("score_") and v is not None}
+    return DecisionConfig(drop_all_copies=args.drop_all_copies, quality=quality, scores=scores, **kw)
 
 
 def run_corpus_cmd(args) -> int:
     from warclake.tasks.corpus.stage import StageOptions
 
     opts = StageOptions(sig=SignatureConfig(partitions=args.partitions, judge_whole_pages=args.judge_whole_pages),
-                        decide=decision_config(args),
-                        memory_limit=args.memory_limit, threads=args.threads)
+                        decide=decision_config(args), memory_limit=args.memory_limit, threads=args.threads,
+                        models=score_models(args))
     if args.flow or args.dask:   # the flow reads the summaries and checks them, as when a deployment starts it
         from warclake.flows.corpus_flow import CorpusFailed, corpus_dump
         from warclake.tasks.corpus.checks import check_request

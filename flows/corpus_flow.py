@@ -2,6 +2,7 @@
 
     checks -> for each dump, in order:
                 per-archive signatures (one task per archive)
+                -> model scores (per partition of the archives; none without a model)
                 -> paragraph statistics (one task per partition) -> near-duplicate paragraph groups
                 -> candidate pairs (per partition) -> distinctive-paragraph pairs
                 -> paragraph decisions (per partition) -> document decisions
@@ -38,6 +39,7 @@ from warclake.tasks.corpus import stage
 from warclake.tasks.corpus.checks import prepare
 from warclake.tasks.corpus.settings import THRESHOLD_RANGES, DecisionConfig, SignatureConfig
 from warclake.tasks.corpus.signals.archive_step import sign_archive
+from warclake.tasks.corpus.signals.models import ScoreModels
 from warclake.tasks.corpus.storage import run_contexts
 from warclake.tasks.corpus.storage.dump_inputs import DumpInputs
 from warclake.tasks.corpus.storage.layout import CorpusLayout
@@ -92,6 +94,13 @@ def _step(run: str | None, known: run_contexts.Known | None, lake: str, dumps: l
     return {"done": done, "states": run_contexts.states_of(run, ctx)}
 
 
+@task(name="corpus-model-scores", task_run_name="model scores {dump} part {part}", **RETRIES)
+@frames_freed
+def scores_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
+                run: str | None = None, known: run_contexts.Known | None = None) -> dict:
+    return _step(run, known, lake, dumps, dump, opts, lambda ctx: stage.model_scores_step(ctx, part))
+
+
 @task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", **RETRIES)
 @frames_freed
 def stats_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
@@ -141,7 +150,7 @@ def report_task(lake: str, report_dir: str | None) -> str:
 
 
 # the task of each global step of tasks/corpus/stage.py (STEPS)
-STEP_TASKS = {"paragraph_stats": stats_task, "paragraph_groups": groups_task, "pairs": pairs_task,
+STEP_TASKS = {"model_scores": scores_task, "paragraph_stats": stats_task, "paragraph_groups": groups_task, "pairs": pairs_task,
               "paragraph_pairs": para_pairs_task, "paragraph_decisions": para_decisions_task,
               "document_decisions": doc_decisions_task}
 
@@ -201,14 +210,16 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
                 quality: dict | None = None, drop_all_copies: bool = DEFAULT.decide.drop_all_copies,
                 memory_limit: str = DEFAULT.memory_limit, partitions: int = DEFAULT.sig.partitions,
                 threads: int | None = DEFAULT.threads, judge_whole_pages: bool = DEFAULT.sig.judge_whole_pages,
+                models: dict | None = None,
                 report: bool = True, report_dir: str | None = None, lock_wait: float = 0):
     """Judge ``dump`` (with every earlier dump it is compared against), or every dump.
 
     thresholds: values of the decision thresholds (similarity, template_min_pages, ...);
     quality: quality rule name -> threshold; judge_whole_pages: the rules measure whole pages,
-    not the text the corpus keeps. Bad input (thresholds out of range, a lake
-    without documents, a dump still being extracted, an older lake schema, a lake that does
-    not answer) ends the run Failed with one line, before any work; so does another corpus
+    not the text the corpus keeps; models: the user's models and word lists
+    (``ScoreModels.as_dict``), whose rules' thresholds are ``thresholds["scores"]``. Bad
+    input (thresholds out of range, a lake without documents, a dump still being extracted,
+    an older lake schema, a lake that does not answer) ends the run Failed with one line, before any work; so does another corpus
     run holding the lake's lock for longer than ``lock_wait`` seconds.
     """
     log = get_run_logger()
@@ -216,7 +227,8 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
         opts = stage.StageOptions(sig=SignatureConfig(partitions=partitions, judge_whole_pages=judge_whole_pages),
                                   decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
                                                         **(thresholds or {})),
-                                  memory_limit=memory_limit, threads=threads)
+                                  memory_limit=memory_limit, threads=threads,
+                                  models=ScoreModels.from_dict(models))
         with lake_client_errors(lake):   # a lake the store's client cannot use: the CLI's one line
             dumps, archives = prepare(lake, dump, opts.decide, lock=False)
             lock = CorpusLock(lake).acquire(wait=lock_wait)   # one run per lake (CorpusLocked names the other)
@@ -252,10 +264,12 @@ def summary_line(counts: dict) -> str:
 def flow_parameters(options: stage.StageOptions) -> dict:
     """The flow's parameters for these options (the form a deployment stores)."""
     d = asdict(options.decide)
-    return dict(thresholds={k: d[k] for k in THRESHOLD_RANGES}, quality=options.decide.quality,
+    return dict(thresholds={**{k: d[k] for k in THRESHOLD_RANGES}, **({"scores": d["scores"]} if d["scores"] else {})},
+                quality=options.decide.quality,
                 drop_all_copies=options.decide.drop_all_copies, memory_limit=options.memory_limit,
                 partitions=options.sig.partitions, threads=options.threads,
-                judge_whole_pages=options.sig.judge_whole_pages)
+                judge_whole_pages=options.sig.judge_whole_pages,
+                models=options.models.as_dict() if options.models else None)
 
 
 def corpus_dump(lake: str, dump: str | None = None, options: stage.StageOptions | None = None,

@@ -45,6 +45,31 @@ SELECT * FROM read_parquet(corpus_glob('decisions/documents'), hive_partitioning
 CREATE OR REPLACE VIEW paragraph_decisions AS
 SELECT * FROM read_parquet(corpus_glob('decisions/paragraphs'), hive_partitioning = false, union_by_name = true);
 
+-- source: document_model_scores
+-- (per document: the fastText score the model-score step stored, with its label and model)
+CREATE OR REPLACE VIEW document_model_scores AS
+SELECT * FROM read_parquet(corpus_glob('model_scores'), hive_partitioning = false, union_by_name = true);
+
+-- source: paragraph_model_scores
+-- (per paragraph: its language-model log10 probability, tokens and perplexity, word-list matches)
+CREATE OR REPLACE VIEW paragraph_model_scores AS
+SELECT * FROM read_parquet(corpus_glob('para_model_scores'), hive_partitioning = false, union_by_name = true);
+
+-- Per document with a model score: the scores the decisions used (over the kept text), and
+-- where its perplexity ranks among its language's documents, in CCNet's thirds: head
+-- (lowest perplexity), middle, tail.
+CREATE OR REPLACE VIEW document_scores AS
+SELECT docId, dump, lang, kept, rule, fasttext_score, perplexity, word_list_matches, word_list_ratio,
+       fasttext_model, lm_model, word_list,
+       CASE WHEN perplexity IS NOT NULL THEN
+            percent_rank() OVER (PARTITION BY lang, perplexity IS NULL ORDER BY perplexity) END AS perplexity_rank,
+       CASE WHEN perplexity IS NULL THEN NULL
+            WHEN percent_rank() OVER (PARTITION BY lang, perplexity IS NULL ORDER BY perplexity) < 1 / 3 THEN 'head'
+            WHEN percent_rank() OVER (PARTITION BY lang, perplexity IS NULL ORDER BY perplexity) < 2 / 3 THEN 'middle'
+            ELSE 'tail' END AS perplexity_bucket
+FROM document_decisions
+WHERE fasttext_score IS NOT NULL OR perplexity IS NOT NULL OR word_list_matches IS NOT NULL;
+
 -- Per distinct normalised paragraph text, over every dump: where and how often it occurs.
 CREATE OR REPLACE VIEW paragraph_stats AS
 WITH h AS (

@@ -71,6 +71,7 @@ class DecisionConfig:
     min_paragraph_chars: int = 1
     drop_all_copies: bool = False       # drop every copy of a duplicate cluster, keep none
     quality: dict = field(default_factory=dict)   # quality rule name -> threshold override
+    scores: dict = field(default_factory=dict)    # model-score rule name -> threshold (steps/score_rules.py)
 
     def __post_init__(self):
         for name, (lo, hi, _) in THRESHOLD_RANGES.items():

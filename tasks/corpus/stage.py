@@ -22,6 +22,9 @@ import pyarrow as pa
 
 from warclake.tasks.corpus.settings import DEFAULT_MEMORY_LIMIT, DecisionConfig, SignatureConfig
 from warclake.tasks.corpus.signals.archive_step import sign_archive
+from warclake.tasks.corpus.signals.models import ScoreModels
+from warclake.tasks.corpus.signals.score_step import STEP as SCORES_STEP
+from warclake.tasks.corpus.signals.score_step import score_archives
 from warclake.tasks.corpus.steps.decide import (
     DOC_STEP,
     PARA_STEP,
@@ -41,10 +44,11 @@ from warclake.tasks.corpus.steps.para_groups import STEP as GROUPS_STEP
 from warclake.tasks.corpus.steps.para_groups import groups_step
 from warclake.tasks.corpus.steps.para_stats import STEP as STATS_STEP
 from warclake.tasks.corpus.steps.para_stats import stats_partition
+from warclake.tasks.corpus.steps.score_rules import check_score_thresholds, document_scores_sql
 from warclake.tasks.corpus.storage.dump_inputs import DumpInputs, dump_inputs, inputs_of
 from warclake.tasks.corpus.storage.engine import check_engine_options, connect, parquet_list
 from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
-from warclake.tasks.corpus.storage.manifest import ManifestWriter
+from warclake.tasks.corpus.storage.manifest import ManifestWriter, load_entries
 from warclake.tasks.corpus.storage.run_lock import CorpusLock
 from warclake.tasks.runtime.retries import STEP as STEP_RETRY
 
@@ -57,11 +61,13 @@ class StageOptions:
     decide: DecisionConfig = field(default_factory=DecisionConfig)
     memory_limit: str = DEFAULT_MEMORY_LIMIT
     threads: int | None = None    # DuckDB's threads per step (None: all cores)
+    models: ScoreModels | None = None   # the user's models and word lists (signals/models.py)
 
     def __post_init__(self):
         """The engine's settings checked before any work (ValueError, one line), as DuckDB
         would otherwise refuse them only in the first global step."""
         check_engine_options(self.memory_limit, self.threads)
+        check_score_thresholds(self.decide.scores, self.models)
 
 
 def retrying(what: str, fn, progress=None):
@@ -121,6 +127,35 @@ class DumpContext:
 
 # Each global step does one dump's work (one partition of it, for some) in the dump's
 # context and says whether it did any (False: done already).
+
+def model_scores_step(ctx: DumpContext, part: int) -> bool:
+    """The user's models' scores of the dump's archives of this partition (none without a
+    model); an archive is scored again only for a new documents file or a changed model."""
+    models = ctx.opts.models
+    if models is None or not models.any:
+        return False
+    entries = load_entries(ctx.layout, ctx.dump)
+    entries = {w: entries[w] for w in ctx.cur.archives if w in entries}
+    return score_archives(ctx.layout, ctx.dump, entries, models, part, ctx.opts.sig.partitions) > 0
+
+
+def scores_key(ctx: DumpContext) -> dict | None:
+    """What the decisions' scores depend on: each archive's scores, and the paragraph
+    decisions (the scores are over the kept paragraphs); None without a model."""
+    models = ctx.opts.models
+    if models is None or not models.any:
+        return None
+    return {"archives": {w: ctx.state_key(SCORES_STEP, ctx.dump, w) for w in ctx.cur.archives},
+            "paragraphs": [ctx.state_key(PARA_STEP, ctx.dump, ctx.layout.part_name(p)) for p in ctx.parts]}
+
+
+def scores_query(ctx: DumpContext) -> str | None:
+    if ctx.opts.models is None or not ctx.opts.models.any:
+        return None
+    layout = ctx.layout
+    return document_scores_sql(ctx.cur.files(layout, "model_scores"), ctx.cur.files(layout, "para_model_scores"),
+                               [f for p in ctx.parts for f in ctx.part_files("decisions/paragraphs", p, [ctx.dump])])
+
 
 def paragraph_stats_step(ctx: DumpContext, part: int) -> bool:
     sig = ctx.opts.sig
@@ -216,7 +251,8 @@ def doc_decisions_key(ctx: DumpContext) -> dict:
             # the kept text's metrics depend on the paragraphs dropped
             "para_decisions": {p: ctx.state_key(PARA_STEP, ctx.dump, ctx.layout.part_name(p)) for p in ctx.parts},
             "quality_rules": [(r.name, r.metric, r.op, r.threshold, sorted(r.langs) if r.langs else None)
-                              for r in QUALITY_RULES]}
+                              for r in QUALITY_RULES],
+            **({"scores": scores_key(ctx)} if scores_key(ctx) else {})}
 
 
 def document_decisions_step(ctx: DumpContext) -> bool:
@@ -244,7 +280,8 @@ def document_decisions_step(ctx: DumpContext) -> bool:
                            FROM ({docs}) d LEFT JOIN remeasured r USING (docId)"""
         pairs = f"SELECT a, b, jaccard, exact FROM {parquet_list(pair_files)}"
         para = f"SELECT a, b, para_jaccard FROM {parquet_list([layout.file('para_pairs', dump, 'para_pairs')])}"
-        table = document_decisions(con, docs, pairs, opts.decide, run_id, opts.decide.fingerprint(), para)
+        table = document_decisions(con, docs, pairs, opts.decide, run_id, opts.decide.fingerprint(), para,
+                                   scores_query(ctx))
     write_table(layout.file("decisions/documents", dump, "decisions"), table)
     kept = pa.compute.sum(table.column("kept").cast(pa.int64())).as_py() or 0
     layout.mark_done(DOC_STEP, dump, "decisions", key, documents=table.num_rows, kept=kept, run_id=run_id,
@@ -265,6 +302,7 @@ def remeasured_metrics(ctx: DumpContext, con) -> pa.Table:
 # The global steps of one dump, in order (its per-archive steps done): name -> (step, whether
 # it is made per partition).
 STEPS = {
+    "model_scores": (model_scores_step, True),
     "paragraph_stats": (paragraph_stats_step, True),
     "paragraph_groups": (paragraph_groups_step, False),
     "pairs": (pairs_step, True),
@@ -273,7 +311,7 @@ STEPS = {
     "document_decisions": (document_decisions_step, False),
 }
 # their state folders (corpus/state/<step>)
-GLOBAL_STATE_STEPS = (STATS_STEP, GROUPS_STEP, PAIRS_STEP, PARA_PAIRS_STEP, PARA_STEP, DOC_STEP)
+GLOBAL_STATE_STEPS = (SCORES_STEP, STATS_STEP, GROUPS_STEP, PAIRS_STEP, PARA_PAIRS_STEP, PARA_STEP, DOC_STEP)
 
 
 def whole_step(name: str, ctx: DumpContext) -> int:

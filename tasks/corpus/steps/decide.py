@@ -12,6 +12,12 @@ import pyarrow as pa
 
 from warclake.tasks.corpus.settings import DecisionConfig, fingerprint_of
 from warclake.tasks.corpus.steps.components import component_labels
+from warclake.tasks.corpus.steps.score_rules import (
+    NO_SCORES,
+    SCORE_COLUMNS,
+    SCORE_HITS_SQL,
+    score_rules_table,
+)
 from warclake.tasks.corpus.storage.engine import parquet_list, part_expr, query_table
 from warclake.tasks.lake.catalog import sql_literal
 
@@ -28,6 +34,7 @@ DOC_DECISIONS = pa.schema([
     ("rules", pa.list_(RULE_STRUCT)), ("cluster_id", pa.string()), ("cluster_size", pa.int64()),
     ("survivor", pa.bool_()), ("duplicate_of", pa.string()),
     ("run_id", pa.string()), ("config_fingerprint", pa.string()),
+    *SCORE_COLUMNS,   # the models' scores and fingerprints (score_rules.py); NULL without a model
 ])
 PARA_DECISIONS = pa.schema([
     ("docId", pa.string()), ("idx", pa.int32()), ("dump", pa.string()), ("lang", pa.string()),
@@ -87,20 +94,24 @@ def _source(con, name: str, src) -> None:
 
 
 def document_decisions(con, docs, pairs, cfg: DecisionConfig, run_id: str, fingerprint: str,
-                       para_pairs=None) -> pa.Table:
+                       para_pairs=None, scores=None) -> pa.Table:
     """One row per document of ``docs`` (the current dump's docsigs rows); ``pairs`` are
     its verified candidate pairs, whose other side may be a document of an earlier dump,
     and ``para_pairs`` (optional) its pairs with their distinctive-paragraph Jaccard
     (``doc_pairs.py``). Each is a query over the stored files or a pyarrow Table. A pair
     is a near-duplicate when either measure reaches the similarity; its value is the
-    greater one."""
+    greater one. ``scores`` (optional): the documents' model scores
+    (``score_rules.document_scores_sql``), judged by ``cfg.scores`` after the quality rules."""
     _source(con, "docs", docs)
+    _source(con, "scores_in", NO_SCORES if scores is None else scores)
     _source(con, "pairs_in", pairs)
     if para_pairs is None:
         para_pairs = "SELECT ''::VARCHAR AS a, ''::VARCHAR AS b, 0.0::DOUBLE AS para_jaccard WHERE false"
     _source(con, "para_in", para_pairs)
-    con.register("quality_rules", quality_rules_table(cfg))
-    con.execute(f"CREATE OR REPLACE TEMP TABLE qhits AS {QUALITY_HITS_SQL}")
+    rules = quality_rules_table(cfg)
+    con.register("quality_rules", rules)
+    con.register("score_rules", score_rules_table(cfg.scores, rules.num_rows))
+    con.execute(f"CREATE OR REPLACE TEMP TABLE qhits AS {QUALITY_HITS_SQL} UNION ALL {SCORE_HITS_SQL}")
     # edges that pass the threshold; nodes numbered in docId order, so the smallest
     # number of a component is its smallest docId
     con.execute(f"""CREATE OR REPLACE TEMP TABLE edges AS
@@ -165,17 +176,18 @@ def document_decisions(con, docs, pairs, cfg: DecisionConfig, run_id: str, finge
                cluster_size::BIGINT AS cluster_size, survivor,
                CASE WHEN earlier IS NOT NULL THEN earlier
                     WHEN cluster_size > 1 AND NOT survivor AND NOT {drop_all} THEN first_doc END AS duplicate_of,
-               ? AS run_id, ? AS config_fingerprint
+               ? AS run_id, ? AS config_fingerprint,
+               {", ".join(SCORE_COLUMNS.names)}
         FROM (
             SELECT *, list_concat(qrules, CASE WHEN dup_rule IS NULL THEN []
                   ELSE [{{'rule': dup_rule,
                           'value': CASE WHEN dup_rule LIKE 'exact%' THEN 1.0 ELSE jaccard END,
                           'threshold': CASE WHEN dup_rule LIKE 'exact%' THEN 1.0 ELSE {cfg.similarity!r} END}}] END) AS rules
-            FROM dup)
+            FROM dup) LEFT JOIN scores_in USING (docId)
         ORDER BY docId""", [run_id, fingerprint])
-    for t in ("labels_in", "quality_rules"):
+    for t in ("labels_in", "quality_rules", "score_rules"):
         con.unregister(t)
-    for t in ("docs", "pairs_in", "para_in", "qhits", "edges", "nodes", "comp"):
+    for t in ("docs", "pairs_in", "para_in", "qhits", "edges", "nodes", "comp", "scores_in"):
         con.execute(f"DROP TABLE IF EXISTS {t}")
     return out.cast(DOC_DECISIONS)
 

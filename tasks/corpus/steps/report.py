@@ -1,5 +1,6 @@
 """The corpus report page: removals by rule, language and dump, cluster sizes, the most
-repeated paragraphs, and samples of removed and kept text per rule (markdown and HTML)."""
+repeated paragraphs, and samples of removed and kept text per rule (markdown and HTML),
+with charts (``report_charts.py``)."""
 from __future__ import annotations
 
 import html
@@ -8,6 +9,7 @@ import os
 import polars as pl
 
 from warclake.tasks.corpus.steps.export import corpus_connection
+from warclake.tasks.corpus.steps.report_charts import chart_queries, write_charts
 from warclake.tasks.corpus.storage.layout import write_bytes
 from warclake.tasks.lake.catalog import is_remote
 from warclake.tasks.reporting.pages import markdown_table
@@ -19,15 +21,26 @@ def _q(con, sql: str) -> pl.DataFrame:
     return con.sql(sql).pl()
 
 
-def corpus_tables(lake: str, dump: str | None = None, samples: int = 3) -> dict[str, pl.DataFrame]:
+def corpus_tables(lake: str, dump: str | None = None, samples: int = 3,
+                  charts: dict | None = None) -> dict[str, pl.DataFrame]:
+    """The page's tables; ``charts`` (optional) is filled with what its charts draw."""
     con = corpus_connection(lake, dump)
     try:
+        if charts is not None:
+            charts.update(chart_queries(con))
         t = {}
         t["documents"] = _q(con, """
             SELECT dump, count(*) AS documents, count(*) FILTER (WHERE kept) AS kept,
                    round(100.0 * count(*) FILTER (WHERE kept) / count(*), 1) AS kept_pct
             FROM document_decisions GROUP BY dump ORDER BY dump""")
         t["removals"] = _q(con, "SELECT * FROM corpus_removals ORDER BY unit, removed DESC, rule, lang, dump")
+        t["per_rule"] = _q(con, """
+            SELECT rule, count(DISTINCT docId) AS fired,
+                   count(DISTINCT docId) FILTER (WHERE is_first) AS removed,
+                   count(DISTINCT docId) FILTER (WHERE alone) AS removed_by_it_alone
+            FROM (SELECT docId, r.rule, r.rule = d.rule AS is_first, len(d.rules) = 1 AS alone
+                  FROM (SELECT *, unnest(rules) AS r FROM document_decisions) d)
+            GROUP BY rule ORDER BY removed DESC, fired DESC, rule""")
         t["rule_hits"] = _q(con, """
             SELECT rule, count(*) AS documents, round(median(value), 3) AS median_value,
                    any_value(threshold) AS threshold
@@ -66,6 +79,7 @@ def corpus_tables(lake: str, dump: str | None = None, samples: int = 3) -> dict[
 TITLES = {
     "documents": "Documents per dump",
     "removals": "Removals by rule, language and dump",
+    "per_rule": "Per rule: documents it fired on, removed (the first rule that fired), removed by it alone",
     "rule_hits": "Every rule that fired on a document (a document may have several)",
     "cluster_sizes": "Duplicate clusters by size",
     "repeated_paragraphs": "Most repeated paragraphs",
@@ -75,19 +89,23 @@ TITLES = {
 }
 
 
-def render_markdown(tables: dict[str, pl.DataFrame], scope: str) -> str:
+def render_markdown(tables: dict[str, pl.DataFrame], scope: str, images: list | None = None) -> str:
     out = [f"# Corpus report: {scope}", ""]
+    for title, name in images or []:
+        out += [f"![{title}]({name})", ""]
     for name, df in tables.items():
         out += [f"## {TITLES[name]}", "", markdown_table(df) if df.height else "(none)", ""]
     return "\n".join(out)
 
 
-def render_html(tables: dict[str, pl.DataFrame], scope: str) -> str:
+def render_html(tables: dict[str, pl.DataFrame], scope: str, images: list | None = None) -> str:
     e = html.escape
     parts = [f"<!doctype html><meta charset='utf-8'><title>Corpus report: {e(scope)}</title>",
              "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse;margin-bottom:2em}"
              "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top;max-width:50em}</style>",
              f"<h1>Corpus report: {e(scope)}</h1>"]
+    for title, name in images or []:
+        parts.append(f"<h2>{e(title)}</h2><img src='{e(name)}' alt='{e(title)}'>")
     for name, df in tables.items():
         parts.append(f"<h2>{e(TITLES[name])}</h2>")
         if not df.height:
@@ -105,9 +123,11 @@ def write_corpus_report(lake: str, out_dir: str | None = None, dump: str | None 
     if out_dir is None:   # as the extraction's report: a remote lake's goes under ./reports
         base = "reports" if is_remote(lake) else os.path.join(lake, "reports")
         out_dir = os.path.join(base, "corpus", dump or "all-dumps")
-    tables = corpus_tables(lake, dump)
+    charts: dict = {}
+    tables = corpus_tables(lake, dump, charts=charts)
+    images = write_charts(charts, out_dir)
     scope = dump or "all dumps"
     md, page = os.path.join(out_dir, "corpus.md"), os.path.join(out_dir, "corpus.html")
-    write_bytes(md, render_markdown(tables, scope).encode())
-    write_bytes(page, render_html(tables, scope).encode())
+    write_bytes(md, render_markdown(tables, scope, images).encode())
+    write_bytes(page, render_html(tables, scope, images).encode())
     return md, page

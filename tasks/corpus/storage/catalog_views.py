@@ -16,6 +16,8 @@ CORPUS_SOURCES = {
     "distinctive_paragraph_pairs": "para_pairs",
     "document_decisions": "decisions/documents",
     "paragraph_decisions": "decisions/paragraphs",
+    "document_model_scores": "model_scores",
+    "paragraph_model_scores": "para_model_scores",
 }
 
 
@@ -26,6 +28,7 @@ def corpus_glob(root: str, view: str, dump: str | None = None) -> str:
 def _empty(view: str) -> str:
     """The view's columns with no rows, from the writers' schemas (no file to read yet)."""
     from warclake.tasks.corpus.signals.archive_step import DOCSIGS, PARAGRAPHS
+    from warclake.tasks.corpus.signals.models import DOC_SCORES, PARA_SCORES
     from warclake.tasks.corpus.steps.decide import DOC_DECISIONS, PARA_DECISIONS
 
     cols = {
@@ -42,6 +45,8 @@ def _empty(view: str) -> str:
         "distinctive_paragraph_pairs": [("a", "VARCHAR"), ("b", "VARCHAR"), ("para_jaccard", "DOUBLE")],
         "document_decisions": [(f.name, f.type) for f in DOC_DECISIONS],
         "paragraph_decisions": [(f.name, f.type) for f in PARA_DECISIONS],
+        "document_model_scores": [(f.name, f.type) for f in DOC_SCORES],
+        "paragraph_model_scores": [(f.name, f.type) for f in PARA_SCORES],
     }[view]
     return ", ".join(f"NULL::{_sql_type(t)} AS {name}" for name, t in cols)
 
