@@ -46,3 +46,14 @@ def test_workers_and_workers_0_settle_the_collector_before_their_first_archive(t
         "from warclake.tasks.runtime import supervisor\n"
         "supervisor._set_up(os.getppid(), ExtractConfig.from_langs('en'))\n" + REPORT)
     assert worker["frozen"] > 1000 and worker["threshold"][0] == 10_000
+
+
+def test_an_extraction_process_with_the_collector_settled_exits_quietly(tmp_path):
+    """What start-up froze is handed back at exit: the interpreter's last collection frees it,
+    and no extension module reports instances left at exit (DuckDB's would)."""
+    path = make_dump(str(tmp_path / "dump"), files=1, pages_per_file=5, dump="G", truncate_last=False)[0]
+    proc = subprocess.run([sys.executable, "-m", "warclake", "extract", "-q", "--workers", "0", "--dump", "G",
+                           "--lake", str(tmp_path / "lake"), "--langs", "en", path],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "leaked" not in proc.stderr and "1 archives" in proc.stdout + proc.stderr
