@@ -6,8 +6,10 @@ time per stage (grouped by module). ``--modes`` measures several configurations 
 run, each in a fresh process (its own peak RSS, no warm caches), beside ``read``: a bare
 warcio read of every record, the ceiling of the reader, and ``reader``: every record through
 the project's reader (every gzip member checked, damage resynced), its payload read as
-extraction reads it (chunked and content codings undone). With ``--extract-processes`` each
-mode is instead a whole ``warclake extract`` process (cli/bench_processes.py).
+extraction reads it (chunked and content codings undone), and ``resiliparse``: the C pipeline
+people pick for speed (cli/bench_reference.py), to which every other row is given as a ratio
+of MB/s. Each mode's process is pinned to one core. With ``--extract-processes`` each mode is
+instead a whole ``warclake extract`` process (cli/bench_processes.py).
 """
 from __future__ import annotations
 
@@ -15,10 +17,12 @@ import cProfile
 import os
 import pstats
 import resource
+import statistics
 import tempfile
 import time
 from collections import defaultdict
 
+from warclake.cli import bench_reference
 from warclake.tasks import native
 from warclake.tasks.archive.inputs import resolve_inputs
 from warclake.tasks.extract.archive import extract_archive
@@ -26,6 +30,7 @@ from warclake.tasks.extract.boilerplate import compiled as sieve_compiled  # loa
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.language import LanguageDetector, forget_answers
 from warclake.tasks.lake.owners import proc_stat
+from warclake.tasks.runtime import collector
 
 # module path fragment -> stage name, first match wins
 STAGES = [
@@ -40,6 +45,8 @@ STAGES = [
     ("tasks/extract/paragraph", "paragraph walk"), ("tasks/extract/boilerplate", "boilerplate"), ("pyarrow", "parquet write"),
     ("tasks/extract/archive", "parquet write"),
 ]
+REFERENCE = bench_reference.MODE
+NOT_EXTRACTION = ("read", "reader", REFERENCE)  # rows that are not a configuration of warclake's extraction
 
 
 def add_parser(sub) -> None:
@@ -54,7 +61,9 @@ def add_parser(sub) -> None:
                    help="compare modes in one run: 'read' (bare warcio), 'reader' (warclake's reader and "
                         "payload stream, as extraction reads) and LANGS[+BOILERPLATE], e.g. "
                         "read,reader,ja,all,all+sieve (LANGS joined by '/' for several: ja/en+sieve); "
-                        "+signatures adds the corpus signatures (--corpus-signatures): all,all+signatures")
+                        "+signatures adds the corpus signatures (--corpus-signatures): all,all+signatures; "
+                        f"'{REFERENCE}': the C pipeline (fastwarc, resiliparse's encoding detection, "
+                        "main-content text and detect_fast, parquet zstd), every other row a ratio to it")
     p.add_argument("--walks", default=None, metavar="compiled,python",
                    help="with --modes: run every mode with each paragraph walk (WARCLAKE_NATIVE=1/0), "
                         "alternating, in one sitting")
@@ -104,6 +113,7 @@ def run(args) -> int:
     inputs = resolve_inputs(args.inputs)
     t_load = time.perf_counter()
     LanguageDetector.from_config(config).preload()  # model loading is a one-off per worker: report it apart
+    collector.keep_off_the_hot_path()  # as a worker's start-up does
     load_s = time.perf_counter() - t_load
     prof = cProfile.Profile() if args.profile else None
     cpu0, t0 = time.process_time(), time.perf_counter()
@@ -253,6 +263,12 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
                     rec.content_stream().read()
                     records += 1
         cpu = time.process_time() - cpu0
+    elif mode == REFERENCE:
+        bench_reference.load()  # imports are a one-off per process, as model loading is for the others
+        with tempfile.TemporaryDirectory() as out:
+            cpu0 = time.process_time()
+            records, docs = bench_reference.run(inputs, out)
+            cpu = time.process_time() - cpu0
     elif mode == "reader":
         from warclake.tasks.archive.reader import ArchiveReader
 
@@ -268,6 +284,7 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
         forget_answers()  # the profiled run follows the timed one in the same process
         t = time.process_time()
         LanguageDetector.from_config(config).preload()
+        collector.keep_off_the_hot_path()  # as a worker's start-up does
         load_s = time.process_time() - t
         with tempfile.TemporaryDirectory() as lake:
             cpu0 = time.process_time()
@@ -277,8 +294,8 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
     if prof:
         for (filename, _, function), (_, _, tottime, _, _) in pstats.Stats(prof).stats.items():
             stages[stage_of(filename, function)] += tottime
-    walk = native.STATUS if mode not in ("read", "reader") else "-"
-    if mode not in ("read", "reader") and mode_config(mode).boilerplate == "sieve":
+    walk = native.STATUS if mode not in NOT_EXTRACTION else "-"
+    if mode not in NOT_EXTRACTION and mode_config(mode).boilerplate == "sieve":
         sieve_compiled.describe()  # the features' choice is made when they are first imported
         walk += f", sieve features {sieve_compiled.STATUS}"
     return {"mode": mode, "walk": walk, "cpu": cpu, "load": load_s, "in_bytes": in_bytes, "records": records, "docs": docs,
@@ -292,19 +309,23 @@ def run_modes(args) -> int:
 
     inputs = [p for p in resolve_inputs(args.inputs) if "://" not in p]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    configs = [mode_config(m) for m in modes if m not in ("read", "reader")]  # a typo fails before minutes of measuring
+    configs = [mode_config(m) for m in modes if m not in NOT_EXTRACTION]  # a typo fails before minutes of measuring
+    if REFERENCE in modes:
+        bench_reference.load()  # nor for want of the reference's libraries
     if args.extract_processes:
-        if len(configs) < len(modes) or args.walks or args.profile:
-            raise SystemExit("--extract-processes: extraction modes only (not read, reader), without --walks and --profile")
+        if any(m in ("read", "reader") for m in modes) or args.walks or args.profile:
+            raise SystemExit(f"--extract-processes: extraction modes and {REFERENCE} only (not read, reader), "
+                             "without --walks and --profile")
         from warclake.cli.bench_processes import run_processes  # not imported by every command
 
+        configs = [None if m == REFERENCE else mode_config(m) for m in modes]
         return show_table(run_processes(modes, configs, inputs, args.repeat), args.markdown)
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per mode
     walks = [w.strip() for w in args.walks.split(",")] if args.walks else [None]
     for w in walks:
         if w not in (None, "compiled", "python"):
             raise SystemExit(f"--walks: 'compiled' or 'python', not {w!r}")
-    rows = [(m, w) for m in modes for w in (walks if m not in ("read", "reader") else [None])]
+    rows = [(m, w) for m in modes for w in (walks if m not in NOT_EXTRACTION else [None])]
     samples: dict[tuple, list[dict]] = {row: [] for row in rows}
     saved = os.environ.get(native.ENV)
     try:
@@ -312,9 +333,9 @@ def run_modes(args) -> int:
             for m, w in rows:
                 if w is not None:  # the spawned interpreter reads it when it imports the walk
                     os.environ[native.ENV] = "1" if w == "compiled" else "0"
-                with ctx.Pool(1) as pool:
+                with ctx.Pool(1, initializer=pin_to_one_core) as pool:
                     r = pool.apply(measure_mode, (m, inputs, False))
-                    if args.profile and rep == 0 and m not in ("read", "reader"):
+                    if args.profile and rep == 0 and m not in NOT_EXTRACTION:
                         r["stages"] = pool.apply(measure_mode, (m, inputs, True))["stages"]
                 if samples[(m, w)]:
                     r["stages"] = samples[(m, w)][0]["stages"]
@@ -331,14 +352,21 @@ def run_modes(args) -> int:
         runs = sorted(samples[row], key=lambda r: r["cpu"])
         results.append(dict(runs[(len(runs) - 1) // 2], runs=len(runs)))
     mb = results[0]["in_bytes"] / 1e6
+    ref = samples.get((REFERENCE, None))
     lines = [f"Inputs: {len(inputs)} archives, {mb:.1f} MB of WARC.gz. Command: "
              f"`warclake bench {' '.join(shlex.quote(a) for a in sys.argv[2:])}`" if sys.argv[1:2] == ["bench"]
              else f"Inputs: {len(inputs)} archives, {mb:.1f} MB of WARC.gz.", "",
-             "| mode | MB/s per core | records/s | docs/s | CPU s | model load s | peak RSS MB | paragraph walk |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
-    for r in results:
-        lines.append(f"| {r['mode']} | {r['in_bytes'] / 1e6 / r['cpu']:.1f} | {r['records'] / r['cpu']:,.0f} | "
+             "| mode | MB/s per core |" + (f" × {REFERENCE} |" if ref else "")
+             + " records/s | docs/s | CPU s | model load s | peak RSS MB | paragraph walk |",
+             "|---|---:|" + ("---:|" if ref else "") + "---:|---:|---:|---:|---:|---|"]
+    for row, r in zip(rows, results):
+        ratio = f" {ratio_cell([x['cpu'] for x in ref], [x['cpu'] for x in samples[row]])} |" if ref else ""
+        lines.append(f"| {r['mode']} | {r['in_bytes'] / 1e6 / r['cpu']:.1f} |{ratio} {r['records'] / r['cpu']:,.0f} | "
                      f"{r['docs'] / r['cpu']:,.0f} | {r['cpu']:.2f} | {r['load']:.2f} | {r['rss_mb']:.0f} | {r['walk']} |")
+    if ref:
+        lines += ["", f"× {REFERENCE}: MB/s per core as a multiple of the C pipeline's (fastwarc, resiliparse's "
+                      "encoding detection, main-content text and detect_fast, parquet zstd) on the same inputs in "
+                      "the same sitting; with --repeat the median of the rounds' ratios, their range in brackets."]
     if args.profile:
         names = sorted({s for r in results for s in r["stages"]})
         lines += ["", "Share of profiled time by stage:", "",
@@ -349,6 +377,20 @@ def run_modes(args) -> int:
                      for r in results if r["stages"]]
             lines.append(f"| {st} | " + " | ".join(cells) + " |")
     return show_table("\n".join(lines), args.markdown)
+
+
+def ratio_cell(ref_cpu: list[float], cpu: list[float]) -> str:
+    """A row's speed as a multiple of the reference's, round by round (the same inputs, so the
+    ratio of CPU seconds): the median, and the range when there are several rounds."""
+    ratios = [r / c for r, c in zip(ref_cpu, cpu)]
+    med = statistics.median(ratios)
+    return f"{med:.2f}" if len(ratios) == 1 else f"{med:.2f} ({min(ratios):.2f}-{max(ratios):.2f})"
+
+
+def pin_to_one_core() -> None:
+    """Run the measuring process on one core (the last it may use), as every row is measured."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
 
 
 def show_table(table: str, markdown: str | None) -> int:

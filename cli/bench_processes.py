@@ -6,6 +6,8 @@ once, so they count here as they do for a worker: each run is ``warclake extract
 -q`` in a process of its own, into a fresh lake, and its CPU time is the user + system time
 of that whole process (``os.wait4``). Alternating the modes within each round lets a drift
 of the machine's load hit them alike; the percentage is taken per round, then its median.
+The reference row (cli/bench_reference.py) runs the same way, as a process of its own, and
+every mode's speed is also given as a multiple of it.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import sys
 import tempfile
 import time
 
+from warclake.cli import bench_reference
 from warclake.tasks.corpus.storage.layout import ARCHIVE_STEP, ARCHIVE_TABLES, CorpusLayout
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.lake.layout import Lake, archive_name
@@ -24,20 +27,29 @@ from warclake.tasks.lake.layout import Lake, archive_name
 DUMP = "BENCH"
 
 
-def extract_command(config: ExtractConfig, inputs: list[str], lake: str) -> list[str]:
+def extract_command(config: ExtractConfig | None, inputs: list[str], lake: str) -> list[str]:
     """The ``warclake extract`` command line of a mode (``--workers 0``: the process measured
-    is the one that extracts)."""
+    is the one that extracts); the reference's own command when ``config`` is None."""
+    if config is None:
+        return [sys.executable, "-m", "warclake.cli.bench_reference", lake] + inputs
     cmd = [sys.executable, "-m", "warclake", "extract", "--dump", DUMP, "--lake", lake,
            "--langs", ",".join(config.langs), "--boilerplate", config.boilerplate, "--workers", "0", "-q"]
     return cmd + (["--corpus-signatures"] if config.corpus_signatures else []) + inputs
 
 
-def run_extract(mode: str, config: ExtractConfig, inputs: list[str], lake: str) -> dict:
+def pinned() -> None:
+    """In the child before it runs: one core, as every row is measured."""
+    if hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, {max(os.sched_getaffinity(0))})
+
+
+def run_extract(mode: str, config: ExtractConfig | None, inputs: list[str], lake: str) -> dict:
     """One run: the child's CPU seconds (user + system), wall seconds and peak RSS. A run that
     fails (an archive failed: its figures would be of less work) ends the bench, its output shown."""
     with tempfile.TemporaryFile() as out:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(extract_command(config, inputs, lake), stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(extract_command(config, inputs, lake), stdout=out, stderr=subprocess.STDOUT,
+                                preexec_fn=pinned)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
         proc.returncode = os.waitstatus_to_exitcode(status)   # reaped here, not by Popen
@@ -49,9 +61,15 @@ def run_extract(mode: str, config: ExtractConfig, inputs: list[str], lake: str) 
     return {"cpu": usage.ru_utime + usage.ru_stime, "wall": wall, "rss_mb": usage.ru_maxrss / 1024}
 
 
-def lake_counts(lake: str, inputs: list[str]) -> tuple[int, int]:
+def lake_counts(lake: str, inputs: list[str], reference: bool = False) -> tuple[int, int]:
     """Documents the run extracted (its summaries) and archives whose corpus signatures are
-    complete (both outputs and the step's state file): what shows the mode really ran."""
+    complete (both outputs and the step's state file): what shows the mode really ran. For the
+    reference, the rows of its parquet files."""
+    if reference:
+        import pyarrow.parquet as pq
+
+        return sum(pq.ParquetFile(os.path.join(lake, f)).metadata.num_rows
+                   for f in os.listdir(lake) if f.endswith(".parquet")), 0
     store, layout = Lake(lake), CorpusLayout(lake)
     docs = signed = 0
     for path in inputs:
@@ -62,7 +80,7 @@ def lake_counts(lake: str, inputs: list[str]) -> tuple[int, int]:
     return docs, signed
 
 
-def measure(modes: list[str], configs: list[ExtractConfig], inputs: list[str], repeat: int) -> list[list[dict]]:
+def measure(modes: list[str], configs: list[ExtractConfig | None], inputs: list[str], repeat: int) -> list[list[dict]]:
     """``rounds[r][m]``: mode m's run in round r, the modes in the order given in every round."""
     rounds = []
     for r in range(repeat):
@@ -70,7 +88,7 @@ def measure(modes: list[str], configs: list[ExtractConfig], inputs: list[str], r
         for mode, config in zip(modes, configs):
             with tempfile.TemporaryDirectory() as lake:
                 run = run_extract(mode, config, inputs, lake)
-                run["docs"], run["signed"] = lake_counts(lake, inputs)
+                run["docs"], run["signed"] = lake_counts(lake, inputs, reference=config is None)
             runs.append(run)
             print(f"round {r + 1}, {mode}: {run['cpu']:.2f} CPU s", file=sys.stderr, flush=True)
         rounds.append(runs)
@@ -106,17 +124,24 @@ def table(modes: list[str], rounds: list[list[dict]], inputs: list[str]) -> str:
     lines.append("| median | " + " | ".join(f"{med(rs[i]['cpu'] for rs in rounds):.2f}" for i in range(len(modes)))
                  + "".join(f" | {med(added(rs[i], rs[0]) for rs in rounds):.1f} %" for i in range(1, len(modes)))
                  + " |")
-    lines += ["", "| mode | median CPU s | CPU s, min-max | median wall s | peak RSS MB | documents | archives with corpus signatures |",
-              "|---|---:|---:|---:|---:|---:|---:|"]
+    ref = modes.index(bench_reference.MODE) if bench_reference.MODE in modes else None
+    lines += ["", "| mode | median CPU s | CPU s, min-max | MB/s per core |"
+              + (f" × {bench_reference.MODE}, median (min-max) |" if ref is not None else "")
+              + " median wall s | peak RSS MB | documents | archives with corpus signatures |",
+              "|---|---:|---:|---:|" + ("---:|" if ref is not None else "") + "---:|---:|---:|---:|"]
     for i, mode in enumerate(modes):
         runs = [rs[i] for rs in rounds]
         cpu = [run["cpu"] for run in runs]
-        lines.append(f"| {mode} | {med(cpu):.2f} | {min(cpu):.2f}-{max(cpu):.2f} | "
+        ratio = ""
+        if ref is not None:
+            ratios = [rs[ref]["cpu"] / rs[i]["cpu"] for rs in rounds]  # same inputs: MB/s ratio = CPU ratio
+            ratio = f" {med(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |"
+        lines.append(f"| {mode} | {med(cpu):.2f} | {min(cpu):.2f}-{max(cpu):.2f} | {mb / med(cpu):.1f} |{ratio} "
                      f"{med(run['wall'] for run in runs):.2f} | {max(run['rss_mb'] for run in runs):.0f} | "
                      f"{spread(run['docs'] for run in runs)} | {spread(run['signed'] for run in runs)} of {len(inputs)} |")
     return "\n".join(lines)
 
 
-def run_processes(modes: list[str], configs: list[ExtractConfig], inputs: list[str], repeat: int) -> str:
+def run_processes(modes: list[str], configs: list[ExtractConfig | None], inputs: list[str], repeat: int) -> str:
     """The table of ``repeat`` rounds (at least one)."""
     return table(modes, measure(modes, configs, inputs, max(1, repeat)), inputs)

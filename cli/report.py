@@ -13,7 +13,6 @@ import duckdb
 
 from warclake.tasks.lake.catalog import build_catalog, catalog_path, connect_catalog, is_remote
 from warclake.tasks.lake.layout import Lake
-from warclake.tasks.reporting import markdown_table, write_report
 
 
 def add_parser(sub) -> None:
@@ -50,6 +49,9 @@ def run_report(args) -> int:
             build_catalog(args.lake)
         except OSError as exc:  # a read-only shared lake: the report reads the lake itself
             print(f"warclake: warning: catalogue not rebuilt ({exc.strerror or exc})", file=sys.stderr)
+    # polars and charts: loaded only when reporting
+    from warclake.tasks.reporting import markdown_table, write_report
+
     res = write_report(args.lake, args.out, args.dump, charts=not args.no_charts)
     print(markdown_table(res.tables["documents_per_dump"]))
     print()

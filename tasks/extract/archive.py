@@ -62,10 +62,12 @@ for _logger in ("warclake.tasks.archive.reader", "warclake.tasks.archive.remote_
 
 class _RowWriter:
     """Buffers rows of one schema column-wise and writes them as row groups of a zstd parquet
-    file; ``on_table``, if given, is handed each row group once written."""
+    file; ``on_table``, if given, is handed each row group once written. Columns named in
+    ``no_dictionary``/``no_statistics`` are written without a dictionary/statistics."""
 
     def __init__(self, path: str, sch: pa.Schema, batch: int, max_chars: int = 0,
-                 on_table: Callable[[pa.Table], None] | None = None):
+                 on_table: Callable[[pa.Table], None] | None = None,
+                 no_dictionary=frozenset(), no_statistics=frozenset()):
         self.path, self.schema, self.batch, self.max_chars = path, sch, batch, max_chars
         self.on_table = on_table
         self.names = sch.names
@@ -74,7 +76,7 @@ class _RowWriter:
         self.chars = 0
         self.count = 0
         self._w = pq.ParquetWriter(path, sch, compression="zstd", compression_level=3,
-                                   use_dictionary=True, write_statistics=True)
+                                   **schema.writer_options(sch, no_dictionary, no_statistics))
 
     def add(self, row: dict) -> None:
         for n in self.names:
@@ -141,7 +143,8 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
             from warclake.tasks.corpus.signals.archive_step import FusedSigner
             signer = FusedSigner(lake, dump, name)
         docs = _RowWriter(doc_tmp, schema.DOCUMENTS, DOC_BATCH, DOC_BATCH_CHARS,
-                          signer.add if signer is not None else None)
+                          signer.add if signer is not None else None,
+                          schema.DOCUMENTS_NO_DICTIONARY, schema.DOCUMENTS_NO_STATISTICS)
         ledger = _RowWriter(led_tmp, schema.LEDGER, LEDGER_BATCH)
         with open_input(input_path, config.net_timeout, config.net_resumes, identity.get("size")) as raw:
             reader = ArchiveReader(raw, max_payload=config.max_payload)

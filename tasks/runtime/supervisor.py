@@ -50,7 +50,7 @@ from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.outcomes import Outcome
 from warclake.tasks.lake.layout import Lake, archive_name
 from warclake.tasks.lake.owners import pid_alive, remove_dead_tmp, tmp_name
-from warclake.tasks.runtime import retries
+from warclake.tasks.runtime import collector, retries
 from warclake.tasks.runtime.retries import DiedOutsideRecord, WorkerDied
 
 log = logging.getLogger(__name__)
@@ -196,6 +196,7 @@ def _set_up(parent: int, config: ExtractConfig | None) -> None:
         LanguageDetector.from_config(config).preload()
         if config.corpus_signatures:   # imported once per worker, not in its first archive
             import warclake.tasks.corpus.signals.archive_step  # noqa: F401
+    collector.keep_off_the_hot_path()  # what start-up made is never walked again
     # A worker's own warnings (damage, resumed downloads) would be written straight to the
     # terminal, through the parent's progress bars: what they say is in the archive's
     # summary, which the parent reports in its line for the archive.
@@ -378,6 +379,7 @@ class Supervisor:
 
         if self.interrupted:
             raise self._stopped(name)
+        collector.keep_off_the_hot_path()  # once per process, as in a worker
         return extract_archive(input_path, dump, lake, config, progress=progress_or_stop)
 
     def _watched(self, input_path, dump, lake, config, workers, progress) -> dict:

@@ -5,7 +5,6 @@ import re
 import pytest
 
 from conftest import REPO
-
 from warclake.cli.main import main
 from warclake.tasks.sample_dump import make_dump
 
@@ -87,9 +86,9 @@ def test_extract_processes_measure_each_mode_as_a_whole_extraction_and_what_it_a
     assert abs(float(pct[:-2]) - 100 * (float(fused) - float(base)) / float(base)) < 0.5
     assert cells["median"][2] == pct  # one round: its percentage is the median
     # each mode ran as configured, in a lake of its own: the same documents, signatures only when asked
-    docs = {m: int(cells[m][4].replace(",", "")) for m in ("all", "all+signatures")}
+    docs = {m: int(cells[m][5].replace(",", "")) for m in ("all", "all+signatures")}
     assert docs["all"] > 0 and docs["all"] == docs["all+signatures"]
-    assert cells["all"][5] == "0 of 2" and cells["all+signatures"][5] == "2 of 2"
+    assert cells["all"][6] == "0 of 2" and cells["all+signatures"][6] == "2 of 2"
     assert err.index("round 1, all:") < err.index("round 1, all+signatures:")
 
 
@@ -100,7 +99,7 @@ def test_extract_processes_stop_at_a_run_that_fails_with_its_output(tmp_path, ca
         main(["bench", "--modes", "ja", "--extract-processes", str(junk)])
     assert "mode ja: `warclake extract` exited with 1" in str(stop.value)
     assert "junk.warc.gz: failed" in capsys.readouterr().err  # the extraction's own words
-    with pytest.raises(SystemExit, match="extraction modes only"):
+    with pytest.raises(SystemExit, match="extraction modes and resiliparse only"):
         main(["bench", "--modes", "read,ja", "--extract-processes", str(junk)])
 
 
@@ -114,3 +113,70 @@ def test_every_stage_of_the_profile_names_a_place_there_is():
     for frag in ours:
         path = os.path.join(REPO, frag)
         assert os.path.isdir(path) or os.path.isfile(path + ".py"), frag
+
+
+@pytest.mark.shared_data("warc", "resiliparse", "tests", "data", "warcfile.warc.gz")
+def test_the_c_pipeline_row_writes_its_documents_and_every_mode_is_a_ratio_to_it(tmp_path, capsys):
+    """A real Common Crawl excerpt through the reference (fastwarc, resiliparse, parquet zstd)
+    and warclake in one sitting: the row is there, its parquet holds the pages' text, and the
+    ratio column is the reference's CPU seconds over the mode's."""
+    import pyarrow.parquet as pq
+
+    from conftest import shared_data
+    from warclake.cli import bench_reference
+    from warclake.tasks.archive.reader import ArchiveReader
+
+    warc = shared_data("warc", "resiliparse", "tests", "data", "warcfile.warc.gz")
+    out = tmp_path / "ref"
+    out.mkdir()
+    records, docs = bench_reference.run([warc], str(out))
+    table = pq.read_table(str(out / "00000.parquet"))
+    assert table.num_rows == docs > 10 and table.schema.field("text").type == "string"
+    rows = table.to_pylist()
+    assert all(r["text"].strip() and r["lang"] and r["charset"] for r in rows)
+    # the documents are the archive's 200 HTML responses, by the project's own reader
+    with open(warc, "rb") as fh:
+        html_200 = {rec.url for rec in ArchiveReader(fh)
+                    if rec.rec_type == "response" and rec.http_status == 200
+                    and "html" in (rec.http_headers.get("content-type") or "html")}
+    assert {r["url"] for r in rows} <= html_200 and len(rows) >= 0.9 * len(html_200)
+    assert records == sum(1 for _ in bench_reference_responses(warc))
+    # encodings are told per page: the excerpt holds Chinese pages in GB2312/GBK
+    assert {r["lang"] for r in rows} >= {"en", "zh"}
+
+    md = tmp_path / "bench.md"
+    assert main(["bench", "--modes", "resiliparse,ja,all", "--markdown", str(md), warc]) == 0
+    cells = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]]
+             for ln in md.read_text().splitlines() if ln.startswith("| ")}
+    assert cells["mode"][:2] == ["MB/s per core", "× resiliparse"]
+    speed = {m: float(cells[m][0]) for m in ("resiliparse", "ja", "all")}
+    assert cells["resiliparse"][1] == "1.00"
+    assert int(cells["resiliparse"][3].replace(",", "")) > 0          # documents per second
+    for m in ("ja", "all"):  # within the rounding of the MB/s shown (0.05 each) and of the ratio
+        ratio = speed[m] / speed["resiliparse"]
+        rounding = ratio * (0.05 / speed[m] + 0.05 / speed["resiliparse"]) + 0.005
+        assert float(cells[m][1]) == pytest.approx(ratio, abs=rounding)
+
+
+def bench_reference_responses(warc: str):
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
+
+    with open(warc, "rb") as fh:
+        yield from ArchiveIterator(fh, record_types=WarcRecordType.response)
+
+
+def test_extract_processes_give_each_mode_as_a_ratio_to_the_c_pipeline(tmp_path):
+    paths = make_dump(str(tmp_path / "dump"), files=1, pages_per_file=15, dump="B", truncate_last=False)
+    md = tmp_path / "bench.md"
+    assert main(["bench", "--modes", "ja,resiliparse", "--extract-processes", "--markdown", str(md), *paths]) == 0
+    lines = [ln for ln in md.read_text().splitlines() if ln.startswith("| ")]
+    head = [c.strip() for c in lines[0].split("|")[1:-1]]
+    assert head == ["round", "ja CPU s", "resiliparse CPU s", "resiliparse adds to ja"]
+    modes = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]] for ln in lines}
+    assert modes["mode"][3] == "× resiliparse, median (min-max)"
+    ja, ref = float(modes["ja"][0]), float(modes["resiliparse"][0])  # CPU s of one round
+    assert modes["resiliparse"][3] == "1.00 (1.00-1.00)"
+    # within the rounding of the seconds shown (0.005 each) and of the ratio (0.005)
+    rounding = ref / ja * (0.005 / ref + 0.005 / ja) + 0.005
+    assert float(modes["ja"][3].split()[0]) == pytest.approx(ref / ja, abs=rounding)
+    assert int(modes["resiliparse"][6]) > 0  # its documents, counted from its parquet files

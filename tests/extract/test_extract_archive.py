@@ -10,10 +10,10 @@ from warcio.warcwriter import WARCWriter
 
 from conftest import shared_data
 from support.lakegen import read_lake, write_warc
-from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.archive import extract_archive
-from warclake.tasks.lake.layout import Lake
+from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.outcomes import ALL_OUTCOMES
+from warclake.tasks.lake.layout import Lake
 from warclake.tasks.sample_dump import make_dump
 
 CFG = ExtractConfig.from_langs("ja,en")
@@ -355,9 +355,9 @@ def test_pages_finished_in_batches_equal_pages_finished_one_by_one(tmp_path):
     """extract_archive holds pages waiting for lingua and finishes them together: the lake
     must hold what finishing every record on its own gives, rows in the archive's order."""
     from support.tricky_pages import page
+    from warclake.tasks.archive.reader import ArchiveReader
     from warclake.tasks.extract.archive import PAGE_BATCH
     from warclake.tasks.extract.record import Context, process_record
-    from warclake.tasks.archive.reader import ArchiveReader
 
     words = {"en": "the house of the river and the story that was told there",
              "de": "das Haus am Fluss und die Geschichte die dort erzählt wurde",
@@ -391,3 +391,34 @@ def test_pages_finished_in_batches_equal_pages_finished_one_by_one(tmp_path):
         assert (got["warc_offset"], got["text"], got["lang"], got["paragraph_labels"]) == \
             (want["warc_offset"], want["text"], want["lang"], want["paragraph_labels"])
         assert got["lang_score"] == pytest.approx(want["lang_score"], rel=1e-6)  # stored as float32
+
+
+def test_documents_text_is_written_plain_and_every_reader_reads_it(tmp_path):
+    """The unique columns carry no dictionary (text, docId, url) and the text no statistics;
+    pyarrow, DuckDB's views and polars read the same documents, a look-up by docId included."""
+    import polars as pl
+
+    from warclake.tasks.lake.catalog import connect_catalog
+
+    path = make_dump(str(tmp_path / "dump"), files=1, pages_per_file=40, dump="D", truncate_last=False)[0]
+    summary = extract_archive(path, "D", str(tmp_path / "lake"), ExtractConfig.from_langs("all"))
+    docs_file = Lake(str(tmp_path / "lake")).path("documents", "D", os.path.basename(path))
+    meta = pq.ParquetFile(docs_file).metadata
+    assert summary["documents"] == meta.num_rows > 10
+    chunks = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i) for i in range(meta.num_columns)}
+    for name in ("text", "docId", "url"):
+        assert not any("DICTIONARY" in e for e in chunks[name].encodings), name
+    assert not chunks["text"].is_stats_set
+    assert chunks["docId"].is_stats_set and chunks["url"].is_stats_set
+    assert any("DICTIONARY" in e for e in chunks["lang"].encodings) and chunks["lang"].is_stats_set
+    assert any("DICTIONARY" in e for e in chunks["paragraph_labels.list.element"].encodings)
+
+    rows = pq.read_table(docs_file).to_pylist()
+    con = connect_catalog(str(tmp_path / "lake"))
+    by_duckdb = con.execute("SELECT docId, text, url, lang FROM documents ORDER BY warc_offset").fetchall()
+    assert by_duckdb == [(r["docId"], r["text"], r["url"], r["lang"]) for r in rows]
+    one = rows[len(rows) // 2]
+    assert con.execute("SELECT text FROM documents WHERE docId = ?", [one["docId"]]).fetchall() == [(one["text"],)]
+    con.close()
+    frame = pl.read_parquet(docs_file)
+    assert frame["text"].to_list() == [r["text"] for r in rows] and frame["docId"].n_unique() == len(rows)
