@@ -1,6 +1,6 @@
 """Gold-set readers and the fixed tuning / held-back split.
 
-Two formats:
+Formats:
 
 * ``cleaneval`` — the CLEANEVAL distribution layout, ``<set>/input/<id>.html`` (raw page
   wrapped in a ``<text id="URL" title=".." encoding="..">`` pseudo-tag) with
@@ -17,6 +17,9 @@ Two formats:
 * ``dragnet`` — the Dragnet benchmark pages (2012), ``input/<id>.html`` with
   ``GoldStandard/<id>.txt``; main content only (comments after the separator line left
   out; ``dragnet-comments`` keeps them). Split by site, not by id: see ``dragnet.py``.
+* ``wcxb`` — the Web Content eXtraction Benchmark's split layout (``ground-truth/<id>.json``
+  with ``html/<id>.html.gz``, or the ``wceb_modern_1000`` page named in ``same_html.json``);
+  each page carries its page type. Split by its ``wceb`` twin, else by site: see ``wcxb.py``.
 * ``readability`` — Mozilla Readability's test pages, ``<case>/source.html`` with
   ``<case>/expected.html``; the gold is the block text of expected.html. That is one tool's
   accepted output, not independent annotation: for smoke checks (e.g. CJK), not scores.
@@ -52,6 +55,7 @@ class GoldPage:
     gold: str                # expected main text, one block per line, whitespace normalised
     url: str = ""
     content_type: str = ""   # charset hint as an HTTP Content-Type value ("" when unknown)
+    page_type: str = ""      # the set's label of the kind of page (article, forum, ...), if any
 
 
 def split_of(page_id: str) -> str:
@@ -206,8 +210,14 @@ def _dragnet_comments(path, split="all"):
     return read_dragnet(path, split, comments=True)
 
 
+def _wcxb(path, split="all"):
+    from warclake.tasks.evaluation.wcxb import read_wcxb
+    return read_wcxb(path, split)
+
+
 READERS = {"cleaneval": read_cleaneval, "folder": read_folder, "readability": read_readability,
-           "wceb": read_wceb, "dragnet": _dragnet, "dragnet-comments": _dragnet_comments}
+           "wceb": read_wceb, "wcxb": _wcxb, "dragnet": _dragnet,
+           "dragnet-comments": _dragnet_comments}
 
 
 def read_gold(spec: str, split: str = "all") -> list[GoldPage]:

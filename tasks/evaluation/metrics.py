@@ -8,6 +8,9 @@
   (tp, fp, fn) is normalised to sum 1 so long pages do not dominate; precision is the mean
   of per-page precisions over pages that predicted something, recall the mean over pages
   whose gold is non-empty, and F1 the harmonic mean of those two means.
+* ``word_prf``: WCXB's own score, per page: precision, recall and F1 of the bag of
+  lowercased ``\\w+`` tokens (multiset overlap, no CJK splitting), each averaged over all
+  pages (a page that predicts nothing has precision 0; both texts empty score 1).
 * ``edit_similarity``: CLEANEVAL-style word-level similarity, ``1 - d / max(|a|, |b|)``
   where d is the Levenshtein distance between the whitespace-word sequences (CJK
   characters one by one; insert,
@@ -51,6 +54,21 @@ def token_counts(gold: str, pred: str, n: int = 1) -> tuple[float, float, float]
     fn = sum(g.values()) - tp
     s = tp + fp + fn
     return (tp / s, fp / s, fn / s) if s else (0.0, 0.0, 0.0)
+
+
+_WORD = re.compile(r"\w+")
+
+
+def word_prf(gold: str, pred: str) -> tuple[float, float, float]:
+    """One page's (precision, recall, F1) over lowercased ``\\w+`` words (WCXB's metric)."""
+    g, p = Counter(_WORD.findall(gold.lower())), Counter(_WORD.findall(pred.lower()))
+    if not g and not p:
+        return 1.0, 1.0, 1.0
+    tp = sum((g & p).values())
+    precision = tp / sum(p.values()) if p else 0.0
+    recall = tp / sum(g.values()) if g else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if tp else 0.0
+    return precision, recall, f1
 
 
 def _precision(tp, fp, fn):
