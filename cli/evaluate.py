@@ -113,9 +113,10 @@ def run(args: argparse.Namespace) -> int:
                 "F1 / precision / recall: bag-of-tokens overlap as in the article-extraction "
                 "benchmarks (per-page normalised, macro-averaged); shingle-4: the same over "
                 "4-token shingles; page F1 / P / R: WCXB's score, per page over the bag of "
-                "lowercased words, averaged over pages; empty: pages with no text; edit sim: CLEANEVAL-style word-level 1 - Levenshtein / "
-                "max length, page mean; ms/page: extraction + classification on one core, "
-                "process CPU time, decoding and I/O excluded. See `tasks/evaluation/metrics.py`.\n\n")
+                "lowercased words, averaged over pages; empty: pages with no text; edit sim: "
+                "CLEANEVAL-style word-level 1 - Levenshtein / max length, page mean; ms/page: "
+                "extraction + classification on one core, process CPU time, decoding and I/O "
+                "excluded. See `tasks/evaluation/metrics.py`.\n\n")
         existing = _keep_notes(args.markdown)
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(head + "\n".join(sections) + existing, encoding="utf-8")

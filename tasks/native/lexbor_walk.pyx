@@ -43,6 +43,7 @@ cdef enum:
     C_BR = 5
     C_VOID = 6
     C_HR = 7
+    C_NOSCRIPT = 8
 
 cdef unsigned char CODES[STATIC_ID_LIMIT]
 cdef uintptr_t TEXT_ID = 0, COMMENT_ID = 0, ATTR_CLASS = 0, ATTR_ID = 0, ATTR_HREF = 0
@@ -583,6 +584,14 @@ cdef bint _has_href(lx_node *node) except -1:
     return False
 
 
+cdef inline bint _opened(lx_node *noscript) noexcept nogil:
+    """A noscript holding more than text: its markup was parsed into it (html_paragraphs)."""
+    cdef lx_node *child = noscript.first_child
+    while child != NULL and child.local_name == TEXT_ID:
+        child = child.next
+    return child != NULL
+
+
 # ---- the walk ----
 
 cdef struct Entry:
@@ -731,6 +740,8 @@ cdef class _Walk:
                 if code == C_PRE:
                     kind |= K_PRE
                     pre += 1
+            elif code == C_NOSCRIPT and _opened(node):
+                kind = 0
             elif code == C_A:
                 if _has_href(node):
                     kind = K_LINK

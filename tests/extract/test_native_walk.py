@@ -67,6 +67,10 @@ def test_contract_corners_are_identical():
         "<body><p>&#2;a\x01b\x03c <a href>\u200b</a> \u3000 \u00a0 d</p><hr><hr>e",
         b"<body><p>broken \xe6\x97 utf-8 \xff\xfe and \xc3\xa9</p></body>",
         "\ufeff<body>\x00nul <o:p>word</o:p> <svg><p>in svg</p></svg>",
+        # a noscript read (the page's text), one left out, one cut short
+        "<body><b>shell</b><noscript>on</noscript><noscript><div>" + "<p>post words</p>" * 60
+        + "<p><a href=/u>link</a> &amp; <my-tag class=x>c</my-tag></div></noscript>x",
+        "<body><noscript><ul>" + "<li>item text " * 80 + "</ul>",
     ]
     for page in pages:
         assert compiled(page) == hp.python_paragraphs(page)

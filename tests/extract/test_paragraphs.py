@@ -291,3 +291,69 @@ def test_real_pages_smoke():
             assert _balanced(p.text), (page, p.text[:200])
             assert p.n_tags >= 0
     assert total > len(pages) * 10
+
+
+# ------------------------------------------------------------------ <noscript>
+def _thread(posts: int, words: int = 30) -> str:
+    return "".join(f"<div class=post><p>{'reply text ' * words}{k}</p></div>" for k in range(posts))
+
+
+def test_a_noscript_holding_the_page_text_is_read_as_an_element():
+    # a script shell with a header line, the whole thread in <noscript> (as Discourse serves it)
+    html = ("<body><header>Site name</header><div id=app></div><noscript>enable js</noscript>"
+            f"<noscript data-path=/t/x/1><div id=main-outlet><h1>Topic</h1>{_thread(4)}</div>"
+            "</noscript><noscript><img src=/pixel.gif></noscript></body>")
+    paras = extract_paragraphs(html)
+    assert [p.path for p in paras] == (["body>header", "body>noscript>div#main-outlet>h1"]
+                                       + ["body>noscript>div#main-outlet>div.post>p"] * 4)
+    assert paras[2].plain.startswith("reply text reply") and paras[-1].plain.endswith("text 3")
+    assert not any("enable js" in p.text for p in paras)
+    # n_tags: the noscript start tag and its parsed elements count as any others
+    assert paras[1].n_tags == 5   # noscript (fallback), noscript, div, h1 ... + none more
+    assert sum(p.n_tags for p in paras) == 1 + 1 + 1 + 1 + 1 + 1 + 1 + 4 * 2
+
+
+def test_a_noscript_is_left_out_when_it_is_a_fallback_or_a_copy():
+    pages = [
+        # a fallback line on an empty script shell: no document
+        "<body><div id=root></div><noscript>You need to enable JavaScript to run this app."
+        "</noscript></body>",
+        # the same text the body shows (a copy for readers without scripts)
+        f"<body><article>{_thread(4)}</article><noscript>{_thread(4)}</noscript></body>",
+        # long, but one paragraph
+        f"<body><noscript><p>{'word ' * 400}</p></noscript></body>",
+        # several paragraphs, but not three times the rest of the body
+        f"<body><main>{_thread(3)}</main><noscript>{_thread(6)}</noscript></body>",
+    ]
+    for html in pages:
+        assert not any("noscript" in p.path for p in extract_paragraphs(html)), html[:60]
+    assert extract_paragraphs(pages[0]) == []
+
+
+def test_noscript_text_stays_raw_text_in_head_and_in_noscript():
+    # only body noscripts are read; a noscript in the noscript's own markup stays raw text
+    inner = f"<noscript>{_thread(5)}</noscript>"
+    html = (f"<html><head><noscript>{_thread(5)}</noscript></head>"
+            f"<body><p>x</p><noscript>{_thread(4)}{inner}</noscript></body>")
+    paths = [p.path for p in extract_paragraphs(html)]
+    assert paths == ["body>p"] + ["body>noscript>div.post>p"] * 4
+
+
+WCXB = Path(shared_data("gold", "wcxb_dev"))
+
+
+@pytest.mark.shared_data("gold", "wcxb_dev")
+def test_discourse_threads_of_the_wcxb_tuning_part_give_their_posts():
+    from warclake.tasks.evaluation.gold import decode_page, read_gold
+
+    threads = [p for p in read_gold(f"wcxb:{WCXB}", "tuning")
+               if "/t/" in p.url and b"<noscript data-path" in p.html]
+    assert len(threads) >= 10
+    for page in threads:
+        paras = extract_paragraphs(decode_page(page))
+        inside = [p for p in paras if p.path.startswith("body>noscript>")]
+        assert len(inside) >= 10, page.id
+        # the posts are the text of the page: most of the gold's words are in them
+        words = set(re.findall(r"\w+", page.gold.lower()))
+        found = set(re.findall(r"\w+", " ".join(p.plain for p in inside).lower()))
+        assert len(words & found) >= 0.8 * len(words), page.id
