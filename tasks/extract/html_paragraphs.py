@@ -36,7 +36,11 @@ Rules (the data contract, in detail):
   break, a space otherwise, so text never contains ``\\n\\n``. Whitespace next to a marker
   is moved outside the link (``a <a> b </a> c`` -> ``a \\x02b\\x03 c``). Paragraphs are
   stripped; empty ones (also those of only zero-width characters) are dropped. Stray
-  ``\\x01``-``\\x03`` characters in the page are removed; so is a leading BOM.
+  ``\\x01``-``\\x05`` characters in the page are removed; so is a leading BOM.
+* Code stays code: inside ``PRE_TAGS`` (all of whose text is one paragraph run or more,
+  since they are blocks) spaces and tabs are kept as written: a line's indentation and
+  the runs inside it. Each line loses its trailing spaces and tabs, and lines left empty
+  are dropped (so ``\\n\\n`` still never occurs); other whitespace follows the rule above.
 * ``n_tags``: element start tags walked since the previous emitted paragraph, up to the
   end of this one (``body`` and void elements included, comments and the inside of
   dropped subtrees not). Tags of blocks that produced no text count towards the next
@@ -87,6 +91,9 @@ _PATH_HEAD = _PATH_TAIL = MAX_PATH_ELEMENTS // 2
 MAX_SEGMENT_CHARS = 256
 
 _BR = "\x01"  # line-break sentinel inside a raw run; becomes "\n" when normalised
+# A space and a tab of a pre-like block inside a raw run: kept as written (not collapsed).
+_SP, _TAB = "\x04", "\x05"
+
 
 # When a body <noscript> is the page's main text. Measured on the tuning parts of the gold
 # sets (8,667 noscripts, 606 with text): the 32 that hold a page's main text (forum
@@ -141,9 +148,11 @@ _CODES, _TAG_NAMES, _TEXT_ID, _COMMENT_ID = _tag_ids()
 
 # The page may carry the sentinel/marker characters themselves, raw or as character
 # references; only then is every text node cleaned (rare, so checked once per page).
-_CTRL_REF = re.compile(r"&#(?:0*[1-3](?![0-9])|[xX]0*[1-3](?![0-9a-fA-F]))")
+_CTRL_REF = re.compile(r"&#(?:0*[1-5](?![0-9])|[xX]0*[1-5](?![0-9a-fA-F]))")
 _CTRL_REF_BYTES = re.compile(_CTRL_REF.pattern.encode())
 _BR_RUN = re.compile("\x01+")
+_PRE_LINK_START = re.compile("\x02([\x04\x05 \n]+)")
+_PRE_LINK_END = re.compile("([\x04\x05 \n]+)\x03")
 _WS_RUN = re.compile("[ \n]{2,}")
 _INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff \n\x02\x03"
 # Deleted from tag names, classes and ids so a path stays parseable; whitespace is
@@ -183,8 +192,20 @@ def _normalise(raw: str) -> str:
         if len(raw) != n:
             raw = _WS_RUN.sub(_one_ws, raw)
     raw = raw.strip(" \n")
+    if _SP in raw or _TAB in raw:  # a pre-like block's run: its lines keep their spacing
+        raw = _pre_lines(raw)
     # zero-width characters are not whitespace, but a paragraph of nothing else is empty
     return raw if raw.strip(_INVISIBLE) else ""
+
+
+def _pre_lines(raw: str) -> str:
+    """The normalised run of a pre-like block: kept spacing just inside a link moves out of
+    it, each line loses its trailing spacing, empty lines go, kept spaces and tabs are
+    written back."""
+    if LINK_START in raw:
+        raw = _PRE_LINK_END.sub("\x03\\1", _PRE_LINK_START.sub("\\1\x02", raw)).replace("\x02\x03", "")
+    lines = (line.rstrip(" \x04\x05") for line in raw.split("\n"))
+    return "\n".join(line for line in lines if line).replace(_SP, " ").replace(_TAB, "\t")
 
 
 def _tag_name_of(raw: str) -> str:
@@ -267,16 +288,16 @@ def _paragraphs(html, max_paragraphs, compiled, valid_utf8: bool = False) -> lis
     if valid_utf8:  # bytes the parser reads as they are: the same tree as their text's
         if html[:3] == b"\xef\xbb\xbf":
             html = html[3:]
-        dirty = (b"\x01" in html or b"\x02" in html or b"\x03" in html
-                 or _CTRL_REF_BYTES.search(html) is not None)
+        dirty = (b"\x01" in html or b"\x02" in html or b"\x03" in html or b"\x04" in html
+                 or b"\x05" in html or _CTRL_REF_BYTES.search(html) is not None)
         noscript = _HAS_NOSCRIPT_BYTES.search(html) is not None
     else:
         if isinstance(html, (bytes, bytearray, memoryview)):
             html = bytes(html).decode("utf-8", "replace")
         if html[:1] == "\ufeff":  # a BOM left by a plain utf-8 decode would be body text
             html = html[1:]
-        dirty = ("\x01" in html or "\x02" in html or "\x03" in html
-                 or _CTRL_REF.search(html) is not None)
+        dirty = ("\x01" in html or "\x02" in html or "\x03" in html or "\x04" in html
+                 or "\x05" in html or _CTRL_REF.search(html) is not None)
         noscript = _HAS_NOSCRIPT.search(html) is not None
     if not html:
         return []
@@ -385,11 +406,12 @@ def _python_walk(body, dirty: bool, max_paragraphs: int | None) -> list[Paragrap
         if tid == text_id:
             t = node.text_content
             node = node.next
-            if buf or not t.isspace():  # leading whitespace of a run is stripped anyway
+            if buf or pre or not t.isspace():  # leading whitespace of a run is stripped anyway
                 if dirty:  # replace() is far faster than translate() here
-                    t = t.replace("\x01", "").replace("\x02", "").replace("\x03", "")
+                    t = (t.replace("\x01", "").replace("\x02", "").replace("\x03", "")
+                         .replace("\x04", "").replace("\x05", ""))
                 if pre:
-                    t = t.replace("\n", _BR)
+                    t = t.replace("\n", _BR).replace(" ", _SP).replace("\t", _TAB)
                 buf.append(t)
             continue
         if tid == comment_id:

@@ -71,6 +71,9 @@ def test_contract_corners_are_identical():
         "<body><b>shell</b><noscript>on</noscript><noscript><div>" + "<p>post words</p>" * 60
         + "<p><a href=/u>link</a> &amp; <my-tag class=x>c</my-tag></div></noscript>x",
         "<body><noscript><ul>" + "<li>item text " * 80 + "</ul>",
+        # code keeps its spacing: indentation, inner runs, tabs, a first line's indent
+        "<body><pre>  <b>def</b> f(x):\n\t\treturn  x \n \n\u00a0 \x04&#5;end</pre><listing>a  b</listing>",
+        "<body><xmp>  <a href=x>  k </a>  </xmp><pre>   </pre><pre><div>  in\n  div</div>  after</pre>",
     ]
     for page in pages:
         assert compiled(page) == hp.python_paragraphs(page)
@@ -96,7 +99,8 @@ def test_a_huge_class_gives_a_short_path_in_both_walks():
 def test_normalisation_in_c_equals_the_python_one():
     from warclake.tasks.native import lexbor_walk
 
-    alphabet = ["a", " ", "\n", "\x01", "\x02", "\x03", "\u00a0", "\u3000", "\u200b", "\ufeff",
+    alphabet = ["a", " ", "\n", "\x01", "\x02", "\x03", "\x04", "\x05", "\x04", "\x05",
+                "\u00a0", "\u3000", "\u200b", "\ufeff",
                 "\u2060", "\t", "\x1c", "\x85", "é", "日", "\u2028", "\u205f", "\u1680"]
     rng = np.random.default_rng(5)
     for _ in range(20_000):

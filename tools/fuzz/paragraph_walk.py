@@ -43,7 +43,8 @@ DROPS = "script style svg math iframe noscript template textarea select title he
 VOIDS = "br hr img input wbr meta link area col embed source image".split()
 TEXTS = ["word", "two words", " ", "\n", "\t", "  \n  ", "\u00a0", "\u3000", "\u2028", "\u200b",
          "\ufeff", "\u2060", "\x85", "\x1c", "\x0b", "日本語の文章", "中文段落", "한국어",
-         "café", "Ünïcödé", "\x01", "\x02", "\x03", "&#1;", "&#x2;", "&#03;", "&#0;",
+         "café", "Ünïcödé", "\x01", "\x02", "\x03", "\x04", "\x05", "&#1;", "&#x2;", "&#03;",
+         "&#0;", "&#4;", "&#x05;", "    indented", "\n\t\tcode  x", "  \n", "\t",
          "&amp;", "&nbsp;", "&lt;b&gt;", "&#xD800;", "&#x110000;", "\x00", "\x7f", "\x08",
          ".", "#", ">", "\r\n", "😀", "\U0010fffd", "a" * 50]
 MAX_PAGE_CHARS = 300_000
