@@ -103,8 +103,11 @@ _SP, _TAB = "\x04", "\x05"
 NOSCRIPT_MIN_PARAGRAPHS = 3
 NOSCRIPT_MIN_CHARS = 500
 NOSCRIPT_RATIO = 3
-_HAS_NOSCRIPT = re.compile("<noscript", re.I)
-_HAS_NOSCRIPT_BYTES = re.compile(b"<noscript", re.I)
+# A noscript's raw text runs from its start tag to the first "</noscript" end tag.
+_NOSCRIPT = re.compile("<noscript", re.I)
+_NOSCRIPT_END = re.compile("</noscript[\t\n\f\r />]", re.I)
+_NOSCRIPT_BYTES = re.compile(b"<noscript", re.I)
+_NOSCRIPT_END_BYTES = re.compile(b"</noscript[\t\n\f\r />]", re.I)
 
 # Kinds of element, as bit flags kept on the stack.
 _INLINE, _BLOCK, _LINK, _PRE, _CACHED = 0, 1, 2, 4, 8
@@ -290,7 +293,7 @@ def _paragraphs(html, max_paragraphs, compiled, valid_utf8: bool = False) -> lis
             html = html[3:]
         dirty = (b"\x01" in html or b"\x02" in html or b"\x03" in html or b"\x04" in html
                  or b"\x05" in html or _CTRL_REF_BYTES.search(html) is not None)
-        noscript = _HAS_NOSCRIPT_BYTES.search(html) is not None
+        noscript = _long_noscript(html, _NOSCRIPT_BYTES, _NOSCRIPT_END_BYTES)
     else:
         if isinstance(html, (bytes, bytearray, memoryview)):
             html = bytes(html).decode("utf-8", "replace")
@@ -298,7 +301,7 @@ def _paragraphs(html, max_paragraphs, compiled, valid_utf8: bool = False) -> lis
             html = html[1:]
         dirty = ("\x01" in html or "\x02" in html or "\x03" in html or "\x04" in html
                  or "\x05" in html or _CTRL_REF.search(html) is not None)
-        noscript = _HAS_NOSCRIPT.search(html) is not None
+        noscript = _long_noscript(html, _NOSCRIPT, _NOSCRIPT_END)
     if not html:
         return []
     tree = LexborHTMLParser(html, scripting=True)  # scripting: <noscript> is one text node
@@ -311,6 +314,16 @@ def _paragraphs(html, max_paragraphs, compiled, valid_utf8: bool = False) -> lis
         if opened:  # the fragments' parsers stay alive until the tree is walked again
             out = _walk(body, dirty, max_paragraphs, compiled)
     return out
+
+
+def _long_noscript(html, start, end) -> bool:
+    """Whether a noscript may hold NOSCRIPT_MIN_CHARS characters: its markup is at least as
+    long (a cheap test on the page's source, so most pages never look for noscripts)."""
+    for m in start.finditer(html):
+        close = end.search(html, m.end())
+        if (close.start() if close else len(html)) - m.end() >= NOSCRIPT_MIN_CHARS:
+            return True
+    return False
 
 
 def _walk(body, dirty: bool, max_paragraphs, compiled) -> list[Paragraph]:
