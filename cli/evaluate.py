@@ -5,7 +5,8 @@
                   [--markdown FILE]
 
 FORMAT is ``cleaneval``, ``dragnet`` (main content; ``dragnet-comments`` counts the
-comments too), ``wceb``, ``folder`` (``<id>.html`` + ``<id>.txt``) or ``readability``
+comments too), ``wceb``, ``wcxb`` (pages labelled by type: a second table gives the page F1
+per type), ``folder`` (``<id>.html`` + ``<id>.txt``) or ``readability``
 (Mozilla's test pages; smoke checks only). ``--gold`` may repeat; a trailing ``@SPLIT`` overrides ``--split`` for that set (e.g. score
 CleanPortalEval whole, ``@all``, next to CLEANEVAL's held-back part). Also runs standalone:
 ``python -m warclake.cli.evaluate ...``.
@@ -32,13 +33,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def _add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gold", action="append", required=True, metavar="FORMAT:PATH[@SPLIT]",
-                   help="gold set; FORMAT is cleaneval, dragnet, dragnet-comments, wceb, folder "
-                        "or readability (repeatable)")
+                   help="gold set; FORMAT is cleaneval, dragnet, dragnet-comments, wceb, wcxb, "
+                        "folder or readability (repeatable)")
     p.add_argument("--only", metavar="ID,...",
                    help="score only these page ids (e.g. the CJK readability cases)")
     p.add_argument("--extractor", action="append", metavar="NAME",
                    help="extractor to score (repeatable); default: every mode and every "
-                        "installed reference (trafilatura, justext-py). The keep-everything "
+                        "installed reference (trafilatura, justext-py, resiliparse). The keep-everything "
                         "baseline `none` is always scored")
     p.add_argument("--split", default=DEFAULT_SPLIT, choices=("heldout", "tuning", "all"),
                    help="which part of each gold set (default: heldout)")
@@ -63,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         environment_note,
         evaluate,
         markdown_table,
+        type_table,
     )
 
     installed = available_extractors()
@@ -93,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
         if progress:
             print(file=sys.stderr)
         table = markdown_table(results)
+        by_type = type_table(results)
+        if by_type:
+            table += "\n\nPage F1 by page type (pages of each type in brackets):\n\n" + by_type
         print(f"\n## {title}\n\n{table}")
         sections.append(f"## {title}\n\n{table}\n")
     if args.markdown:
@@ -107,9 +112,11 @@ def run(args: argparse.Namespace) -> int:
                 "`none` keeps every paragraph: the baseline. "
                 "F1 / precision / recall: bag-of-tokens overlap as in the article-extraction "
                 "benchmarks (per-page normalised, macro-averaged); shingle-4: the same over "
-                "4-token shingles; edit sim: CLEANEVAL-style word-level 1 - Levenshtein / "
-                "max length, page mean; ms/page: extraction + classification on one core, "
-                "process CPU time, decoding and I/O excluded. See `tasks/evaluation/metrics.py`.\n\n")
+                "4-token shingles; page F1 / P / R: WCXB's score, per page over the bag of "
+                "lowercased words, averaged over pages; empty: pages with no text; edit sim: "
+                "CLEANEVAL-style word-level 1 - Levenshtein / max length, page mean; ms/page: "
+                "extraction + classification on one core, process CPU time, decoding and I/O "
+                "excluded. See `tasks/evaluation/metrics.py`.\n\n")
         existing = _keep_notes(args.markdown)
         args.markdown.parent.mkdir(parents=True, exist_ok=True)
         args.markdown.write_text(head + "\n".join(sections) + existing, encoding="utf-8")

@@ -1,6 +1,6 @@
 """Gold-set readers and the fixed tuning / held-back split.
 
-Two formats:
+Formats:
 
 * ``cleaneval`` — the CLEANEVAL distribution layout, ``<set>/input/<id>.html`` (raw page
   wrapped in a ``<text id="URL" title=".." encoding="..">`` pseudo-tag) with
@@ -23,6 +23,9 @@ Two formats:
   root defaults to ``$WARCLAKE_DATA``, else ``../shared/data`` beside the working directory or
   beside the checkout holding FILE. The split is the one recorded per page. See
   ``tools/gold/README.md``.
+* ``wcxb`` — the Web Content eXtraction Benchmark's split layout (``ground-truth/<id>.json``
+  with ``html/<id>.html.gz``, or the ``wceb_modern_1000`` page named in ``same_html.json``);
+  each page carries its page type. Split by its ``wceb`` twin, else by site: see ``wcxb.py``.
 * ``readability`` — Mozilla Readability's test pages, ``<case>/source.html`` with
   ``<case>/expected.html``; the gold is the block text of expected.html. That is one tool's
   accepted output, not independent annotation: for smoke checks (e.g. CJK), not scores.
@@ -58,6 +61,7 @@ class GoldPage:
     gold: str                # expected main text, one block per line, whitespace normalised
     url: str = ""
     content_type: str = ""   # charset hint as an HTTP Content-Type value ("" when unknown)
+    page_type: str = ""      # the set's label of the kind of page (article, forum, ...), if any
 
 
 def split_of(page_id: str) -> str:
@@ -217,9 +221,14 @@ def _ja(path, split="all"):
     return read_ja(path, split)
 
 
+def _wcxb(path, split="all"):
+    from warclake.tasks.evaluation.wcxb import read_wcxb
+    return read_wcxb(path, split)
+
+
 READERS = {"cleaneval": read_cleaneval, "folder": read_folder, "readability": read_readability,
-           "wceb": read_wceb, "dragnet": _dragnet, "dragnet-comments": _dragnet_comments,
-           "ja": _ja}
+           "wceb": read_wceb, "wcxb": _wcxb, "dragnet": _dragnet,
+           "dragnet-comments": _dragnet_comments, "ja": _ja}
 
 
 def read_gold(spec: str, split: str = "all") -> list[GoldPage]:

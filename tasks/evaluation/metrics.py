@@ -10,6 +10,9 @@
   whose gold is non-empty, and F1 the harmonic mean of those two means.
 * ``token_page_prf``: one page's own precision, recall and F1 over the same tokens (each CJK
   character a token), for scores that average F1 over pages (the Japanese gold's report).
+* ``word_prf``: WCXB's own score, per page: precision, recall and F1 of the bag of
+  lowercased ``\\w+`` tokens (multiset overlap, no CJK splitting), each averaged over all
+  pages (a page that predicts nothing has precision 0; both texts empty score 1).
 * ``edit_similarity``: CLEANEVAL-style word-level similarity, ``1 - d / max(|a|, |b|)``
   where d is the Levenshtein distance between the whitespace-word sequences (CJK
   characters one by one; insert,
@@ -58,7 +61,18 @@ def token_counts(gold: str, pred: str, n: int = 1) -> tuple[float, float, float]
 def token_page_prf(gold: str, pred: str) -> tuple[float, float, float]:
     """One page's (precision, recall, F1) of the bag of :func:`tokens`; both empty score 1,
     an empty prediction of a non-empty gold 0."""
-    g, p = shingles(gold, 1), shingles(pred, 1)
+    return _bag_prf(shingles(gold, 1), shingles(pred, 1))
+
+
+_WORD = re.compile(r"\w+")
+
+
+def word_prf(gold: str, pred: str) -> tuple[float, float, float]:
+    """One page's (precision, recall, F1) over lowercased ``\\w+`` words (WCXB's metric)."""
+    return _bag_prf(Counter(_WORD.findall(gold.lower())), Counter(_WORD.findall(pred.lower())))
+
+
+def _bag_prf(g: Counter, p: Counter) -> tuple[float, float, float]:
     if not g and not p:
         return 1.0, 1.0, 1.0
     tp = sum((g & p).values())

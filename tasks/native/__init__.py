@@ -35,6 +35,9 @@ CHECK_PAGES = (
     "<body><p>caf\u00e9 \u65e5\u672c\u8a9e \u00a0nbsp\u3000ideo\u200b</p>"
     "<script>no</script><style>no</style><!-- c --><p>&#2;ctrl\x03 &amp; <a href>\u00a0</a>"
     "</p><noscript>ns</noscript><textarea>t</textarea></body>",
+    "<body><b>shell</b><noscript>on</noscript><noscript data-path=/t/1><div id=m>"
+    + "<p>post <a href=/u>by <i>someone</i></a> with words enough to be a thread</p>" * 12
+    + "<my-post>custom</my-post></div></noscript></body>",
 )
 
 # The page on which each field of lexbor_layout.pxi the walk reads is compared with

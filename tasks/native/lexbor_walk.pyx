@@ -43,6 +43,7 @@ cdef enum:
     C_BR = 5
     C_VOID = 6
     C_HR = 7
+    C_NOSCRIPT = 8
 
 cdef unsigned char CODES[STATIC_ID_LIMIT]
 cdef uintptr_t TEXT_ID = 0, COMMENT_ID = 0, ATTR_CLASS = 0, ATTR_ID = 0, ATTR_HREF = 0
@@ -228,6 +229,81 @@ cdef bint _has_byte(const unsigned char *s, size_t n, unsigned char c) noexcept 
     return False
 
 
+cdef inline bint _pre_space(unsigned char c) noexcept nogil:
+    return c == 4 or c == 5 or c == 32 or c == 10
+
+
+cdef size_t _pre_link_spacing(unsigned char *a, size_t n, unsigned char *b) noexcept nogil:
+    """Spacing just inside a link moved out of it (a run after \\x02 before it, a run
+    before \\x03 after it), then empty links removed; left in a, its length."""
+    cdef size_t i = 0, j = 0, w
+    while i < n:  # "\x02" + run -> run + "\x02"
+        if a[i] == 2:
+            w = i + 1
+            while w < n and _pre_space(a[w]):
+                w += 1
+            memcpy(b + j, a + i + 1, w - i - 1)
+            j += w - i - 1
+            b[j] = 2
+            j += 1
+            i = w
+        else:
+            b[j] = a[i]
+            j += 1
+            i += 1
+    n = j
+    i = j = 0
+    while i < n:  # run + "\x03" -> "\x03" + run
+        if _pre_space(b[i]):
+            w = i
+            while w < n and _pre_space(b[w]):
+                w += 1
+            if w < n and b[w] == 3:
+                a[j] = 3
+                j += 1
+                memcpy(a + j, b + i, w - i)
+                j += w - i
+                i = w + 1
+            else:
+                memcpy(a + j, b + i, w - i)
+                j += w - i
+                i = w
+        else:
+            a[j] = b[i]
+            j += 1
+            i += 1
+    n = _replace(a, j, "\x02\x03", 2, "", 0, b)
+    memcpy(a, b, n)
+    return n
+
+
+cdef size_t _pre_lines(unsigned char *a, size_t n, unsigned char *b) noexcept nogil:
+    """A pre-like block's run: each line without its trailing spaces and tabs (kept or
+    not), empty lines dropped, kept spaces and tabs written back; left in a, its length."""
+    cdef size_t i = 0, j = 0, start, end, k
+    cdef unsigned char c
+    if _has_byte(a, n, 2):
+        n = _pre_link_spacing(a, n, b)
+    while i <= n:
+        start = i
+        while i < n and a[i] != 10:
+            i += 1
+        end = i
+        while end > start and (a[end - 1] == 32 or a[end - 1] == 4 or a[end - 1] == 5):
+            end -= 1
+        if end > start:
+            if j:
+                b[j] = 10
+                j += 1
+            for k in range(start, end):
+                c = a[k]
+                b[j] = 32 if c == 4 else 9 if c == 5 else c
+                j += 1
+        i += 1
+    memcpy(a, b, j)
+    return j
+
+
 cdef size_t _normalise_bytes(unsigned char *a, size_t n, unsigned char *b) noexcept nogil:
     """The normalised text of a[:n], left in a (b: scratch of the same size); its length."""
     cdef size_t i = 0, j = 0, w, n0
@@ -320,6 +396,8 @@ cdef size_t _normalise_bytes(unsigned char *a, size_t n, unsigned char *b) noexc
         memcpy(b, a + i, n - i)
         memcpy(a, b, n - i)
         n -= i
+    if _has_byte(a, n, 4) or _has_byte(a, n, 5):
+        n = _pre_lines(a, n, b)
     # a paragraph of only zero-width characters, spaces and markers is empty
     i = 0
     while i < n:
@@ -391,8 +469,8 @@ cdef inline int _put(Buf *b, unsigned char c) except -1:
 
 
 cdef int _put_text(Buf *b, const unsigned char *s, size_t n, bint dirty, bint pre) except -1:
-    """Appends a text node's bytes: markers removed when the page carries them, newlines
-    of pre-like blocks turned into the line-break sentinel."""
+    """Appends a text node's bytes: markers removed when the page carries them, newlines,
+    spaces and tabs of pre-like blocks turned into their sentinels."""
     cdef size_t i
     cdef unsigned char c
     cdef unsigned char *out
@@ -404,10 +482,15 @@ cdef int _put_text(Buf *b, const unsigned char *s, size_t n, bint dirty, bint pr
     else:
         for i in range(n):
             c = s[i]
-            if dirty and 1 <= c <= 3:
+            if dirty and 1 <= c <= 5:
                 continue
-            if pre and c == 10:
-                c = 1
+            if pre:  # html_paragraphs' _BR, _SP and _TAB
+                if c == 10:
+                    c = 1
+                elif c == 32:
+                    c = 4
+                elif c == 9:
+                    c = 5
             out[0] = c
             out += 1
         b.len = out - b.data
@@ -583,6 +666,14 @@ cdef bint _has_href(lx_node *node) except -1:
     return False
 
 
+cdef inline bint _opened(lx_node *noscript) noexcept nogil:
+    """A noscript holding more than text: its markup was parsed into it (html_paragraphs)."""
+    cdef lx_node *child = noscript.first_child
+    while child != NULL and child.local_name == TEXT_ID:
+        child = child.next
+    return child != NULL
+
+
 # ---- the walk ----
 
 cdef struct Entry:
@@ -702,7 +793,7 @@ cdef class _Walk:
                 node = node.next
                 if cd.data.data == NULL:
                     raise Unsupported("text node without data")
-                if buf.items or not _all_space(cd.data.data, cd.data.length):
+                if buf.items or pre or not _all_space(cd.data.data, cd.data.length):
                     if _valid_utf8(cd.data.data, cd.data.length):
                         _put_text(buf, cd.data.data, cd.data.length, dirty, pre)
                     else:
@@ -731,6 +822,8 @@ cdef class _Walk:
                 if code == C_PRE:
                     kind |= K_PRE
                     pre += 1
+            elif code == C_NOSCRIPT and _opened(node):
+                kind = 0
             elif code == C_A:
                 if _has_href(node):
                     kind = K_LINK

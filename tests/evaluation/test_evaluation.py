@@ -5,10 +5,15 @@ from pathlib import Path
 import pytest
 
 from conftest import shared_data
-
 from warclake.tasks.evaluation import gold as goldmod
-from warclake.tasks.evaluation.gold import (parse_cleaneval_gold, read_cleaneval, read_folder, read_gold,
-                                     split_of, unwrap_cleaneval_input)
+from warclake.tasks.evaluation.gold import (
+    parse_cleaneval_gold,
+    read_cleaneval,
+    read_folder,
+    read_gold,
+    split_of,
+    unwrap_cleaneval_input,
+)
 from warclake.tasks.evaluation.metrics import edit_similarity, levenshtein, prf, token_counts
 
 DATA = Path(shared_data("gold", "cleaneval"))
@@ -288,3 +293,119 @@ def test_dragnet_split_of_the_real_data_keeps_each_site_on_one_side():
     assert len({p.url for p in pages if p.id in held}) > 60    # many sites, not a few big ones
     # the comments are left out of the main content
     assert not any("COMMENTS" in p.gold and "^&*" in p.gold for p in pages)
+
+
+# ------------------------------------------------------------------ WCXB
+def test_word_prf_is_wcxb_lowercased_word_bag_per_page():
+    from warclake.tasks.evaluation.metrics import word_prf
+
+    # gold words: the cat sat on the mat (6); predicted: The cat, the dog! (4)
+    # overlap as multisets: the x2, cat -> 3; P = 3/4, R = 3/6, F1 = 2PR/(P+R) = 0.6
+    p, r, f = word_prf("The cat sat on the mat.", "The cat, the dog!")
+    assert (p, r, f) == pytest.approx((0.75, 0.5, 0.6))
+    assert word_prf("Hello", "hello") == (1.0, 1.0, 1.0)       # case does not matter
+    assert word_prf("a b", "") == (0.0, 0.0, 0.0)              # nothing predicted
+    assert word_prf("", "") == (1.0, 1.0, 1.0)
+
+
+def _make_wcxb(root: Path, pages: dict, same: dict):
+    import gzip
+    import json
+
+    dev, wceb = root / "wcxb_dev", root / "wceb_modern_1000" / "release" / "html"
+    (dev / "ground-truth").mkdir(parents=True)
+    (dev / "html").mkdir()
+    wceb.mkdir(parents=True)
+    for fid, (url, kind, text) in pages.items():
+        (dev / "ground-truth" / f"{fid}.json").write_text(json.dumps({
+            "url": url, "_internal": {"page_type": {"primary": kind}},
+            "ground_truth": {"main_content": text}}))
+        target = wceb / f"{same[fid]}.html.gz" if fid in same else dev / "html" / f"{fid}.html.gz"
+        target.write_bytes(gzip.compress(f"<p>{text}</p>".encode()))
+    (dev / "same_html.json").write_text(json.dumps(same))
+    return dev
+
+
+def test_read_wcxb_keeps_the_wceb_side_and_splits_new_pages_by_site(tmp_path):
+    # wceb ids on each side of the wceb split
+    held_w = [i for i in (f"{n:04d}" for n in range(1, 200)) if split_of(f"wceb/{i}") == "heldout"]
+    tune_w = [i for i in (f"{n:04d}" for n in range(1, 200)) if split_of(f"wceb/{i}") == "tuning"]
+    pages, same = {}, {}
+    for k in range(60):   # 60 new pages on 20 sites
+        pages[f"n{k:03d}"] = (f"https://www{k % 2}.site{k % 20}.co.uk/p/{k}", "forum", f"text {k}")
+    pages["w1"], same["w1"] = ("https://a-example.org/1", "category", "one"), held_w[0]
+    pages["w2"], same["w2"] = ("https://b-example.org/2", "article", "two"), tune_w[0]
+    pages["na"] = ("https://shop.a-example.org/x", "product", "new on a")   # site a: held back
+    pages["nb"] = ("https://b-example.org/y", "product", "new on b")        # site b: tuning
+    dev = _make_wcxb(tmp_path, pages, same)
+    every = {p.id: p for p in read_gold(f"wcxb:{dev}")}
+    assert len(every) == len(pages)
+    assert every["wcxb/w1"].page_type == "collection" and every["wcxb/n000"].page_type == "forum"
+    assert every["wcxb/w1"].html == b"<p>one</p>"        # read from the wceb set's file
+    held = {p.id for p in read_gold(f"wcxb:{dev}", "heldout")}
+    tuning = {p.id for p in read_gold(f"wcxb:{dev}", "tuning")}
+    assert held | tuning == set(every) and not held & tuning
+    assert {"wcxb/w1", "wcxb/na"} <= held and {"wcxb/w2", "wcxb/nb"} <= tuning
+    side = {}
+    for k in range(60):   # one site, one side, and both sides used
+        side.setdefault(k % 20, set()).add(f"wcxb/n{k:03d}" in held)
+    assert all(len(s) == 1 for s in side.values()) and {True, False} == set().union(*side.values())
+
+
+WCXB = Path(shared_data("gold", "wcxb_dev"))
+
+
+@pytest.mark.shared_data("gold", "wcxb_dev")
+def test_wcxb_split_of_the_real_data_follows_wceb_and_sites():
+    pages = read_gold(f"wcxb:{WCXB}")
+    held = {p.id for p in read_gold(f"wcxb:{WCXB}", "heldout")}
+    # two truths are snippets only (no main text): left out; 19 script-built pages have an
+    # empty main text (the right output is none)
+    assert len(pages) == 1495 and all(p.page_type for p in pages)
+    assert sum(1 for p in pages if not p.gold) == 19
+    assert 0.15 < len(held) / len(pages) < 0.25
+    import json
+    same = json.loads((WCXB / "same_html.json").read_text())
+    for fid, wid in same.items():
+        assert (f"wcxb/{fid}" in held) == (split_of(f"wceb/{wid}") == "heldout")
+    types = {p.page_type for p in pages if p.id in held}
+    assert types == {"article", "forum", "product", "collection", "listing", "documentation",
+                     "service"}
+
+
+@pytest.mark.shared_data("gold", "wcxb_dev")
+def test_eval_command_on_real_wcxb_pages_gives_the_per_type_table(tmp_path):
+    from warclake.cli.main import main
+    from warclake.tasks.evaluation.metrics import word_prf
+    from warclake.tasks.evaluation.runner import evaluate
+
+    # two pages of each of three types from the held-back part
+    chosen = {}
+    for p in read_gold(f"wcxb:{WCXB}", "heldout"):
+        if p.page_type in ("article", "forum", "documentation"):
+            chosen.setdefault(p.page_type, []).append(p.id.split("/")[1])
+    only = [i for ids in chosen.values() for i in ids[:2]]
+    out = tmp_path / "r.md"
+    assert main(["eval", "--gold", f"wcxb:{WCXB}", "--only", ",".join(only), "--quiet",
+                 "--extractor", "sieve", "--markdown", str(out)]) == 0
+    text = out.read_text()
+    assert "6 pages" in text and "Page F1 by page type" in text
+    lines = [ln for ln in text.split("Page F1 by page type")[1].splitlines() if ln.startswith("| ")]
+    head = [c.strip() for c in lines[0].split("|")[1:-1]]
+    assert head[:3] == ["extractor", "page F1", "F1 shingle-4"]
+    assert head[3:6] == ["article (2)", "forum (2)", "documentation (2)"]
+    rows = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]] for ln in lines[1:]}
+    assert set(rows) == {"none", "sieve"}
+    # the table's numbers are the per-page metric averaged within each type
+    pages = [p for p in read_gold(f"wcxb:{WCXB}") if p.id.split("/")[1] in only]
+    outputs = {}
+    (none, sieve) = evaluate(pages, ["none", "sieve"], outputs=outputs)
+    for name, res in (("none", none), ("sieve", sieve)):
+        per_type = {}
+        for p in pages:
+            per_type.setdefault(p.page_type, []).append(word_prf(p.gold, outputs[(name, p.id)])[2])
+        expect = [sum(v) / len(v) for v in (per_type["article"], per_type["forum"],
+                                              per_type["documentation"])]
+        assert [float(c) for c in rows[name][2:5]] == pytest.approx(expect, abs=6e-4)
+        assert float(rows[name][0]) == pytest.approx(sum(sum(per_type.values(), [])) / 6, abs=6e-4)
+    assert float(rows["sieve"][0]) > float(rows["none"][0])      # boilerplate removal helps

@@ -67,6 +67,13 @@ def test_contract_corners_are_identical():
         "<body><p>&#2;a\x01b\x03c <a href>\u200b</a> \u3000 \u00a0 d</p><hr><hr>e",
         b"<body><p>broken \xe6\x97 utf-8 \xff\xfe and \xc3\xa9</p></body>",
         "\ufeff<body>\x00nul <o:p>word</o:p> <svg><p>in svg</p></svg>",
+        # a noscript read (the page's text), one left out, one cut short
+        "<body><b>shell</b><noscript>on</noscript><noscript><div>" + "<p>post words</p>" * 60
+        + "<p><a href=/u>link</a> &amp; <my-tag class=x>c</my-tag></div></noscript>x",
+        "<body><noscript><ul>" + "<li>item text " * 80 + "</ul>",
+        # code keeps its spacing: indentation, inner runs, tabs, a first line's indent
+        "<body><pre>  <b>def</b> f(x):\n\t\treturn  x \n \n\u00a0 \x04&#5;end</pre><listing>a  b</listing>",
+        "<body><xmp>  <a href=x>  k </a>  </xmp><pre>   </pre><pre><div>  in\n  div</div>  after</pre>",
     ]
     for page in pages:
         assert compiled(page) == hp.python_paragraphs(page)
@@ -92,7 +99,8 @@ def test_a_huge_class_gives_a_short_path_in_both_walks():
 def test_normalisation_in_c_equals_the_python_one():
     from warclake.tasks.native import lexbor_walk
 
-    alphabet = ["a", " ", "\n", "\x01", "\x02", "\x03", "\u00a0", "\u3000", "\u200b", "\ufeff",
+    alphabet = ["a", " ", "\n", "\x01", "\x02", "\x03", "\x04", "\x05", "\x04", "\x05",
+                "\u00a0", "\u3000", "\u200b", "\ufeff",
                 "\u2060", "\t", "\x1c", "\x85", "é", "日", "\u2028", "\u205f", "\u1680"]
     rng = np.random.default_rng(5)
     for _ in range(20_000):

@@ -83,9 +83,27 @@ def test_br_is_a_single_newline():
     assert text_of(html) == f"body>p{S}one\ntwo\nthree\n\nbody>p{S}{A}link{Z}"
 
 
-def test_pre_keeps_line_breaks_but_collapses_runs():
+def test_pre_keeps_line_breaks_and_the_spacing_of_each_line():
     html = "<pre>def f():\n    return 1\n\n\nend</pre>"
-    assert text_of(html) == f"body>pre{S}def f():\nreturn 1\nend"
+    assert text_of(html) == f"body>pre{S}def f():\n    return 1\nend"
+
+
+def test_code_stays_code_and_only_inside_pre():
+    html = ("<div>  outside   runs  \n collapse </div>"
+            "<pre><code>    <span class=k>if</span> x:\n\t\ty  =  [1,   2]   \n  \t \n"
+            "        <a href=/doc>call</a>(x)  </code></pre>"
+            "<p>after <b> the </b>  pre</p>")
+    assert text_of(html).split("\n\n") == [
+        f"body>div{S}outside runs collapse",
+        # indentation of the first line too; trailing spacing and blank lines go
+        f"body>pre{S}    if x:\n\t\ty  =  [1,   2]\n        {A}call{Z}(x)",
+        f"body>p{S}after the pre",
+    ]
+    # the other pre-like blocks; a block inside pre is still pre; a pre of spaces is empty
+    assert text_of("<xmp>a  <b>  b</xmp><pre>   \n  </pre>") == f"body>xmp{S}a  <b>  b"
+    assert text_of("<pre><div>  x  y</div>  z</pre>") == f"body>pre>div{S}  x  y\n\nbody>pre{S}  z"
+    # spaces and tabs only: any run of other whitespace becomes one space, as everywhere
+    assert text_of("<pre>a\u00a0\u00a0b\u3000 c</pre>") == f"body>pre{S}a b  c"
 
 
 def test_scripts_styles_and_other_non_text_are_dropped():
@@ -175,8 +193,8 @@ def test_path_parts_are_sanitised():
 
 
 def test_marker_characters_in_the_page_are_removed():
-    html = "<p>a\x02b &#2;c &#x03;d\x01e</p>"
-    assert text_of(html) == f"body>p{S}ab c de"
+    html = "<p>a\x02b &#2;c &#x03;d\x01e\x04f&#5;g</p><pre> x\x04 &#4;y</pre>"
+    assert text_of(html) == f"body>p{S}ab c defg\n\nbody>pre{S} x y"
 
 
 def test_bytes_input_is_utf8_with_replacement():
@@ -241,21 +259,34 @@ _PIECES = [
     "<p>", "</p>", '<div class="a b">', "</div>", '<a href="x">', "</a>", "<a>", "<br>", " ",
     "\n", "\u00a0", "\u3000", "word", "w\u00f6rd", "<span>", "</span>", "<pre>", "</pre>",
     "<table><tr><td>", "</td>", "<li>", "<script>x</script>", "<!-- c -->", "&nbsp;", "&amp;",
-    "<hr>", "&#2;", "\x03", "<ul>", "</ul>", "<svg><text>t</text></svg>", "<h1>", "</h1>",
+    "<hr>", "&#2;", "\x03", "\t", "  ", "\x04", "<ul>", "</ul>", "<svg><text>t</text></svg>", "<h1>", "</h1>",
 ]
 _WELL_FORMED = re.compile("[^\x02\x03]*(?:\x02[^\x02\x03]+\x03[^\x02\x03]*)*")
 _BAD_SPACING = re.compile("[ \n]{2}|\x02[ \n]|[ \n]\x03|\x01")
 
 
+_PRE_PATH = re.compile(r"(?:^|>)(?:pre|xmp|listing|plaintext)(?=[.#>]|$)")
+# in a pre-like block: lines keep their spacing, but no blank line, no spacing at a line's
+# end, none just inside a link
+_BAD_PRE_SPACING = re.compile("\n\n|[ \t]\n|[ \t]$|^\n|\x02[ \t\n]|[ \t\n]\x03|[\x01\x04\x05]")
+
+
 def test_random_markup_keeps_the_text_invariants():
     rnd = random.Random(7)
+    pre = 0
     for _ in range(3000):
         html = "".join(rnd.choice(_PIECES) for _ in range(rnd.randint(1, 40)))
         for p in extract_paragraphs(html):
             assert p.path == "body" or p.path.startswith("body>"), html
-            assert p.text and p.text == p.text.strip(), html
-            assert PATH_SEP not in p.text and not _BAD_SPACING.search(p.text), (html, p.text)
-            assert _WELL_FORMED.fullmatch(p.text), (html, p.text)
+            assert PATH_SEP not in p.text and _WELL_FORMED.fullmatch(p.text), (html, p.text)
+            if _PRE_PATH.search(p.path):
+                pre += 1
+                assert p.text and p.text == p.text.rstrip(), html
+                assert not _BAD_PRE_SPACING.search(p.text), (html, p.text)
+            else:
+                assert p.text and p.text == p.text.strip(), html
+                assert not _BAD_SPACING.search(p.text), (html, p.text)
+    assert pre > 100
 
 
 READABILITY = Path(shared_data("gold", "mozilla_readability_testpages"))
@@ -291,3 +322,69 @@ def test_real_pages_smoke():
             assert _balanced(p.text), (page, p.text[:200])
             assert p.n_tags >= 0
     assert total > len(pages) * 10
+
+
+# ------------------------------------------------------------------ <noscript>
+def _thread(posts: int, words: int = 30) -> str:
+    return "".join(f"<div class=post><p>{'reply text ' * words}{k}</p></div>" for k in range(posts))
+
+
+def test_a_noscript_holding_the_page_text_is_read_as_an_element():
+    # a script shell with a header line, the whole thread in <noscript> (as Discourse serves it)
+    html = ("<body><header>Site name</header><div id=app></div><noscript>enable js</noscript>"
+            f"<noscript data-path=/t/x/1><div id=main-outlet><h1>Topic</h1>{_thread(4)}</div>"
+            "</noscript><noscript><img src=/pixel.gif></noscript></body>")
+    paras = extract_paragraphs(html)
+    assert [p.path for p in paras] == (["body>header", "body>noscript>div#main-outlet>h1"]
+                                       + ["body>noscript>div#main-outlet>div.post>p"] * 4)
+    assert paras[2].plain.startswith("reply text reply") and paras[-1].plain.endswith("text 3")
+    assert not any("enable js" in p.text for p in paras)
+    # n_tags: the noscript start tag and its parsed elements count as any others
+    assert paras[1].n_tags == 5   # noscript (fallback), noscript, div, h1 ... + none more
+    assert sum(p.n_tags for p in paras) == 1 + 1 + 1 + 1 + 1 + 1 + 1 + 4 * 2
+
+
+def test_a_noscript_is_left_out_when_it_is_a_fallback_or_a_copy():
+    pages = [
+        # a fallback line on an empty script shell: no document
+        "<body><div id=root></div><noscript>You need to enable JavaScript to run this app."
+        "</noscript></body>",
+        # the same text the body shows (a copy for readers without scripts)
+        f"<body><article>{_thread(4)}</article><noscript>{_thread(4)}</noscript></body>",
+        # long, but one paragraph
+        f"<body><noscript><p>{'word ' * 400}</p></noscript></body>",
+        # several paragraphs, but not three times the rest of the body
+        f"<body><main>{_thread(3)}</main><noscript>{_thread(6)}</noscript></body>",
+    ]
+    for html in pages:
+        assert not any("noscript" in p.path for p in extract_paragraphs(html)), html[:60]
+    assert extract_paragraphs(pages[0]) == []
+
+
+def test_noscript_text_stays_raw_text_in_head_and_in_noscript():
+    # only body noscripts are read; a noscript in the noscript's own markup stays raw text
+    inner = f"<noscript>{_thread(5)}</noscript>"
+    html = (f"<html><head><noscript>{_thread(5)}</noscript></head>"
+            f"<body><p>x</p><noscript>{_thread(4)}{inner}</noscript></body>")
+    paths = [p.path for p in extract_paragraphs(html)]
+    assert paths == ["body>p"] + ["body>noscript>div.post>p"] * 4
+
+
+WCXB = Path(shared_data("gold", "wcxb_dev"))
+
+
+@pytest.mark.shared_data("gold", "wcxb_dev")
+def test_discourse_threads_of_the_wcxb_tuning_part_give_their_posts():
+    from warclake.tasks.evaluation.gold import decode_page, read_gold
+
+    threads = [p for p in read_gold(f"wcxb:{WCXB}", "tuning")
+               if "/t/" in p.url and b"<noscript data-path" in p.html]
+    assert len(threads) >= 10
+    for page in threads:
+        paras = extract_paragraphs(decode_page(page))
+        inside = [p for p in paras if p.path.startswith("body>noscript>")]
+        assert len(inside) >= 10, page.id
+        # the posts are the text of the page: most of the gold's words are in them
+        words = set(re.findall(r"\w+", page.gold.lower()))
+        found = set(re.findall(r"\w+", " ".join(p.plain for p in inside).lower()))
+        assert len(words & found) >= 0.8 * len(words), page.id

@@ -5,8 +5,9 @@
 Case ``i`` of seed ``S`` is always the same page (``--start I --cases 1`` replays it): random
 and misnested markup from a vocabulary of every kind of tag the walk treats differently,
 classes and ids with separators and control characters, huge attributes and texts, deep
-nesting, control and marker characters raw and as references, CJK and Unicode whitespace,
-broken UTF-8 given as bytes, and cut, spliced and repeated slices of those pages.
+nesting, noscripts holding whole threads (read when they are the page's text), control
+and marker characters raw and as references, CJK and Unicode whitespace, broken UTF-8
+given as bytes, and cut, spliced and repeated slices of those pages.
 ``--hostile`` first runs the full-size hostile pages of ``hostile_pages`` that the
 extractor parses at all (``html_limits`` turns the others away before parsing).
 
@@ -42,7 +43,8 @@ DROPS = "script style svg math iframe noscript template textarea select title he
 VOIDS = "br hr img input wbr meta link area col embed source image".split()
 TEXTS = ["word", "two words", " ", "\n", "\t", "  \n  ", "\u00a0", "\u3000", "\u2028", "\u200b",
          "\ufeff", "\u2060", "\x85", "\x1c", "\x0b", "日本語の文章", "中文段落", "한국어",
-         "café", "Ünïcödé", "\x01", "\x02", "\x03", "&#1;", "&#x2;", "&#03;", "&#0;",
+         "café", "Ünïcödé", "\x01", "\x02", "\x03", "\x04", "\x05", "&#1;", "&#x2;", "&#03;",
+         "&#0;", "&#4;", "&#x05;", "    indented", "\n\t\tcode  x", "  \n", "\t",
          "&amp;", "&nbsp;", "&lt;b&gt;", "&#xD800;", "&#x110000;", "\x00", "\x7f", "\x08",
          ".", "#", ">", "\r\n", "😀", "\U0010fffd", "a" * 50]
 MAX_PAGE_CHARS = 300_000
@@ -92,7 +94,10 @@ def _markup(rng: random.Random, budget: list[int], depth: int = 0) -> str:
             parts.append(f"<{rng.choice(VOIDS)}{_attrs(rng, 'v')}>")
         elif r < 0.88:
             tag = rng.choice(DROPS)
-            parts.append(f"<{tag}>{rng.choice(TEXTS)}<p>hidden</p></{tag}>")
+            if tag == "noscript" and rng.random() < 0.5:
+                parts.append(_noscript_thread(rng, budget, depth))
+            else:
+                parts.append(f"<{tag}>{rng.choice(TEXTS)}<p>hidden</p></{tag}>")
         elif r < 0.93:  # a stray end tag or a comment: misnesting
             parts.append(rng.choice(("</div>", "</p>", "</a>", "</li>", "</table>", "<!-- c -->",
                                      "<!--", "-->", "</body>", "<body>", "<html>", "<?php x ?>",
@@ -102,6 +107,19 @@ def _markup(rng: random.Random, budget: list[int], depth: int = 0) -> str:
             n = rng.randint(50, 400)
             parts.append(f"<{tag}>" * n + "deep" + f"</{tag.split()[0]}>" * rng.randint(0, n))
     return "".join(parts)
+
+
+def _noscript_thread(rng: random.Random, budget: list[int], depth: int) -> str:
+    """A noscript holding a page's text (as forum threads do), often enough text to be read
+    (html_paragraphs' NOSCRIPT_* limits), with random markup, and sometimes cut short."""
+    posts = []
+    for _ in range(rng.choice((1, 2, 3, 4, 8, 30))):
+        words = " ".join(rng.choice(("post", "reply", "text", "日本語", "x" * 9, "&amp;", "\n"))
+                         for _ in range(rng.randint(1, 120)))
+        inner = _markup(rng, budget, depth + 1) if rng.random() < 0.3 else ""
+        posts.append(f"<div class=post{_attrs(rng, 'div')}><p>{words}</p>{inner}</div>")
+    close = "</noscript>" if rng.random() < 0.9 else ""
+    return f"<noscript data-path=/t/x>{''.join(posts)}{close}"
 
 
 def _document(rng: random.Random) -> str:
