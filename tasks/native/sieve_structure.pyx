@@ -5,13 +5,16 @@
 the last columns of the feature matrix ``X``: stems found in the class/id names of each
 path element (product carousels and sliders among them), record lines under the parent
 and grandparent, the columns after comment and related headings, after the main container
-and after the page's first ``h1``, and the share of the main container's text before the
-paragraph. The short-line patterns stay Python
-regular expressions (``configure`` passes them in), run only on the lines that hold one of
-their keywords. ``compiled.choose_matrix`` checks the whole matrix against the Python
-reference on import.
+and after the page's first ``h1``, the share of the main container's text before the
+paragraph, and the page-type columns (record lists found through containers interned by
+parent and element text, price lines, the page's shares under stem groups). The
+short-line patterns stay Python regular expressions (``configure`` passes them in), run
+only on the lines that hold one of their keywords. ``compiled.choose_matrix`` checks the
+whole matrix against the Python reference on import.
 """
-from libc.math cimport copysign, log1p
+from libc.math cimport copysign, log, log1p
+from libc.stdint cimport uint64_t
+from libc.stdlib cimport calloc, free
 from libc.string cimport memcmp
 
 import zlib
@@ -77,6 +80,14 @@ cdef dict GROUP_BIT = {}
 cdef int C_DATE, C_RECORD, C_PARENT, C_GRAND, C_SHARE, C_AFTER_COMMENT, C_UNDER_COMMENT
 cdef int C_UNDER_RELATED, C_AFTER_MAIN, C_CHARS_AFTER, C_MAIN_BEFORE, C_AFTER_H1, C_H1_OFFSET
 cdef int NCOLS
+# page-type columns (structure._page_type)
+cdef int C_REC_PARENT, C_REC_BOX, C_IN_TOP, C_PRICE, C_PAGE_RECORDS, C_PAGE_RECORD_SHARE
+cdef int C_PAGE_HEADINGS, C_PAGE_PRICES, C_PAGE_SECTIONS, C_PAGE_ARTICLES
+cdef int MIN_RECORDS, PRICE_CHARS
+cdef unicode CURRENCY
+cdef int N_SHARES = 0            # the page_<group>_share columns: group bit and column
+cdef int SHARE_BIT[32]
+cdef int SHARE_COL[32]
 cdef int SHORT_CHARS, HEAD_CHARS
 cdef object DIGIT, DATE_LINE, RECORD_LINE, COMMENT_HEAD, RELATED_HEAD
 cdef dict _ELEMENT_CACHE = {}
@@ -136,6 +147,25 @@ def configure(structure, int first) -> None:
     C_CHARS_AFTER = idx["chars_after_main"]
     C_MAIN_BEFORE, C_AFTER_H1, C_H1_OFFSET = idx["main_before"], idx["after_h1"], idx["h1_offset"]
     SHORT_CHARS, HEAD_CHARS = structure.SHORT_CHARS, structure.HEAD_CHARS
+    global C_REC_PARENT, C_REC_BOX, C_IN_TOP, C_PRICE, C_PAGE_RECORDS, C_PAGE_RECORD_SHARE
+    global C_PAGE_HEADINGS, C_PAGE_PRICES, C_PAGE_SECTIONS, C_PAGE_ARTICLES
+    global MIN_RECORDS, PRICE_CHARS, CURRENCY, N_SHARES
+    names = list(structure.NAMES)
+    C_REC_PARENT = idx["rec_parent"]
+    if names[C_REC_PARENT:C_REC_PARENT + 7] != ["rec_parent", "rec_grand", "rec_great",
+                                                "rec_box_records", "rec_box_share",
+                                                "in_top_records", "price_line"]:
+        raise ValueError("record columns out of the expected order")
+    C_REC_BOX, C_IN_TOP, C_PRICE = idx["rec_box_records"], idx["in_top_records"], idx["price_line"]
+    C_PAGE_RECORDS, C_PAGE_RECORD_SHARE = idx["page_records"], idx["page_record_share"]
+    C_PAGE_HEADINGS, C_PAGE_PRICES = idx["page_headings"], idx["page_prices"]
+    C_PAGE_SECTIONS, C_PAGE_ARTICLES = idx["page_sections"], idx["page_articles"]
+    MIN_RECORDS, PRICE_CHARS, CURRENCY = structure.MIN_RECORDS, structure.PRICE_CHARS, structure.CURRENCY
+    N_SHARES = len(structure._SHARE_GROUPS)
+    if N_SHARES > 32:
+        raise ValueError("too many share groups")
+    for k, g in enumerate(structure._SHARE_GROUPS):
+        SHARE_BIT[k], SHARE_COL[k] = GROUP_BIT[g], idx[f"page_{g}_share"]
     DIGIT, DATE_LINE, RECORD_LINE = structure._DIGIT, structure._DATE_LINE, structure._RECORD_LINE
     COMMENT_HEAD, RELATED_HEAD = structure._COMMENT_HEAD, structure._RELATED_HEAD
     _set_keywords(SET_DATE, _MONTHS if zlib.crc32((DATE_LINE.pattern + str(DATE_LINE.flags))
@@ -384,11 +414,17 @@ def fill(double[:, ::1] X, list paths, list plains, int in_main_col) -> None:
     cdef Py_ssize_t[::1] el_end = np.empty(longest + 1, dtype=np.intp)
     cdef int[::1] el_own = np.empty(longest + 1, dtype=np.intc)
     cdef int[::1] el_any = np.empty(longest + 1, dtype=np.intc)
+    # containers of the page-type columns: every path prefix ending before a ">" or at the
+    # end, numbered in order of first appearance (_page_type); a shared element keeps its id
+    cdef Py_ssize_t[::1] el_pid = np.empty(longest + 1, dtype=np.intp)
+    cdef Py_ssize_t shared, e
+    boxes = _Boxes(uniq)
     for u in range(nu):
         q = <str>uniq[u]
         any_bits = 0
         prev = 0
         own = 0
+        boxes.chain_start[u] = boxes.n_chain
         if PyUnicode_IS_ASCII(q):
             pd = <const unsigned char*>PyUnicode_DATA(q)
             plen = len(q)
@@ -405,6 +441,7 @@ def fill(double[:, ::1] X, list paths, list plains, int in_main_col) -> None:
                 own = el_own[ne - 1]
                 prev = el_own[ne - 2] if ne >= 2 else 0
                 any_bits = el_any[ne - 1]
+            shared = ne
             for k in range(e0, plen + 1):
                 if k == plen or pd[k] == 62:      # ">" ends an element
                     prev = own
@@ -415,14 +452,29 @@ def fill(double[:, ::1] X, list paths, list plains, int in_main_col) -> None:
                     el_any[ne] = any_bits
                     ne += 1
                     e0 = k + 1
+            for e in range(shared, ne):
+                el_pid[e] = boxes.node(q, el_end[e - 1] + 1 if e else 0, el_end[e],
+                                       el_pid[e - 1] if e else -1, u)
+            for e in range(1, ne):
+                boxes.add(el_pid[e])
             last_pd, last_len, last_ne = pd, plen, ne
         else:
             for el in q.split(">"):
                 prev = own
                 own = _element_bits(<str>el)
                 any_bits |= own
+            e0, k = 0, -1
+            while True:
+                e = q.find(">", e0)
+                k = boxes.node(q, e0, e if e >= 0 else len(q), k, u)
+                if e0:
+                    boxes.add(k)
+                if e < 0:
+                    break
+                e0 = e + 1
         any_of[u] = any_bits
         near_of[u] = own | prev
+    boxes.chain_start[nu] = boxes.n_chain
     # short lines: date and record marks
     cdef double[::1] date = np.zeros(n)
     cdef double[::1] record = np.zeros(n)
@@ -480,6 +532,7 @@ def fill(double[:, ::1] X, list paths, list plains, int in_main_col) -> None:
         for i in range(n):
             X[i, FIRST + C_MAIN_BEFORE] = -1.0
     _h1_position(X, uniq, inverse)
+    _page_type(X, plains, uniq, inverse, any_of, boxes)
 
 
 cdef void _main_before(double[:, ::1] X, list plains, Py_ssize_t n, int in_main_col):
@@ -663,3 +716,270 @@ cdef void _inside(unsigned char[::1] inside, list uniq, str box):
     cdef Py_ssize_t u
     for u in range(len(uniq)):
         inside[u] = 1 if (<str>uniq[u]).startswith(box) else 0
+
+
+cdef bint _tag_is(str path, Py_ssize_t start, Py_ssize_t n, str name):
+    """The tag of the element path[start:n] (up to "." or "#") is ``name`` (lower-case
+    ASCII), in ASCII capitals or not."""
+    cdef Py_ssize_t m = len(name), i
+    cdef int kind = PyUnicode_KIND(path)
+    cdef void* data = PyUnicode_DATA(path)
+    cdef unsigned int c
+    if n - start < m:
+        return False
+    for i in range(m):
+        c = <unsigned int>PyUnicode_READ(kind, data, start + i)
+        if 65 <= c <= 90:
+            c += 32
+        if c != <unsigned int>ord(name[i]):
+            return False
+    if n - start == m:
+        return True
+    c = PyUnicode_READ(kind, data, start + m)
+    return c == 46 or c == 35
+
+
+cdef bint _is_heading(str path):
+    cdef Py_ssize_t start = path.rfind(">") + 1, n = len(path)
+    cdef int kind = PyUnicode_KIND(path)
+    cdef void* data = PyUnicode_DATA(path)
+    cdef Py_UCS4 c
+    if n - start < 2:
+        return False
+    c = PyUnicode_READ(kind, data, start)
+    if c != 104 and c != 72:
+        return False
+    c = PyUnicode_READ(kind, data, start + 1)
+    if c < 49 or c > 54:
+        return False
+    if n - start == 2:
+        return True
+    c = PyUnicode_READ(kind, data, start + 2)
+    return c == 46 or c == 35
+
+
+cdef bint _is_price_line(str t):
+    """structure.is_price_line."""
+    cdef Py_ssize_t n = len(t), i, j, d
+    cdef int kind
+    cdef void* data
+    cdef Py_UCS4 c
+    if n > PRICE_CHARS:
+        return False
+    kind = PyUnicode_KIND(t)
+    data = PyUnicode_DATA(t)
+    for i in range(n):
+        c = PyUnicode_READ(kind, data, i)
+        if c < 36 or (c > 36 and c < 0xA3) or CURRENCY.find(chr(c)) < 0:
+            continue
+        for d in (-1, 1):
+            j = i + d
+            if 0 <= j < n and PyUnicode_READ(kind, data, j) == 32:
+                j += d
+            if 0 <= j < n and 48 <= PyUnicode_READ(kind, data, j) <= 57:
+                return True
+    return False
+
+
+cdef class _Boxes:
+    """The containers of a page's distinct paths (structure._page_type). Every path prefix
+    ending before a ">" or at the end is a node, interned by (parent node, element text) in
+    an open-addressing table; the nodes below the root element are the containers ("boxes"),
+    numbered in order of first appearance, and each distinct path has its chain of boxes,
+    outermost first."""
+    cdef list uniq
+    cdef Py_ssize_t* mem              # one block for the arrays below
+    cdef Py_ssize_t* slots            # node id + 1, 0 for an empty slot
+    cdef Py_ssize_t mask, n_nodes, n_boxes, n_chain
+    cdef Py_ssize_t* n_parent
+    cdef Py_ssize_t* n_u
+    cdef Py_ssize_t* n_start
+    cdef Py_ssize_t* n_len
+    cdef Py_ssize_t* n_box
+    cdef Py_ssize_t* n_hash           # the node's hash, as bits
+    cdef Py_ssize_t* first            # box -> the distinct path it was first seen in
+    cdef Py_ssize_t* chain_start
+    cdef Py_ssize_t* chain
+    cdef int sections, articles
+
+    def __cinit__(self, list uniq):
+        cdef Py_ssize_t bound = 1, cap = 64, u, nu = len(uniq)
+        for u in range(nu):
+            bound += (<str>uniq[u]).count(">") + 1
+        while cap < 2 * bound:
+            cap *= 2
+        self.uniq = uniq
+        self.mem = <Py_ssize_t*>calloc(cap + 8 * bound + nu + 1, sizeof(Py_ssize_t))
+        if self.mem == NULL:
+            raise MemoryError()
+        self.slots = self.mem
+        self.mask = cap - 1
+        self.n_parent = self.mem + cap
+        self.n_u = self.n_parent + bound
+        self.n_start = self.n_u + bound
+        self.n_len = self.n_start + bound
+        self.n_box = self.n_len + bound
+        self.n_hash = self.n_box + bound
+        self.first = self.n_hash + bound
+        self.chain = self.first + bound
+        self.chain_start = self.chain + bound
+        self.n_nodes = self.n_boxes = self.n_chain = 0
+        self.sections = self.articles = 0
+
+    def __dealloc__(self):
+        free(self.mem)
+
+    cdef Py_ssize_t node(self, str q, Py_ssize_t start, Py_ssize_t end, Py_ssize_t parent,
+                         Py_ssize_t u) except -2:
+        """The node of element q[start:end] under node ``parent`` (-1: the root element),
+        new when not seen; a new node below the root is the next box."""
+        cdef int kind = PyUnicode_KIND(q), okind
+        cdef void* data = PyUnicode_DATA(q)
+        cdef void* odata
+        cdef uint64_t h = 1469598103934665603ULL
+        cdef Py_ssize_t i, k, slot, ln = end - start
+        cdef str other
+        h = (h ^ <uint64_t>(parent + 1)) * 1099511628211ULL
+        for i in range(start, end):
+            h = (h ^ <uint64_t>PyUnicode_READ(kind, data, i)) * 1099511628211ULL
+        slot = <Py_ssize_t>(h & <uint64_t>self.mask)
+        while self.slots[slot]:
+            k = self.slots[slot] - 1
+            if <uint64_t>self.n_hash[k] == h and self.n_parent[k] == parent and self.n_len[k] == ln:
+                other = <str>self.uniq[self.n_u[k]]
+                okind = PyUnicode_KIND(other)
+                odata = PyUnicode_DATA(other)
+                i = 0
+                while i < ln and PyUnicode_READ(okind, odata, self.n_start[k] + i) \
+                        == PyUnicode_READ(kind, data, start + i):
+                    i += 1
+                if i == ln:
+                    return k
+            slot = (slot + 1) & self.mask
+        k = self.n_nodes
+        self.n_nodes += 1
+        self.slots[slot] = k + 1
+        self.n_hash[k], self.n_parent[k], self.n_len[k] = <Py_ssize_t>h, parent, ln
+        self.n_u[k], self.n_start[k] = u, start
+        self.n_box[k] = -1
+        if parent >= 0:
+            self.n_box[k] = self.n_boxes
+            self.first[self.n_boxes] = u
+            self.n_boxes += 1
+            if _tag_is(q, start, end, "section"):
+                self.sections += 1
+            if _tag_is(q, start, end, "article"):
+                self.articles += 1
+        return k
+
+    cdef inline void add(self, Py_ssize_t k):
+        """Box of node k onto the current path's chain (k below the root)."""
+        self.chain[self.n_chain] = self.n_box[k]
+        self.n_chain += 1
+
+
+cdef _page_type(double[:, ::1] X, list plains, list uniq, Py_ssize_t[::1] inverse,
+                int[::1] any_of, _Boxes boxes):
+    """structure._page_type: record lists (containers whose first path comes back), price
+    lines and the page-level type signals."""
+    cdef Py_ssize_t n = inverse.shape[0], nu = len(uniq), nbox = boxes.n_boxes
+    cdef double* mem = <double*>calloc(n + 10 * nu + 4 * nbox + 1, sizeof(double))
+    if mem == NULL:
+        raise MemoryError()
+    try:
+        _page_type_into(X, plains, uniq, inverse, any_of, boxes, mem)
+    finally:
+        free(mem)
+
+
+cdef int _page_type_into(double[:, ::1] X, list plains, list uniq, Py_ssize_t[::1] inverse,
+                         int[::1] any_of, _Boxes boxes, double* mem) except -1:
+    cdef Py_ssize_t n = inverse.shape[0], nu = len(uniq), i, u, k, j
+    cdef Py_ssize_t top = -1, start, end, chain_len
+    cdef double total = 0.0, top_share = 0.0, headings = 0.0, prices = 0.0, v, r
+    cdef int sections = boxes.sections, articles = boxes.articles
+    cdef Py_ssize_t* chain_start = boxes.chain_start
+    cdef Py_ssize_t* chain = boxes.chain
+    cdef Py_ssize_t* first = boxes.first
+    cdef Py_ssize_t nbox = boxes.n_boxes
+    # one zeroed block: per paragraph, per distinct path, per box
+    cdef double* lens = mem
+    cdef double* count = lens + n
+    cdef double* chars = count + nu
+    cdef double* last = chars + nu          # index of the last paragraph (whole numbers)
+    cdef double* R = last + nu              # (nu, 6) row-major
+    cdef double* box = R + 6 * nu
+    cdef double* tail = box + nbox
+    cdef double* records = tail + nbox
+    cdef double* valid = records + nbox
+    for i in range(n):
+        lens[i] = len(<str>plains[i])
+        total += lens[i]
+        u = inverse[i]
+        count[u] += 1.0
+        chars[u] += lens[i]
+        last[u] = i
+    if total == 0.0:
+        total = 1.0
+    for u in range(nu):         # in order of the distinct paths: the reference's sums
+        for j in range(chain_start[u], chain_start[u + 1]):
+            box[chain[j]] += chars[u]
+    for i in range(n):
+        u = inverse[i]
+        for j in range(chain_start[u], chain_start[u + 1]):
+            k = chain[j]
+            if i >= last[first[k]]:
+                tail[k] += lens[i]
+    for k in range(nbox):
+        records[k] = count[first[k]]
+        valid[k] = 1.0 if records[k] >= MIN_RECORDS and box[k] > 0 and 2 * tail[k] <= box[k] else 0.0
+        if valid[k] > 0 and box[k] / total > top_share:
+            top, top_share = k, box[k] / total
+    for u in range(nu):
+        start, end = chain_start[u], chain_start[u + 1]
+        chain_len = end - start
+        for j in range(2, 5):
+            if chain_len >= j:
+                R[6 * u + j - 2] = log(records[chain[end - j]])
+        for j in range(end - 2, start - 1, -1):
+            k = chain[j]
+            if valid[k] > 0:
+                R[6 * u + 3] = log(records[k])
+                R[6 * u + 4] = box[k] / total
+                break
+        if top >= 0:
+            for j in range(start, end):
+                if chain[j] == top:
+                    R[6 * u + 5] = 1.0
+                    break
+        if _is_heading(<str>uniq[u]):
+            headings += count[u]
+    cdef double share[32]
+    cdef int g
+    for g in range(N_SHARES):
+        v = 0.0
+        for u in range(nu):
+            if any_of[u] & SHARE_BIT[g]:
+                v += chars[u]
+        share[g] = v / total
+    for i in range(n):
+        u = inverse[i]
+        for j in range(6):
+            X[i, FIRST + C_REC_PARENT + j] = R[6 * u + j]
+        if _is_price_line(<str>plains[i]):
+            X[i, FIRST + C_PRICE] = 1.0
+            prices += 1.0
+    r = log(records[top]) if top >= 0 else 0.0
+    headings = log1p(headings)
+    prices = log1p(prices)
+    cdef double secs = log1p(<double>sections), arts = log1p(<double>articles)
+    for i in range(n):
+        X[i, FIRST + C_PAGE_RECORDS] = r
+        X[i, FIRST + C_PAGE_RECORD_SHARE] = top_share
+        X[i, FIRST + C_PAGE_HEADINGS] = headings
+        X[i, FIRST + C_PAGE_PRICES] = prices
+        X[i, FIRST + C_PAGE_SECTIONS] = secs
+        X[i, FIRST + C_PAGE_ARTICLES] = arts
+        for g in range(N_SHARES):
+            X[i, FIRST + SHARE_COL[g]] = share[g]
+    return 0

@@ -91,11 +91,13 @@ _LINES = ["March 3, 2012", "at 4:05 pm", "2 hours ago", "12/03/2011", "says:", "
           "3\u00a0hours ago", "Link to this", "What do you think?", "Trackbacks", "Most Popular",
           "latest news", "x", "9.30 a.m.", "\u2019", "\u65e5\u672c", "\n", "-", "1",
           "reader comments (3)", "Join the conversation", "also on", "See also",
-          "top 10 stories", "Wrote :", "like", "flag", "quote"]
+          "top 10 stories", "Wrote :", "like", "flag", "quote", "$599", "+$ 29", "12,99 €",
+          "¥", "1 ₹", "$$", "US$"]
 _NAMES = ["comment", "Comment", "COMMENTbody", "postmeta", "relatedPosts", "x-share", "nav",
           "\u017fhare", "\u212aey", "navbar", "readmore", "caption", "widgetfooter", "replies",
           "Breadcrumb", "moreStoriesList", "\u65e5\u672c", "a-b_c", "posted-by", "upsellProduct",
-          "swiper-slide", ""]
+          "swiper-slide", "postBody", "cooked", "tabPanel", "product-card", "heroSection",
+          "listingItem", "PRICE", ""]
 
 
 def test_position_after_the_first_h1_and_in_the_main_container():
@@ -125,10 +127,59 @@ def test_product_carousel_stems():
     assert X[1, col["stem_any_slider"]] == 0
 
 
+def listing_page(menu: int = 5, cards: int = 6) -> str:
+    nav = "".join(f"<li><a href='/{k}'>Section {k}</a></li>" for k in range(menu))
+    grid = "".join(f"<div class='card'><h3>Walking boot model {k}</h3><p>{ARTICLE}</p>"
+                   f"<p>$1{k}9</p></div>" for k in range(cards))
+    return (f"<html><body><nav><ul>{nav}</ul></nav><main><h1>Walking boots</h1>"
+            f"<section class='grid'>{grid}</section></main>"
+            "<footer><p>Shipping and returns</p></footer></body></html>")
+
+
+def test_a_listings_cards_are_one_record_list_and_a_menu_at_the_top_is_not_the_page():
+    paras = extract_paragraphs(listing_page())
+    X, col = _columns(paras)
+    cards = [i for i, p in enumerate(paras) if p.plain == ARTICLE]
+    menu = [i for i, p in enumerate(paras) if p.plain.startswith("Section")]
+    assert len(cards) == 6 and len(menu) == 5
+    # the grid: its first path (a card's title) comes back six times and holds most text
+    assert np.allclose(X[cards, col["rec_box_records"]], np.log(6))
+    assert (X[cards, col["in_top_records"]] == 1).all() and (X[menu, col["in_top_records"]] == 0).all()
+    assert X[0, col["page_record_share"]] > 0.8 and X[0, col["page_records"]] == np.log(6)
+    # the menu is a record list of its own (five items), but the body is none: its first
+    # path (a menu item) comes back five times, and the last "record" holds the whole grid
+    assert np.allclose(X[menu, col["rec_box_records"]], np.log(5))
+    assert X[menu[0], col["rec_box_share"]] < 0.1
+    assert X[0, col["page_sections"]] == np.log1p(1) and X[0, col["page_headings"]] == np.log1p(7)
+    prices = [i for i, p in enumerate(paras) if p.plain.startswith("$")]
+    assert len(prices) == 6 and (X[prices, col["price_line"]] == 1).all()
+    assert X[0, col["page_prices"]] == np.log1p(6) and X[cards[0], col["price_line"]] == 0
+    assert X[0, col["page_card_share"]] > 0.8 and X[0, col["page_section_share"]] == 0
+
+
+@pytest.mark.parametrize("line, price", [("$599", True), ("+$29", True), ("12,99 €", True),
+                                         ("Price: ¥ 1200", True), ("US$ 5", True),
+                                         ("$ x5", False), ("In 2012 we sold 3 boots", False),
+                                         ("€" + "9" * 40, False), ("₹", False)])
+def test_price_lines(line, price):
+    assert structure.is_price_line(line) is price
+
+
+def test_forum_posts_and_tabs_show_in_the_page_shares():
+    posts = "".join(f"<div class='topic-post'><div class='cooked'><p>{text}</p></div></div>"
+                    for _, text in COMMENTS)
+    page = ("<html><body><h1>Bridge thread</h1>" + posts + "<div class='product-tabs'><p>"
+            + ARTICLE + "</p></div></body></html>")
+    X, col = _columns(extract_paragraphs(page))
+    assert 0.4 < X[0, col["page_post_share"]] < 0.7 and 0.2 < X[0, col["page_tab_share"]] < 0.5
+    assert X[0, col["page_comment_share"]] == 0 and X[0, col["page_articles"]] == 0
+
+
 def _random_path(rng) -> str:
     parts = []
     for _ in range(rng.choice((0, 1, 2, 3, 5, 8, 12))):
-        el = rng.choice(["div", "p", "li", "ul", "section", "h2", "body", "h1", "H1", "h12"])
+        el = rng.choice(["div", "p", "li", "ul", "section", "h2", "body", "h1", "H1", "h12",
+                         "article", "SECTION", "Article", "\u212aarticle"])
         for _ in range(rng.choice((0, 0, 1, 2))):
             el += rng.choice((".", "#")) + rng.choice(_NAMES)
         parts.append(el)

@@ -51,6 +51,7 @@ TEXT_PIECES = [
     ".", "!", "?", "。", "！", ")", "]", "\"", "'", "”", "’", "…", "|", "»", "•", ":", ";",
     "©", "0", "123", "4.5", "%", "€", "-", "_", "#", ">", "\x02", "\x03", "\x00", "\x01",
     "\ud800", "\udfff", "\ufeff", "\u0130\u0307", "A.B.C.", "e.g.", "U.S.", "x" * 200,
+    "$", "$5", "£", "¥", "₹", "$ 9", "+$29", "US$",
 ]
 TAGS = ["body", "div", "p", "li", "ul", "td", "tr", "table", "h1", "h2", "H3", "h6", "h7", "h",
         "span", "a", "b", "font", "center", "nav", "header", "footer", "aside", "article",
@@ -60,7 +61,8 @@ TAGS = ["body", "div", "p", "li", "ul", "td", "tr", "table", "h1", "h2", "H3", "
 CLASS_WORDS = ["nav", "Nav", "NAV", "navBar", "mainContent", "HTMLParser", "commentsList",
                "sidebar", "side-bar", "ad", "AdSlot", "footer", "site_footer", "Footer2",
                "related", "shareButtons", "byline", "search", "content", "post", "entry",
-               "x1", "", "日本", "a.b", "c#d", "\u212aey", "ÜberNav", "menu" * 10, "q" * 40]
+               "x1", "", "日本", "a.b", "c#d", "\u212aey", "ÜberNav", "menu" * 10, "q" * 40,
+               "postBody", "cooked", "tabPanel", "product-card", "heroSection", "listingItem"]
 
 
 def _path(rng: random.Random) -> str:

@@ -48,6 +48,8 @@ _TEXTS = [
     # short lines of the structure columns: dates, records, comment and related headings
     "March 3, 2012 at 4:05 pm", "Jane Doe says:", "Reply", "12 Comments", "Related posts",
     "You may also like", "posted 3 hours ago", "Leave a Reply", "04/11/2019",
+    # price lines of the page-type columns
+    "$599", "12,99 €",
 ]
 _PATHS = [
     "body>div.content>p", "body>div#nav.navBar>ul>li", "body>footer.site-footer>p",
@@ -58,6 +60,7 @@ _PATHS = [
     "body>nav>ul>li>a.tag-cloud", "body>center>font>b", "body>div.x1#top>header>h",
     "body>div#comments>ol.commentlist>li.depth-1>div.commentbody>p", "body>div.relatedposts>ul>li",
     "body>div.postmeta>span.byline", "body>div.wp-caption>p.wp-caption-text",
+    "body>main>SECTION.productGrid>article.card>h3", "body>section.tabPanel>div.cooked>p",
 ]
 
 

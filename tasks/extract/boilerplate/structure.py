@@ -14,7 +14,13 @@ that follows or surrounds it (user comments, related-story lists, bylines, capti
 * position relative to the page's first ``h1`` (the title of the page's own content: what
   comes before it is chrome more often than not);
 * class/id stems of product carousels and sliders (``upsell``, ``productcard``, ``swiper``):
-  other products beside the one a product page is about.
+  other products beside the one a product page is about;
+* what kind of page it is, from the page's own structure (forums, listings, products and
+  service pages keep their main content elsewhere than an article does): record lists —
+  containers whose first path comes back once per record (a card's title, a post's author
+  line) — and the paragraph's place in them, price lines, the page's headings, ``section``
+  and ``article`` containers, and the shares of its text under forum-post, tab, card,
+  product, section and comment class stems (``PAGE_NAMES``).
 
 ``columns(paths, plains, in_main)`` returns the (n, len(NAMES)) block that ``features.matrix``
 appends to its own columns.
@@ -45,6 +51,17 @@ STEMS: dict[str, tuple[str, ...]] = {
                "masthead", "header", "topbar", "skiplink"),
     "slider": ("upsell", "crosssell", "carousel", "swiper", "slick", "splide", "slider",
                "productcard", "productgrid", "productlist", "productitem"),
+    # page-type signals: forum posts, tab panels, record cards, product details, sections
+    "post": ("postbody", "postcontent", "posttext", "postmessage", "messagebody",
+             "messagecontent", "messagetext", "cooked", "bbcode", "bbwrapper", "usertext",
+             "topicpost", "forumpost", "threadpost", "discourse", "xenforo", "phpbb", "vbulletin",
+             "bbpress", "answer", "question"),
+    "tab": ("tabs", "tabpanel", "tabcontent", "tabpane", "tabbody", "accordion", "collaps", "expand",
+            "specification", "specs", "ingredients", "overview"),
+    "card": ("card", "tile", "griditem", "listitem", "listing", "result", "collection"),
+    "product": ("product", "price", "sku", "addtocart", "variant", "pdp", "buybox", "shop"),
+    "section": ("section", "hero", "feature", "benefit", "service", "testimonial", "pricing",
+                "faq"),
 }
 STEM_GROUPS = tuple(STEMS)
 _STEM_GROUP = {w: g for g, ws in STEMS.items() for w in ws}
@@ -78,11 +95,25 @@ _RELATED_HEAD = re.compile(
     r"^\W*(also|elsewhere) (on|in|from)\b|^\W*around the web\W*$", re.I)
 HEAD_CHARS = 60       # a section heading is a short line
 
+# Page-type columns (``_page_type``): what kind of page the paragraph sits on, and the run of
+# records it belongs to. Paths carry no sibling numbers, so a record list shows as a container
+# whose first path comes back once per record (a card's title, a post's author line).
+PAGE_NAMES = ("rec_parent", "rec_grand", "rec_great", "rec_box_records", "rec_box_share",
+              "in_top_records", "price_line", "page_records", "page_record_share",
+              "page_headings", "page_prices", "page_sections", "page_articles",
+              "page_comment_share", "page_post_share", "page_tab_share", "page_card_share",
+              "page_product_share", "page_section_share")
+MIN_RECORDS = 3       # a record list repeats its first path at least this often
+PRICE_CHARS = 40      # a price line is short: "$599", "+$29", "12,99 €"
+CURRENCY = "$€£¥₹"
+_SHARE_GROUPS = ("comment", "post", "tab", "card", "product", "section")
+
 NAMES = tuple([f"stem_any_{g}" for g in STEM_GROUPS] + [f"stem_near_{g}" for g in STEM_GROUPS]
               + ["date_line", "record_line", "parent_records", "grandparent_records",
                  "grandparent_record_share",
                  "after_comment_head", "under_comment_head", "under_related_head",
-                 "after_main", "chars_after_main", "main_before", "after_h1", "h1_offset"])
+                 "after_main", "chars_after_main", "main_before", "after_h1", "h1_offset"]
+              + list(PAGE_NAMES))
 _IDX = {n: i for i, n in enumerate(NAMES)}
 
 
@@ -175,6 +206,7 @@ def columns(paths: list[str], plains: list[str], in_main: np.ndarray) -> np.ndar
     else:
         C[:, col["main_before"]] = -1.0
     _h1_position(C, uniq, inverse)
+    _page_type(C, paths, plains, uniq, inverse, block)
     return C
 
 
@@ -264,3 +296,105 @@ def _after_headings(C: np.ndarray, paths: list[str], plains: list[str], uniq: li
     for k, at in enumerate(related):
         end = related[k + 1] if k + 1 < len(related) else n
         C[at + 1:end, col["under_related_head"]] = inside(at)[at + 1:end]
+
+
+def _tag_is(el: str, name: str) -> bool:
+    """The element's tag (before any "." or "#") is ``name``, in ASCII capitals or not."""
+    tag = _TAG.match(el).group(0)
+    return tag.isascii() and tag.lower() == name
+
+
+def is_price_line(t: str) -> bool:
+    """A short line with a currency sign next to an ASCII digit (one space between allowed)."""
+    if len(t) > PRICE_CHARS:
+        return False
+    n = len(t)
+    for i, ch in enumerate(t):
+        if ch in CURRENCY:
+            for j in (i - 1, i + 1):
+                if 0 <= j < n and t[j] == " ":
+                    j += j - i
+                if 0 <= j < n and "0" <= t[j] <= "9":
+                    return True
+    return False
+
+
+def _page_type(C: np.ndarray, paths: list[str], plains: list[str], uniq: list[str],
+               inverse: np.ndarray, block: np.ndarray) -> None:
+    """The PAGE_NAMES columns. A container (any path prefix below the root element) holds
+    records when its first path comes back at least MIN_RECORDS times and the last record
+    (from the last return of that path on) holds at most half of the container's text: a
+    menu at the top of the page does not make the whole page a record list."""
+    col = _IDX
+    n, nu = len(paths), len(uniq)
+    lens = [len(t) for t in plains]
+    total = float(sum(lens)) or 1.0
+    inv = inverse.tolist()
+    count, chars, last = [0] * nu, [0.0] * nu, [0] * nu
+    for i, u in enumerate(inv):
+        count[u] += 1
+        chars[u] += lens[i]
+        last[u] = i
+    # containers numbered in order of first appearance; each distinct path's prefixes as ids
+    ids: dict[str, int] = {}
+    first: list[int] = []
+    box_chars: list[float] = []
+    chain: list[list[int]] = []
+    sections = articles = 0
+    for u, q in enumerate(uniq):
+        own = []
+        for a in reversed(_ancestors(q)):       # outermost first, the path itself last
+            k = ids.get(a)
+            if k is None:
+                k = ids[a] = len(first)
+                first.append(u)
+                box_chars.append(0.0)
+                el = a.rpartition(">")[2]
+                sections += _tag_is(el, "section")
+                articles += _tag_is(el, "article")
+            box_chars[k] += chars[u]
+            own.append(k)
+        chain.append(own)
+    tail = [0.0] * len(first)
+    for i, u in enumerate(inv):
+        for k in chain[u]:
+            if i >= last[first[k]]:
+                tail[k] += lens[i]
+    records = [count[f] for f in first]
+    valid = [r >= MIN_RECORDS and b > 0 and 2 * t <= b
+             for r, b, t in zip(records, box_chars, tail)]
+    top, top_share = -1, 0.0
+    for k, ok in enumerate(valid):
+        if ok and box_chars[k] / total > top_share:
+            top, top_share = k, box_chars[k] / total
+    rows = np.zeros((nu, 6))
+    for u, own in enumerate(chain):
+        for j, c in ((2, 0), (3, 1), (4, 2)):          # parent, grandparent, great-grandparent
+            if len(own) >= j:
+                rows[u, c] = math.log(records[own[-j]])
+        for k in reversed(own[:-1]):                    # the nearest record list around it
+            if valid[k]:
+                rows[u, 3] = math.log(records[k])
+                rows[u, 4] = box_chars[k] / total
+                break
+        rows[u, 5] = 1.0 if top >= 0 and top in own else 0.0
+    names = ("rec_parent", "rec_grand", "rec_great", "rec_box_records", "rec_box_share",
+             "in_top_records")
+    C[:, [col[c] for c in names]] = rows[inverse]
+    prices = [is_price_line(t) for t in plains]
+    C[:, col["price_line"]] = prices
+    C[:, col["page_records"]] = math.log(records[top]) if top >= 0 else 0.0
+    C[:, col["page_record_share"]] = top_share
+    C[:, col["page_headings"]] = math.log1p(sum(count[u] for u, q in enumerate(uniq)
+                                                if _is_heading(q)))
+    C[:, col["page_prices"]] = math.log1p(sum(prices))
+    C[:, col["page_sections"]] = math.log1p(sections)
+    C[:, col["page_articles"]] = math.log1p(articles)
+    for g in _SHARE_GROUPS:
+        on = block[:, col["stem_any_" + g]] > 0
+        C[:, col[f"page_{g}_share"]] = sum(c for c, o in zip(chars, on.tolist()) if o) / total
+
+
+def _is_heading(path: str) -> bool:
+    tag = _TAG.match(path.rpartition(">")[2]).group(0)
+    return len(tag) == 2 and tag[0] in "hH" and tag[1] in "123456"
