@@ -18,6 +18,7 @@ def sign_and_count(offsets: NDArray[np.int64], data: NDArray[np.uint8], valid: N
                    lab_off: NDArray[np.int64], lab_valid: NDArray[np.uint8], lab_code: NDArray[np.int8],
                    lang_flags: NDArray[np.uint8], is_chrome: Callable[[str], object], chrome_cache: dict[str, bool],
                    nfkc_lower: Callable[[str], str], para_ngram: int, doc_ngram: int, bins: int, min_chars: int,
+                   kept_only: bool,
                    p_hash: NDArray[np.int64], p_sim: NDArray[np.uint64], p_chars: NDArray[np.int32],
                    path_off: NDArray[np.int64], path_data: NDArray[np.uint8], pi: int, path_pos: int,
                    d_hash: NDArray[np.int64], d_chars: NDArray[np.int32], d_minhash: NDArray[np.uint32],
