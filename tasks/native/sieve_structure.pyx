@@ -550,22 +550,28 @@ cdef void _main_before(double[:, ::1] X, list plains, Py_ssize_t n, int in_main_
             cum += len(<str>plains[i])
 
 
-cdef bint _is_h1(str path):
-    """The path's last element is an h1 (its tag, before any "." or "#", lower-cased is
-    "h1": only "h1" and "H1" are, as lower-casing never shortens a string)."""
+cdef int _heading_level(str path):
+    """1-6 when the path's last element is a heading h1-h6 (its tag, before any "." or "#",
+    lower-cased: only "h" or "H" and a digit, as lower-casing never shortens a string), else 0."""
     cdef Py_ssize_t start = path.rfind(">") + 1, n = len(path)
     cdef int kind = PyUnicode_KIND(path)
     cdef void* data = PyUnicode_DATA(path)
-    cdef Py_UCS4 c
+    cdef Py_UCS4 c, digit
     if n - start < 2:
-        return False
+        return 0
     c = PyUnicode_READ(kind, data, start)
-    if (c != 104 and c != 72) or PyUnicode_READ(kind, data, start + 1) != 49:
-        return False
-    if n - start == 2:
-        return True
-    c = PyUnicode_READ(kind, data, start + 2)
-    return c == 46 or c == 35
+    digit = PyUnicode_READ(kind, data, start + 1)
+    if (c != 104 and c != 72) or digit < 49 or digit > 54:
+        return 0
+    if n - start > 2:
+        c = PyUnicode_READ(kind, data, start + 2)
+        if c != 46 and c != 35:
+            return 0
+    return <int>digit - 48
+
+
+cdef inline bint _is_h1(str path):
+    return _heading_level(path) == 1
 
 
 cdef void _h1_position(double[:, ::1] X, list uniq, Py_ssize_t[::1] inverse):
@@ -739,23 +745,8 @@ cdef bint _tag_is(str path, Py_ssize_t start, Py_ssize_t n, str name):
     return c == 46 or c == 35
 
 
-cdef bint _is_heading(str path):
-    cdef Py_ssize_t start = path.rfind(">") + 1, n = len(path)
-    cdef int kind = PyUnicode_KIND(path)
-    cdef void* data = PyUnicode_DATA(path)
-    cdef Py_UCS4 c
-    if n - start < 2:
-        return False
-    c = PyUnicode_READ(kind, data, start)
-    if c != 104 and c != 72:
-        return False
-    c = PyUnicode_READ(kind, data, start + 1)
-    if c < 49 or c > 54:
-        return False
-    if n - start == 2:
-        return True
-    c = PyUnicode_READ(kind, data, start + 2)
-    return c == 46 or c == 35
+cdef inline bint _is_heading(str path):
+    return _heading_level(path) > 0
 
 
 cdef bint _is_price_line(str t):
