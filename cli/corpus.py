@@ -18,24 +18,13 @@ def add_parser(sub) -> None:
     p.add_argument("--lake", required=True, help="lake root: a folder or an fsspec URL (s3://bucket/lake)")
     p.add_argument("--dump", default=None,
                    help="judge this dump (and any earlier one not judged yet); default: every dump")
-    for name, (lo, hi, doc) in THRESHOLD_RANGES.items():
-        kind = float if name == "similarity" else int
-        p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, metavar="N",
-                       help=f"{doc} (default {getattr(DecisionConfig(), name)}; range {lo:g}..{hi:g})")
-    p.add_argument("--quality", action="append", default=[], metavar="RULE=VALUE",
-                   help="override a quality rule's threshold (repeatable)")
-    add_model_arguments(p)
-    p.add_argument("--drop-all-copies", action="store_true",
-                   help="drop every copy of a duplicate cluster instead of keeping one survivor")
+    add_decision_arguments(p)
     p.add_argument("--memory-limit", default=DEFAULT_MEMORY_LIMIT,
                    help="DuckDB memory limit of the global steps (default %(default)s); "
                         "beyond it DuckDB spills to <lake>/corpus/.spill")
     p.add_argument("--threads", type=int, default=None, help="DuckDB threads (default: all cores)")
     p.add_argument("--partitions", type=int, default=SignatureConfig().partitions,
                    help="hash-prefix partitions of the global steps (default %(default)s)")
-    p.add_argument("--judge-whole-pages", action="store_true",
-                   help="quality rules measure the whole page, boilerplate included, instead of the text "
-                        "the corpus keeps (redoes the per-archive step)")
     p.add_argument("--flow", action="store_true", help="run as the Prefect flow corpus-dump")
     p.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="run the flow's tasks on this Dask scheduler (implies --flow)")
@@ -54,6 +43,23 @@ def add_parser(sub) -> None:
     e.add_argument("--lang", default=None, help="one language (default: all)")
     e.add_argument("--shard-docs", type=int, default=100_000, help="documents per shard (default %(default)s)")
     e.set_defaults(handler=run_export_cmd)
+
+
+def add_decision_arguments(p) -> None:
+    """What decides the corpus: thresholds, quality rules, the user's models and word lists
+    (``warclake corpus``, and ``warclake run --corpus``)."""
+    for name, (lo, hi, doc) in THRESHOLD_RANGES.items():
+        kind = float if name == "similarity" else int
+        p.add_argument("--" + name.replace("_", "-"), type=kind, default=None, metavar="N",
+                       help=f"{doc} (default {getattr(DecisionConfig(), name)}; range {lo:g}..{hi:g})")
+    p.add_argument("--quality", action="append", default=[], metavar="RULE=VALUE",
+                   help="override a quality rule's threshold (repeatable)")
+    add_model_arguments(p)
+    p.add_argument("--drop-all-copies", action="store_true",
+                   help="drop every copy of a duplicate cluster instead of keeping one survivor")
+    p.add_argument("--judge-whole-pages", action="store_true",
+                   help="quality rules measure the whole page, boilerplate included, instead of the text "
+                        "the corpus keeps (redoes the per-archive step)")
 
 
 def add_model_arguments(p) -> None:
@@ -119,12 +125,16 @@ def decision_config(args) -> DecisionConfig:
     return DecisionConfig(drop_all_copies=args.drop_all_copies, quality=quality, scores=scores, **kw)
 
 
-def run_corpus_cmd(args) -> int:
+def stage_options(args, partitions: int = SignatureConfig().partitions, **kw):
+    """The stage's options from the arguments ``add_decision_arguments`` added (and ``kw``)."""
     from warclake.tasks.corpus.stage import StageOptions
 
-    opts = StageOptions(sig=SignatureConfig(partitions=args.partitions, judge_whole_pages=args.judge_whole_pages),
-                        decide=decision_config(args), memory_limit=args.memory_limit, threads=args.threads,
-                        models=score_models(args))
+    return StageOptions(sig=SignatureConfig(partitions=partitions, judge_whole_pages=args.judge_whole_pages),
+                        decide=decision_config(args), models=score_models(args), **kw)
+
+
+def run_corpus_cmd(args) -> int:
+    opts = stage_options(args, partitions=args.partitions, memory_limit=args.memory_limit, threads=args.threads)
     if args.flow or args.dask:   # the flow reads the summaries and checks them, as when a deployment starts it
         from warclake.flows.corpus_flow import CorpusFailed, corpus_dump
         from warclake.tasks.corpus.checks import check_request

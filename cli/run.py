@@ -6,6 +6,7 @@ import shutil
 import sys
 import time
 
+from warclake.cli.corpus import add_decision_arguments, stage_options
 from warclake.cli.extract import (
     add_extract_options,
     add_guard_options,
@@ -49,6 +50,7 @@ def add_run_options(p) -> None:
     p.add_argument("--no-report", action="store_true", help="skip the report at the end")
     p.add_argument("--corpus", action="store_true",
                    help="then run the corpus stage on the dump (flow corpus-dump, on the same task runner)")
+    add_decision_arguments(p)   # the corpus stage's, with --corpus
 
 
 def flow_for(args):
@@ -87,17 +89,36 @@ def run_flow(args, inputs: list[str]):
                         base_url=getattr(args, "base_url", None), workers=args.workers,
                         max_in_flight=args.max_in_flight, report=not args.no_report, report_dir=args.report_dir,
                         corpus=getattr(args, "corpus", False), corpus_signatures=corpus_signatures(args),
-                        return_state=True)
+                        corpus_options=corpus_options(args), return_state=True)
     if not state.is_cancelled():  # interrupted: the Ctrl-C line said it
         print(state.message or state.name)
     return state
 
 
+def corpus_options(args) -> dict | None:
+    """The corpus stage's flow parameters from its options (None: all defaults); ValueError
+    for a bad one, or for one given without --corpus."""
+    from warclake.flows.corpus_flow import check_options, flow_parameters
+    from warclake.tasks.corpus.stage import StageOptions
+
+    opts = stage_options(args)
+    if opts == StageOptions():
+        return None
+    if not args.corpus:
+        raise ValueError("the corpus stage's options (thresholds, --quality, models, --drop-all-copies, "
+                         "--judge-whole-pages) need --corpus")
+    params = flow_parameters(opts)
+    check_options(params)
+    return params
+
+
 def check_run_options(args) -> None:
-    """Counts and the Dask address, before Prefect starts: one clear line (ValueError)."""
+    """Counts, the Dask address and the corpus stage's options, before Prefect starts: one
+    clear line (ValueError)."""
     check_counts(args.workers, args.max_in_flight)
     if args.dask:
         check_dask_address(args.dask)
+    corpus_options(args)
 
 
 def run(args) -> int:

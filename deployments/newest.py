@@ -75,12 +75,14 @@ def extract_newest_dump(root: str, lake: str, langs: str = ",".join(DEFAULT.lang
                         boilerplate: str = DEFAULT.boilerplate, base_url: str | None = None, workers: int | None = None,
                         max_in_flight: int | None = None, report: bool = True,
                         report_dir: str | None = None, retry_delays: list[float] | None = None,
-                        pattern: str = DUMP_PATTERN, dask: str | None = None, corpus: bool = False):
+                        pattern: str = DUMP_PATTERN, dask: str | None = None, corpus: bool = False,
+                        corpus_options: dict | None = None):
     """Find the newest dump folder under ``root`` and run ``extract-dump`` on it.
 
     dask: a Dask scheduler address to run the archives on (workers then default to 0:
     Dask workers are processes already).
-    corpus: then run the corpus stage on the dump (see ``extract-dump``).
+    corpus, corpus_options: then run the corpus stage on the dump, with these options (see
+    ``extract-dump``).
     """
     try:  # mistakes in the parameters: one line, before the cluster or the dump is touched
         extract_config(langs, boilerplate=boilerplate)
@@ -102,4 +104,5 @@ def extract_newest_dump(root: str, lake: str, langs: str = ",".join(DEFAULT.lang
     # Returning the sub-flow's state makes this run Completed/Failed exactly as the dump's run.
     return target(dump=dump, inputs=inputs, lake=lake, langs=langs, boilerplate=boilerplate,
                   base_url=base_url, workers=workers, max_in_flight=max_in_flight, report=report,
-                  report_dir=report_dir, retry_delays=retry_delays, corpus=corpus, return_state=True)
+                  report_dir=report_dir, retry_delays=retry_delays, corpus=corpus,
+                  corpus_options=corpus_options, return_state=True)

@@ -88,12 +88,16 @@ def _spec(flow_name: str, flow_fn, table: dict, defaults: dict, default_name: st
 
 def check_parameters(params: dict, dask: str | None, where: str) -> None:
     """The values a run would refuse, refused when the file is read: langs, boilerplate mode,
-    counts (a Dask address is checked by each run: the cluster may start after serve)."""
+    counts, the corpus stage's options (a Dask address is checked by each run: the cluster may start after serve)."""
     from warclake.tasks.runtime.run_checks import check_counts, extract_config
 
     try:
         extract_config(params.get("langs"), boilerplate=params.get("boilerplate"))
         check_counts(params.get("workers"), params.get("max_in_flight"))
+        if params.get("corpus_options"):
+            from warclake.flows.corpus_flow import check_options
+
+            check_options(params["corpus_options"])
     except ValueError as exc:
         raise ValueError(f"{where}: {exc}") from None
     if dask is not None and not isinstance(dask, str):

@@ -224,11 +224,9 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
     """
     log = get_run_logger()
     try:
-        opts = stage.StageOptions(sig=SignatureConfig(partitions=partitions, judge_whole_pages=judge_whole_pages),
-                                  decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
-                                                        **(thresholds or {})),
-                                  memory_limit=memory_limit, threads=threads,
-                                  models=ScoreModels.from_dict(models))
+        opts = options_of(thresholds=thresholds, quality=quality, drop_all_copies=drop_all_copies,
+                          memory_limit=memory_limit, partitions=partitions, threads=threads,
+                          judge_whole_pages=judge_whole_pages, models=models)
         with lake_client_errors(lake):   # a lake the store's client cannot use: the CLI's one line
             dumps, archives = prepare(lake, dump, opts.decide, lock=False)
             lock = CorpusLock(lake).acquire(wait=lock_wait)   # one run per lake (CorpusLocked names the other)
@@ -261,6 +259,32 @@ def summary_line(counts: dict) -> str:
                      f"{st['paragraphs_dropped']} paragraphs dropped" for d, st in counts["dumps"].items())
 
 
+def options_of(thresholds: dict | None = None, quality: dict | None = None,
+               drop_all_copies: bool = DEFAULT.decide.drop_all_copies, memory_limit: str = DEFAULT.memory_limit,
+               partitions: int = DEFAULT.sig.partitions, threads: int | None = DEFAULT.threads,
+               judge_whole_pages: bool = DEFAULT.sig.judge_whole_pages, models: dict | None = None
+               ) -> stage.StageOptions:
+    """The stage's options from the flow's parameters (``flow_parameters``' inverse); ValueError
+    or TypeError for a value out of range, an unknown threshold or a missing model file."""
+    return stage.StageOptions(sig=SignatureConfig(partitions=partitions, judge_whole_pages=judge_whole_pages),
+                              decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
+                                                    **(thresholds or {})),
+                              memory_limit=memory_limit, threads=threads, models=ScoreModels.from_dict(models))
+
+
+def check_options(parameters: dict) -> stage.StageOptions:
+    """``options_of``, the quality rules' names checked too, with every mistake a ValueError
+    of one line (a name the flow does not take too)."""
+    from warclake.tasks.corpus.steps.decide import check_quality_overrides
+
+    try:
+        opts = options_of(**parameters)
+    except TypeError as exc:
+        raise ValueError(f"corpus options: {exc}") from None
+    check_quality_overrides(opts.decide)
+    return opts
+
+
 def flow_parameters(options: stage.StageOptions) -> dict:
     """The flow's parameters for these options (the form a deployment stores)."""
     d = asdict(options.decide)
@@ -289,15 +313,18 @@ def corpus_dump(lake: str, dump: str | None = None, options: stage.StageOptions 
 FOLLOW_UP_LOCK_WAIT = 6 * 3600
 
 
-def follow_up(lake: str, dump: str, extraction: State, report: bool = True) -> State:
+def follow_up(lake: str, dump: str, extraction: State, report: bool = True,
+              options: dict | None = None) -> State:
     """The corpus stage after a completed extraction of ``dump``, as a sub-flow run: on the
-    extraction's Dask cluster when it ran on one. The extraction's state comes back with the
-    corpus stage's line added, Failed when the corpus stage failed."""
+    extraction's Dask cluster when it ran on one; ``options``: its parameters
+    (``flow_parameters``). The extraction's state comes back with the corpus stage's line
+    added, Failed when the corpus stage failed."""
     runner = getattr(FlowRunContext.get(), "task_runner", None)
     fn = corpus_flow
     if type(runner).__name__ == "DaskTaskRunner":
         fn = corpus_flow.with_options(task_runner=runner.duplicate())
-    state = fn(lake=lake, dump=dump, report=report, lock_wait=FOLLOW_UP_LOCK_WAIT, return_state=True)
+    state = fn(lake=lake, dump=dump, report=report, lock_wait=FOLLOW_UP_LOCK_WAIT, return_state=True,
+               **(options or {}))
     data = extraction.result(raise_on_failure=False)
     if state.is_completed():
         if isinstance(data, dict):

@@ -75,7 +75,7 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
                  report: bool = True, report_dir: str | None = None,
                  retry_delays: list[float] | None = None, record_seconds: float = DEFAULT.record_seconds,
                  worker_memory_mb: int = DEFAULT.worker_memory_mb, corpus: bool = False,
-                 corpus_signatures: bool | None = None):
+                 corpus_signatures: bool | None = None, corpus_options: dict | None = None):
     """Extract one dump into the lake.
 
     workers: extraction processes (default: all cores); 0 runs in the task's own thread
@@ -90,6 +90,8 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
     ``corpus-dump`` flow, as a sub-flow on this run's task runner).
     corpus_signatures: also write the corpus stage's per-archive outputs while extracting
     each archive, so the corpus stage does not read its documents again (None: as ``corpus``).
+    corpus_options: the corpus stage's parameters (thresholds, quality, models... as the
+    ``corpus-dump`` flow takes them), checked before any extraction.
     """
     log = get_run_logger()
     resolve, extract, plan_retry = resolve_task, extract_archive_task, retries.INPUTS
@@ -105,6 +107,10 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
                                           worker_memory_mb=worker_memory_mb,
                                           corpus_signatures=corpus if corpus_signatures is None else corpus_signatures)
         check_counts(workers, max_in_flight)
+        if corpus_options:
+            from warclake.flows.corpus_flow import check_options
+
+            check_options(corpus_options)
         lake_obj = Lake(lake)
         lake_obj.check_writable()
         run = run_dump(dump, lambda: resolve(list(inputs), base_url), lake_obj, config,
@@ -117,7 +123,7 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
     if corpus and state.is_completed():   # after the lock is released: the corpus stage refuses a locked dump
         from warclake.flows.corpus_flow import follow_up
 
-        state = follow_up(lake_obj.url, dump, state, report=report)
+        state = follow_up(lake_obj.url, dump, state, report=report, options=corpus_options)
     return state
 
 

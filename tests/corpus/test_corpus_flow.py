@@ -48,3 +48,36 @@ def test_run_with_corpus_extracts_then_judges_the_dump(tmp_path):
     dec = decisions(str(lake), "TEST-DUMP")
     docs = sum(pq.read_metadata(f).num_rows for f in glob.glob(str(lake / "documents" / "dump=TEST-DUMP" / "*.parquet")))
     assert len(dec) == docs > 0
+
+
+def test_run_with_corpus_takes_the_corpus_stage_s_options(tmp_path):
+    from warclake.cli.main import main
+    from warclake.tasks.sample_dump import make_dump
+
+    dump_dir, lake = tmp_path / "dump", tmp_path / "lake"
+    make_dump(str(dump_dir), files=1, pages_per_file=12, dump="TEST-DUMP")
+    args = ["run", "--dump", "TEST-DUMP", "--lake", str(lake), "--langs", "ja,en", "--workers", "0",
+            "--no-report", "-q", str(dump_dir)]
+    # a threshold no document meets: every document is dropped by that rule
+    assert main(args + ["--corpus", "--quality", "gopher_min_words=1000000"]) == 0
+    dec = decisions(str(lake), "TEST-DUMP")
+    assert dec and not any(r["kept"] for r in dec.values())
+    assert all(any(f["rule"] == "gopher_min_words" for f in r["rules"]) for r in dec.values())
+
+
+@pytest.mark.parametrize("extra, said", [
+    (["--quality", "gopher_min_words=5"], "need --corpus"),
+    (["--corpus", "--quality", "no_such_rule=1"], "no_such_rule"),
+    (["--corpus", "--similarity", "2"], "similarity"),
+    (["--corpus", "--fasttext-model", "missing.bin"], "no such file"),
+])
+def test_run_refuses_bad_corpus_options_before_extracting(tmp_path, capsys, extra, said):
+    from warclake.cli.main import main
+
+    lake = tmp_path / "lake"
+    rc = main(["run", "--dump", "TEST-DUMP", "--lake", str(lake), "--workers", "0", "-q",
+               str(tmp_path / "nothing.warc.gz")] + extra)
+    assert rc == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0]
+    assert not lake.exists()

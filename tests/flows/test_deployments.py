@@ -134,6 +134,8 @@ def test_newest_deployment_is_active_once_its_folder_exists(tmp_path, capsys):
     ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\nworkers = -1\n', "workers -1 is not a count"),
     ('[[dump]]\ndump = "X"\ninputs = ["a"]\nlake = "l"\nmax_in_flight = 0\n', "max_in_flight 0 is not a positive"),
     ('[newest]\nroot = "r"\nlake = "l"\nlangs = "jp"\n', "unknown target language(s) ['jp']"),
+    ('[newest]\nroot = "r"\nlake = "l"\n[newest.corpus_options]\nquality = { no_such_rule = 1 }\n',
+     "no_such_rule"),
 ])
 def test_config_mistakes_are_named(tmp_path, capsys, text, message):
     from warclake.deployments.serve import main

@@ -52,6 +52,8 @@ def test_an_unknown_boilerplate_mode_is_refused_with_the_known_ones(dump_dir, tm
     ({"boilerplate": "justtext"}, "unknown boilerplate mode 'justtext': choose from none, justext"),
     ({"workers": -1}, "workers -1 is not a count"),
     ({"max_in_flight": 0}, "max_in_flight 0 is not a positive number"),
+    ({"corpus": True, "corpus_options": {"thresholds": {"similarity": 2.0}}}, "similarity=2.0 out of range"),
+    ({"corpus": True, "corpus_options": {"qualiti": {}}}, "corpus options:"),
 ])
 def test_a_flow_run_with_bad_parameters_fails_at_once_with_one_line(dump_dir, tmp_path, params, words):
     from warclake.flows.dump_flow import extract_dump
