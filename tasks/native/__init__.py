@@ -224,6 +224,11 @@ def describe_all() -> str:
     signatures.compiled_module()
     quality.compiled_module()
     archive_pass.compiled_module()
+    from warclake.tasks.extract import language_first_pass
+
+    if language_first_pass.table() is None:   # lingua's models unreadable: the module is never tried
+        LOADED.setdefault("language_trigrams", ("first-pass language scores", "python",
+                                                f"first pass off: {language_first_pass._FAILED}"))
     parts = []
     order = list(_LABELS) + [n for n in LOADED if n not in _LABELS]
     for name in (n for n in order if n in LOADED):
