@@ -219,6 +219,7 @@ def describe_all() -> str:
     the lazy ones asked, then whatever :func:`load_checked` noted is listed."""
     import warclake.tasks.extract.boilerplate.features  # noqa: F401 - the sieve's choice is made on import
     import warclake.tasks.extract.html_paragraphs  # noqa: F401 - the walk's choice is made on import
+    import warclake.tasks.extract.page_scan  # noqa: F401 - the pre-scan's choice is made on import
     from warclake.tasks.corpus.signals import archive_pass, quality, signatures
 
     signatures.compiled_module()
