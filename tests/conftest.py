@@ -17,6 +17,9 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 # no two workers share one sqlite database.
 os.environ["PREFECT_HOME"] = tempfile.mkdtemp(prefix="warclake-tests-prefect-")
 atexit.register(shutil.rmtree, os.environ["PREFECT_HOME"], ignore_errors=True)
+# the first pass's trigram table (tasks/extract/trigram_cache.py): one per session, not the user's
+os.environ["WARCLAKE_CACHE_DIR"] = tempfile.mkdtemp(prefix="warclake-tests-cache-")
+atexit.register(shutil.rmtree, os.environ["WARCLAKE_CACHE_DIR"], ignore_errors=True)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)

@@ -271,14 +271,15 @@ class TooManyParagraphs(ValueError):
 
 
 def extract_paragraphs(html: str | bytes, max_paragraphs: int | None = None, *,
-                       utf8: bytes | None = None) -> list[Paragraph]:
+                       utf8: bytes | None = None, scan=None) -> list[Paragraph]:
     """Paragraphs of an HTML document, in document order (see the module docstring).
     Raises TooManyParagraphs once more than ``max_paragraphs`` were found. Runs the
     compiled walk when warclake.tasks.native has one, else the Python walk below.
     ``utf8``: the same document as exactly ``html.encode("utf-8")`` (a body that was
-    strictly valid UTF-8): parsed instead, which spares encoding the text again."""
+    strictly valid UTF-8): parsed instead, which spares encoding the text again.
+    ``scan``: ``page_scan.scan(utf8)`` when already made (its dirty and noscript looks)."""
     return _paragraphs(utf8 if utf8 is not None else html, max_paragraphs, _COMPILED_WALK,
-                       utf8 is not None)
+                       utf8 is not None, scan)
 
 
 def python_paragraphs(html: str | bytes, max_paragraphs: int | None = None, *,
@@ -287,13 +288,16 @@ def python_paragraphs(html: str | bytes, max_paragraphs: int | None = None, *,
     return _paragraphs(utf8 if utf8 is not None else html, max_paragraphs, None, utf8 is not None)
 
 
-def _paragraphs(html, max_paragraphs, compiled, valid_utf8: bool = False) -> list[Paragraph]:
+def _paragraphs(html, max_paragraphs, compiled, valid_utf8: bool = False, scan=None) -> list[Paragraph]:
     if valid_utf8:  # bytes the parser reads as they are: the same tree as their text's
         if html[:3] == b"\xef\xbb\xbf":
             html = html[3:]
-        dirty = (b"\x01" in html or b"\x02" in html or b"\x03" in html or b"\x04" in html
-                 or b"\x05" in html or _CTRL_REF_BYTES.search(html) is not None)
-        noscript = _long_noscript(html, _NOSCRIPT_BYTES, _NOSCRIPT_END_BYTES)
+        if scan is not None:   # made on the bytes with their BOM: it holds no '&', '<' or U+0001-5
+            dirty, noscript = scan[2], scan[3]
+        else:
+            dirty = (b"\x01" in html or b"\x02" in html or b"\x03" in html or b"\x04" in html
+                     or b"\x05" in html or _CTRL_REF_BYTES.search(html) is not None)
+            noscript = _long_noscript(html, _NOSCRIPT_BYTES, _NOSCRIPT_END_BYTES)
     else:
         if isinstance(html, (bytes, bytearray, memoryview)):
             html = bytes(html).decode("utf-8", "replace")

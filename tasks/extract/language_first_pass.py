@@ -2,8 +2,9 @@
 lingua's own trigram models give one language by a wide margin, and hands lingua the rest.
 
 Knowledge: lingua's low-accuracy (trigram) models of the 49 Latin-script and 8 Cyrillic
-languages, read from the installed lingua package at start-up (:mod:`language_models`; ~1 s,
-~10 MB), as penalties -ln(frequency) * SCALE per trigram and language.
+languages, read from the installed lingua package (:mod:`language_models`; ~1 s, ~10 MB) once
+per installation and user, then from the user's cache (:mod:`trigram_cache`; ~20 ms), as
+penalties -ln(frequency) * SCALE per trigram and language.
 
 Scoring: the words of the text (runs of Latin or Cyrillic letters), lowered; every trigram
 inside a word that some language's model has adds each language's penalty (MISSING where

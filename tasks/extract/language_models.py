@@ -114,7 +114,20 @@ def trigram_key(gram: str) -> int:
 def penalty_table(langs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
     """(sorted trigram keys int64, penalties uint8 [trigram, language of ``langs``]): each
     language's -ln(frequency) * SCALE of each trigram any of them has, MISSING where its
-    model lacks it."""
+    model lacks it. Read from the user's cache when a sound copy made from this lingua is
+    there (:mod:`trigram_cache`), else built and stored there."""
+    from warclake.tasks.extract import trigram_cache
+
+    path = trigram_cache.cache_path(_extension_path(), tuple(langs), SCALE, MISSING)
+    table = trigram_cache.load(path, len(langs))
+    if table is None:
+        table = build_penalty_table(langs)
+        trigram_cache.store(path, *table)
+    return table
+
+
+def build_penalty_table(langs: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`penalty_table` made from lingua's embedded models."""
     from lingua import IsoCode639_1, Language
 
     names = {Language.from_iso_code_639_1(getattr(IsoCode639_1, c.upper())).name: c for c in langs}

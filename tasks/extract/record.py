@@ -22,6 +22,7 @@ from warclake.tasks.extract.html_limits import too_complex
 from warclake.tasks.extract.html_paragraphs import TooManyParagraphs, extract_paragraphs
 from warclake.tasks.extract.language import LangResult, LanguageDetector, LinguaCall
 from warclake.tasks.extract.outcomes import Outcome
+from warclake.tasks.extract.page_scan import scan as scan_page
 from warclake.tasks.extract.paragraph import Paragraph, join_paragraphs
 from warclake.tasks.extract.timings import StageStats, clock
 
@@ -179,10 +180,16 @@ def _paragraphs(page: DecodeResult, ctx: Context) -> list[Paragraph] | Outcome:
     cfg = ctx.config
     t = clock()
     try:
-        # checked before the parser pays for it (on the UTF-8 bytes when at hand: cheaper)
-        if too_complex(page.text if page.utf8 is None else page.utf8, cfg.max_depth, cfg.max_tags):
+        # checked before the parser pays for it (on the UTF-8 bytes when at hand: one pass
+        # there gives the limits' counts and the walk's looks at the page)
+        if page.utf8 is None:
+            if too_complex(page.text, cfg.max_depth, cfg.max_tags):
+                return Outcome.TOO_COMPLEX
+            return extract_paragraphs(page.text, cfg.max_paragraphs)
+        scan = scan_page(page.utf8)
+        if too_complex(page.utf8, cfg.max_depth, cfg.max_tags, scan[:2]):
             return Outcome.TOO_COMPLEX
-        return extract_paragraphs(page.text, cfg.max_paragraphs, utf8=page.utf8)
+        return extract_paragraphs(page.text, cfg.max_paragraphs, utf8=page.utf8, scan=scan)
     except TooManyParagraphs:
         return Outcome.TOO_COMPLEX
     except Exception:  # the parser must not take the archive down with it

@@ -219,11 +219,17 @@ def describe_all() -> str:
     the lazy ones asked, then whatever :func:`load_checked` noted is listed."""
     import warclake.tasks.extract.boilerplate.features  # noqa: F401 - the sieve's choice is made on import
     import warclake.tasks.extract.html_paragraphs  # noqa: F401 - the walk's choice is made on import
+    import warclake.tasks.extract.page_scan  # noqa: F401 - the pre-scan's choice is made on import
     from warclake.tasks.corpus.signals import archive_pass, quality, signatures
 
     signatures.compiled_module()
     quality.compiled_module()
     archive_pass.compiled_module()
+    from warclake.tasks.extract import language_first_pass
+
+    if language_first_pass.table() is None:   # lingua's models unreadable: the module is never tried
+        LOADED.setdefault("language_trigrams", ("first-pass language scores", "python",
+                                                f"first pass off: {language_first_pass._FAILED}"))
     parts = []
     order = list(_LABELS) + [n for n in LOADED if n not in _LABELS]
     for name in (n for n in order if n in LOADED):

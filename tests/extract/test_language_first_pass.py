@@ -84,3 +84,38 @@ def test_held_back_labelled_pages_and_sentences_keep_linguas_accuracy():
     off = run(items, ("all",), paragraphs=True, first_pass=False)
     assert len(items) >= 150 and on["via"].get("trigrams", 0) >= 0.3 * len(items)   # measured 109 of 257
     assert on["lang_accuracy"] >= off["lang_accuracy"], (on["wrong"], off["wrong"])
+
+
+def test_the_table_is_cached_and_a_damaged_cache_is_rebuilt(monkeypatch, tmp_path):
+    from warclake.tasks.extract import trigram_cache
+
+    monkeypatch.setenv("WARCLAKE_CACHE_DIR", str(tmp_path))
+    langs = ("en", "de", "fr")
+    built = language_models.build_penalty_table(langs)
+    keys, penalty = language_models.penalty_table(langs)   # builds and stores
+    (path,) = tmp_path.glob("trigrams-*.bin")
+    assert (keys == built[0]).all() and (penalty == built[1]).all()
+    whole = path.read_bytes()
+    assert trigram_cache.load(path, len(langs)) is not None
+
+    def rebuilt_from(damaged: bytes) -> None:
+        path.write_bytes(damaged)
+        assert trigram_cache.load(path, len(langs)) is None
+        keys, penalty = language_models.penalty_table(langs)
+        assert (keys == built[0]).all() and (penalty == built[1]).all()
+        assert path.read_bytes() == whole   # written again, whole
+
+    rebuilt_from(whole[:len(whole) // 2])                        # half-written
+    rebuilt_from(whole[:-1] + bytes([whole[-1] ^ 1]))            # one bit flipped
+    rebuilt_from(b"")                                            # empty
+    rebuilt_from(b"X" + whole[1:])                               # another format
+    assert trigram_cache.load(path, 2) is None                   # other languages: other shape
+    assert not list(tmp_path.glob("*.part"))                     # no leftovers
+
+
+def test_an_unwritable_cache_only_costs_the_build(monkeypatch, tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("WARCLAKE_CACHE_DIR", str(blocker / "cache"))
+    keys, penalty = language_models.penalty_table(("en", "de"))
+    assert penalty.shape == (len(keys), 2) and len(keys) > 10_000

@@ -1,0 +1,3 @@
+"""Types of page_scan.pyx: the page pre-scan in one pass over a page's UTF-8 bytes."""
+# ("<" count, "</" count, dirty, long noscript)
+def scan(html: bytes | bytearray | memoryview, min_chars: int) -> tuple[int, int, bool, bool]: ...
