@@ -6,8 +6,6 @@ import logging
 import os
 import sys
 
-import duckdb
-
 from warclake import __version__
 from warclake.cli import bench, corpus, evaluate, extract, report, run, show
 from warclake.tasks import native
@@ -38,6 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _bad_input(args, exc: BaseException) -> int:
+    if args.verbose:
+        raise exc
+    print(f"warclake: error: {_one_line(exc)}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("DO_NOT_TRACK", "1")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -53,16 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, handlers=[handler])
     try:
         rc = args.handler(args)
-    except (OSError, ValueError, duckdb.Error) as exc:  # bad input, a missing or unwritable lake, bad SQL
-        if args.verbose:
-            raise
-        print(f"warclake: error: {_one_line(exc)}", file=sys.stderr)
-        return 2
+    except (OSError, ValueError) as exc:  # bad input, a missing or unwritable lake
+        return _bad_input(args, exc)
     except KeyboardInterrupt:  # stopped cleanly (tasks/runtime/supervisor.py); one line, no traceback
         if not supervisor().said_ctrl_c:
             print("warclake: interrupted", file=sys.stderr)
         return INTERRUPTED
-    except Exception as exc:  # an object store's client refused or failed (not an OSError)
+    except Exception as exc:  # bad SQL, or an object store's client refused or failed (not an OSError)
+        duckdb = sys.modules.get("duckdb")   # imported by the commands that use it, not here
+        if duckdb is not None and isinstance(exc, duckdb.Error):
+            return _bad_input(args, exc)
         if args.verbose or not storage_errors.is_storage_client_error(exc):
             raise
         lake = getattr(args, "lake", None)

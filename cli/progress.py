@@ -6,18 +6,6 @@ from __future__ import annotations
 import logging
 import sys
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    DownloadColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-    TransferSpeedColumn,
-)
-
 
 def archive_line(s: dict) -> str:
     """One line for a finished archive, naming it: status, records, documents, first damage."""
@@ -43,6 +31,19 @@ class TerminalProgress:
         self._reading: dict[str, int] = {}   # archives being read by workers -> bytes so far
         if not self.enabled:
             return
+        # only for a terminal: a quiet run does not import rich
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
+
         self._progress = Progress(
             TextColumn("{task.description}", style="bold"), BarColumn(), TaskProgressColumn(),
             DownloadColumn(), TransferSpeedColumn(), TimeElapsedColumn(), TimeRemainingColumn(),

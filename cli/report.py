@@ -9,9 +9,6 @@ import shutil
 import subprocess
 import sys
 
-import duckdb
-
-from warclake.tasks.lake.catalog import build_catalog, catalog_path, connect_catalog, is_remote
 from warclake.tasks.lake.layout import Lake
 
 
@@ -43,6 +40,9 @@ def require_lake(args) -> Lake:
 
 
 def run_report(args) -> int:
+    # DuckDB: loaded by the commands that use it
+    from warclake.tasks.lake.catalog import build_catalog
+
     lake = require_lake(args)
     if lake.is_local:
         try:  # keep the analysts' catalogue in step with the report
@@ -70,6 +70,8 @@ def _print_result(rel, args) -> None:
 
 
 def run_sql(args) -> int:
+    from warclake.tasks.lake.catalog import catalog_path, connect_catalog, is_remote
+
     require_lake(args)
     con = connect_catalog(args.lake, rebuild=args.rebuild)
     if args.query is not None:
@@ -124,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
                                      description="warclake reports and SQL over the lake")
     add_parser(parser.add_subparsers(dest="command_name", required=True))
     args = parser.parse_args(argv)
+    import duckdb
+
     try:
         return int(args.handler(args) or 0)
     except (OSError, ValueError, duckdb.Error) as exc:

@@ -9,11 +9,8 @@ from __future__ import annotations
 import re
 import sys
 
-import duckdb
-
 from warclake.tasks.archive.inputs import open_at
 from warclake.tasks.archive.reader import ArchiveReader
-from warclake.tasks.lake.catalog import install_views
 from warclake.tasks.lake.layout import Lake
 
 _FILE_OFFSET = re.compile(r"^(?P<file>.+):(?P<offset>\d+)$")
@@ -31,7 +28,7 @@ def add_parser(sub) -> None:
     p.set_defaults(handler=run_show)
 
 
-def find_row(con: duckdb.DuckDBPyConnection, ident: str, dump: str | None) -> dict:
+def find_row(con, ident: str, dump: str | None) -> dict:
     """The ledger row an ID names (with the document's docId and text length when it has one)."""
     m = _FILE_OFFSET.match(ident)
     if m:
@@ -78,6 +75,11 @@ def read_record(source: str, offset: int, payload_bytes: int) -> dict:
 
 
 def run_show(args) -> int:
+    # DuckDB: loaded by the commands that use it
+    import duckdb
+
+    from warclake.tasks.lake.catalog import install_views
+
     lake = Lake(args.lake).require()
     con = duckdb.connect()
     install_views(con, args.lake, args.dump)

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from warclake.tasks.lake.catalog import sql_literal
-
 
 @dataclass(frozen=True)
 class ScoreRule:
@@ -93,6 +91,9 @@ NO_SCORES = "SELECT NULL::VARCHAR AS docId, " + ", ".join(
 
 
 def _files(paths: list[str]) -> str:
+    # DuckDB's module: the command line's parser needs SCORE_RULES only
+    from warclake.tasks.lake.catalog import sql_literal
+
     return "[" + ", ".join(sql_literal(p) for p in paths) + "]"
 
 
