@@ -210,7 +210,7 @@ def describe() -> str:
 _LABELS = {"lexbor_walk": "paragraph walk", "sieve_features": "sieve features",
            "sieve_structure": "sieve structure", "corpus_signatures": "corpus signatures",
            "corpus_quality": "corpus quality metrics", "corpus_step": "corpus per-archive pass",
-           "language_trigrams": "first-pass language scores"}
+           "language_trigrams": "first-pass language scores", "corpus_fasttext": "fastText scorer"}
 
 
 def describe_all() -> str:

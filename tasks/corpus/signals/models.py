@@ -11,7 +11,11 @@ its scores and nothing else does.
 Which text each model reads:
 - fastText: the document's paragraphs the corpus would keep before repeated-text removal
   (those labelled good; all when the document has no labels), plain text, joined by a
-  space (fastText reads one line).
+  space (fastText reads one line). It is scored by the compiled scorer
+  (``tasks/native/corpus_fasttext.pyx``) straight from the documents' Arrow buffers, which
+  gives what the ``fasttext`` package's ``predict`` gives (``fasttext_format.py`` defines
+  it); the package scores instead when the scorer is not built, fails its check, meets a
+  model it does not read (quantised), or ``WARCLAKE_NATIVE=0``.
 - the language model and word lists: every paragraph, normalised as the stage compares
   paragraphs (NFKC, lower case, link markers out, whitespace runs as one space). The
   decision step sums them over the paragraphs the corpus keeps.
@@ -147,6 +151,33 @@ def fasttext_model(path: str):
     return _loaded("fasttext", path, load)
 
 
+def compiled_fasttext(path: str):
+    """The compiled scorer's model of the file (``corpus_fasttext.Model``), or None when the
+    scorer is not in use or does not read this model and the ``fasttext`` package is
+    installed to score it; a model neither reads: ValueError (one line)."""
+    from warclake.tasks.corpus.signals import fasttext_native
+
+    native = fasttext_native.compiled_module()
+    if native is None:
+        return None
+
+    def load(p):
+        from warclake.tasks.corpus.signals.fasttext_format import UnsupportedModel, read_model
+
+        try:
+            return fasttext_native.compiled_model(native, read_model(p))
+        except UnsupportedModel as exc:
+            return exc
+    model = _loaded("fasttext-compiled", path, load)
+    if isinstance(model, Exception):
+        try:
+            import fasttext  # noqa: F401 - the package scores what the compiled scorer does not read
+        except ImportError:
+            raise ValueError(str(model)) from None
+        return None
+    return model
+
+
 def language_model(path: str):
     def load(p):
         import kenlm
@@ -225,13 +256,26 @@ def score_documents(docs: pa.Table, models: ScoreModels) -> tuple[pa.Table, pa.T
         for doc, text, lang, labs in zip(ids, texts, langs, labels):
             paras = split_paragraphs(text)
             _paragraph_rows(para_cols, doc, lang, paras, kept_before_repeats(labs, len(paras)), models, fp)
-    scores = fasttext_scores(models, fasttext_lines(docs)) if models.fasttext else [None] * len(ids)
+    scores = document_fasttext_scores(docs, models) if models.fasttext else pa.nulls(len(ids), pa.float64())
     doc_table = pa.table({
-        "docId": pa.array(ids, pa.string()), "fasttext_score": pa.array(scores, pa.float64()),
+        "docId": pa.array(ids, pa.string()), "fasttext_score": scores,
         "fasttext_label": pa.array([models.fasttext_label if models.fasttext else None] * len(ids), pa.string()),
         "fasttext_model": pa.array([fp["fasttext"]] * len(ids), pa.string()),
     }, schema=DOC_SCORES)
     return doc_table, pa.table(para_cols, schema=PARA_SCORES)
+
+
+def document_fasttext_scores(docs: pa.Table, models: ScoreModels) -> pa.Array:
+    """The fastText score of each document of a table (float64, null where none): by the
+    compiled scorer from the table's buffers, else by the package over ``fasttext_lines``."""
+    from warclake.tasks.corpus.signals import fasttext_native
+
+    compiled = compiled_fasttext(models.fasttext)
+    if compiled is not None:
+        scores = fasttext_native.score_table(compiled, docs, models.fasttext_label)
+        if scores is not None:
+            return scores
+    return pa.array(fasttext_scores(models, fasttext_lines(docs)), pa.float64())
 
 
 def fasttext_lines(docs: pa.Table) -> list[str]:
