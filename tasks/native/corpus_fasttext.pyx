@@ -28,6 +28,23 @@ cdef uint32_t FNV_PRIME = 16777619U
 cdef uint64_t NGRAM_MUL = 116049371ULL
 cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
 
+cdef extern from *:
+    void prefetch "__builtin_prefetch"(const void *p) noexcept nogil
+
+cdef enum:
+    AHEAD = 8       # look-ups and rows are prefetched this many tokens ahead (memory latency)
+
+
+cdef enum:
+    INLINE = 20     # a dictionary entry of up to this many bytes is compared in its slot
+
+
+cdef struct Slot:   # 32 bytes: a look-up reads one cache line
+    uint32_t hash
+    int32_t entry   # -1: empty
+    uint32_t length
+    uint8_t bytes[INLINE]
+
 
 cdef struct ModelData:
     int dim, nwords, nlabels, word_ngrams, bucket, minn, maxn, loss
@@ -36,8 +53,7 @@ cdef struct ModelData:
     const uint8_t *ebytes       # the entries' bytes, one after another
     const int64_t *eoff         # entry i: ebytes[eoff[i]:eoff[i + 1]]
     const int8_t *etype         # 0 word, 1 label
-    int64_t *slot               # open addressing over the entries: entry or -1
-    uint32_t *slot_hash
+    Slot *slot                  # open addressing over the entries
     int slot_bits
     const int32_t *left         # hierarchical softmax: the Huffman tree (2 * labels - 1 nodes)
     const int32_t *parent
@@ -45,16 +61,25 @@ cdef struct ModelData:
 
 
 cdef struct Line:
-    uint8_t *tok            # "<" then the token's bytes (then ">" for its character n-grams)
-    Py_ssize_t tok_len, tok_cap
-    uint32_t tok_hash
-    uint32_t *hashes        # the word tokens' hashes (word n-grams)
+    # the line's tokens, each as "<" token ">" in ``buf`` (its character n-grams' word)
+    uint8_t *buf
+    Py_ssize_t pos, buf_cap
+    Py_ssize_t cur_start, cur_len    # the token being read
+    uint32_t cur_hash
+    int64_t *start                   # per token: where its bytes start in buf,
+    int32_t *length                  # its length,
+    uint32_t *hash                   # its hash,
+    int64_t *entry                   # its dictionary entry (-1: none)
+    Py_ssize_t n_tok, tok_cap
+    int64_t *ids                     # the rows of the line's word n-grams
+    Py_ssize_t n_ids, ids_cap
+    uint32_t *hashes                 # the word tokens' hashes (word n-grams)
     Py_ssize_t n_hashes, hash_cap
     float *hidden
     float *output
     int32_t *path
     int64_t rows
-    bint stopped            # a "</s>" token ends the line
+    bint stopped                     # a "</s>" token ends the line
 
 
 cdef bint SEPARATOR[256]
@@ -83,13 +108,17 @@ cdef inline Py_ssize_t slot_of(const ModelData *m, uint32_t h) noexcept nogil:
 cdef inline int64_t lookup(const ModelData *m, const uint8_t *w, Py_ssize_t n, uint32_t h) noexcept nogil:
     """The entry of the token ``w[:n]`` (hash ``h``), or -1."""
     cdef Py_ssize_t s = slot_of(m, h), mask = (<Py_ssize_t> 1 << m.slot_bits) - 1
-    cdef int64_t e
+    cdef const Slot *t
     while True:
-        e = m.slot[s]
-        if e < 0:
+        t = &m.slot[s]
+        if t.entry < 0:
             return -1
-        if m.slot_hash[s] == h and m.eoff[e + 1] - m.eoff[e] == n and memcmp(m.ebytes + m.eoff[e], w, n) == 0:
-            return e
+        if t.hash == h and t.length == n:
+            if n <= INLINE:
+                if memcmp(t.bytes, w, n) == 0:
+                    return t.entry
+            elif memcmp(m.ebytes + m.eoff[t.entry], w, n) == 0:
+                return t.entry
         s = (s + 1) & mask
 
 
@@ -101,14 +130,14 @@ cdef class Model:
 
     def __cinit__(self):
         self.m.slot = NULL
-        self.m.slot_hash = NULL
 
     def __init__(self, const uint8_t[::1] entry_bytes, const int64_t[::1] entry_off, const int8_t[::1] types,
                  const float[:, ::1] wi, const float[:, ::1] wo, int nwords, int word_ngrams, int bucket,
                  int minn, int maxn, int loss, const int32_t[::1] left, const int32_t[::1] parent):
-        cdef Py_ssize_t n = types.shape[0], i, s, size, mask
+        cdef Py_ssize_t n = types.shape[0], i, s, size, mask, length
         cdef uint32_t h
         cdef int64_t e
+        cdef Slot *t
         cdef int bits = 1
         if entry_off.shape[0] != n + 1 or wi.shape[0] != nwords + bucket or wo.shape[1] != wi.shape[1]:
             raise ValueError("inconsistent model arrays")
@@ -138,31 +167,32 @@ cdef class Model:
         while (<Py_ssize_t> 1 << bits) < 2 * n + 2:
             bits += 1
         size, mask = <Py_ssize_t> 1 << bits, (<Py_ssize_t> 1 << bits) - 1
+        if n >= 1 << 31:
+            raise ValueError("too many dictionary entries")
         self.m.slot_bits = bits
-        self.m.slot = <int64_t *> malloc(size * sizeof(int64_t))
-        self.m.slot_hash = <uint32_t *> calloc(size, sizeof(uint32_t))
-        if self.m.slot == NULL or self.m.slot_hash == NULL:
+        self.m.slot = <Slot *> calloc(size, sizeof(Slot))
+        if self.m.slot == NULL:
             raise MemoryError()
-        memset(self.m.slot, 0xFF, size * sizeof(int64_t))
+        for i in range(size):
+            self.m.slot[i].entry = -1
         for e in range(n):
-            if entry_off[e + 1] < entry_off[e]:
+            if entry_off[e + 1] < entry_off[e] or entry_off[e + 1] - entry_off[e] >= 1 << 31:
                 raise ValueError("entry offsets go back")
+            length = entry_off[e + 1] - entry_off[e]
             h = FNV_OFFSET
             for i in range(entry_off[e], entry_off[e + 1]):
                 h = fnv_step(h, entry_bytes[i])
+            i = lookup(&self.m, self.m.ebytes + entry_off[e], length, h) if length else -1
             s = slot_of(&self.m, h)
-            while self.m.slot[s] >= 0 and not (
-                    self.m.slot_hash[s] == h and entry_off[self.m.slot[s] + 1] - entry_off[self.m.slot[s]]
-                    == entry_off[e + 1] - entry_off[e] and memcmp(self.m.ebytes + entry_off[self.m.slot[s]],
-                                                                   self.m.ebytes + entry_off[e],
-                                                                   entry_off[e + 1] - entry_off[e]) == 0):
+            while self.m.slot[s].entry >= 0 and self.m.slot[s].entry != i:
                 s = (s + 1) & mask
-            self.m.slot[s] = e        # a repeated entry: the last one, as fastText's
-            self.m.slot_hash[s] = h
+            t = &self.m.slot[s]
+            t.entry, t.hash, t.length = e, h, length    # a repeated entry: the last one, as fastText's
+            if length <= INLINE:
+                memcpy(t.bytes, self.m.ebytes + entry_off[e], length)
 
     def __dealloc__(self):
         free(self.m.slot)
-        free(self.m.slot_hash)
 
     def label_index(self, bytes label) -> int:
         """The label's number (0 = the first label), or -1 when the model has none such."""
@@ -197,10 +227,16 @@ cdef inline void add_row(const ModelData *m, Line *s, int64_t row) noexcept nogi
     s.rows += 1
 
 
-cdef void char_ngrams(const ModelData *m, Line *s) noexcept nogil:
-    """The rows of the character n-grams of ``<token>`` (``tok`` holds it, ``>`` included)."""
-    cdef const uint8_t *w = s.tok
-    cdef Py_ssize_t wl = s.tok_len + 2, i, j
+cdef inline void prefetch_row(const ModelData *m, int64_t row) noexcept nogil:
+    cdef const char *r = <const char *> (m.wi + row * m.dim)
+    cdef Py_ssize_t k
+    for k in range(0, m.dim * 4, 64):
+        prefetch(r + k)
+
+
+cdef void char_ngrams(const ModelData *m, Line *s, const uint8_t *w, Py_ssize_t wl) noexcept nogil:
+    """The rows of the character n-grams of ``w[:wl]`` (``<token>``)."""
+    cdef Py_ssize_t i, j
     cdef int n
     cdef uint32_t h
     for i in range(wl):
@@ -219,44 +255,107 @@ cdef void char_ngrams(const ModelData *m, Line *s) noexcept nogil:
             n += 1
 
 
-cdef int end_token(const ModelData *m, Line *s) except -1:
-    """The token in ``tok``: its rows and hash, as fastText's ``getLine`` takes it."""
-    cdef Py_ssize_t n = s.tok_len
-    cdef const uint8_t *w = s.tok + 1
-    cdef int64_t e
-    cdef int kind
-    cdef bint eos
-    if n == 0:
-        return 0
-    e = lookup(m, w, n, s.tok_hash)
-    eos = n == 4 and memcmp(w, b"</s>", 4) == 0
-    if e >= 0:
-        kind = m.etype[e]
-    else:
-        kind = 1 if n >= 9 and memcmp(w, b"__label__", 9) == 0 else 0
-    if kind == 0:
-        if e >= 0:
-            add_row(m, s, e)
-        if m.maxn > 0 and not eos:
-            s.tok[n + 1] = 62    # ">"
-            char_ngrams(m, s)
-        if m.word_ngrams > 1:
-            grow(<void **> &s.hashes, &s.hash_cap, s.n_hashes + 1, sizeof(uint32_t))
-            s.hashes[s.n_hashes] = s.tok_hash
-            s.n_hashes += 1
-    if eos:
-        s.stopped = True
-    s.tok_len = 0
-    s.tok_hash = FNV_OFFSET
+cdef inline int push_byte(Line *s, uint8_t b) except -1:
+    """A byte of the token being read (the first one opens it with "<")."""
+    if s.pos + 3 > s.buf_cap:   # room for "<", the byte and ">"
+        grow(<void **> &s.buf, &s.buf_cap, s.pos + 3, 1)
+    if s.cur_len == 0:
+        s.buf[s.pos] = 60    # "<"
+        s.pos += 1
+        s.cur_start = s.pos
+        s.cur_hash = FNV_OFFSET
+    s.buf[s.pos] = b
+    s.pos += 1
+    s.cur_len += 1
+    s.cur_hash = fnv_step(s.cur_hash, b)
     return 0
 
 
-cdef inline int push_byte(Line *s, uint8_t b) except -1:
-    if s.tok_len + 2 >= s.tok_cap:   # room for "<" before and ">" after
-        grow(<void **> &s.tok, &s.tok_cap, s.tok_len + 3, 1)
-    s.tok[s.tok_len + 1] = b
-    s.tok_len += 1
-    s.tok_hash = fnv_step(s.tok_hash, b)
+cdef int end_token(Line *s) except -1:
+    """The token being read is complete; a "</s>" ends the line (fastText's getLine)."""
+    cdef Py_ssize_t n = s.cur_len
+    if n == 0:
+        return 0
+    if n >= 1 << 31:
+        raise ValueError("a token of 2 GB")
+    s.buf[s.pos] = 62    # ">"
+    s.pos += 1
+    if s.n_tok + 1 > s.tok_cap:
+        n = s.tok_cap
+        grow(<void **> &s.start, &n, s.n_tok + 1, sizeof(int64_t))
+        n = s.tok_cap
+        grow(<void **> &s.length, &n, s.n_tok + 1, sizeof(int32_t))
+        n = s.tok_cap
+        grow(<void **> &s.hash, &n, s.n_tok + 1, sizeof(uint32_t))
+        grow(<void **> &s.entry, &s.tok_cap, s.n_tok + 1, sizeof(int64_t))
+        n = s.cur_len
+    s.start[s.n_tok] = s.cur_start
+    s.length[s.n_tok] = <int32_t> n
+    s.hash[s.n_tok] = s.cur_hash
+    s.n_tok += 1
+    s.cur_len = 0
+    if n == 4 and memcmp(s.buf + s.cur_start, b"</s>", 4) == 0:
+        s.stopped = True
+    return 0
+
+
+cdef int line_rows(const ModelData *m, Line *s) except -1:
+    """The rows of the line's tokens into the hidden sum, in fastText's order: each token's
+    (its row, its character n-grams), then the word n-grams. Look-ups and rows are
+    prefetched ahead of their use."""
+    cdef Py_ssize_t i, j, n
+    cdef int64_t e
+    cdef int kind
+    cdef bint eos
+    cdef const uint8_t *w
+    cdef uint64_t h
+    for i in range(min(AHEAD, s.n_tok)):
+        prefetch(&m.slot[slot_of(m, s.hash[i])])
+    for i in range(s.n_tok):
+        if i + AHEAD < s.n_tok:
+            prefetch(&m.slot[slot_of(m, s.hash[i + AHEAD])])
+        s.entry[i] = lookup(m, s.buf + s.start[i], s.length[i], s.hash[i])
+    for i in range(min(AHEAD, s.n_tok)):
+        if s.entry[i] >= 0:
+            prefetch_row(m, s.entry[i])
+    s.n_hashes = 0
+    for i in range(s.n_tok):
+        if i + AHEAD < s.n_tok and s.entry[i + AHEAD] >= 0:
+            prefetch_row(m, s.entry[i + AHEAD])
+        e, w, n = s.entry[i], s.buf + s.start[i], s.length[i]
+        eos = n == 4 and memcmp(w, b"</s>", 4) == 0
+        if e >= 0:
+            kind = m.etype[e]
+        else:
+            kind = 1 if n >= 9 and memcmp(w, b"__label__", 9) == 0 else 0
+        if kind != 0:
+            continue
+        if e >= 0:
+            add_row(m, s, e)
+        if m.maxn > 0 and not eos:
+            char_ngrams(m, s, w - 1, n + 2)
+        if m.word_ngrams > 1:
+            grow(<void **> &s.hashes, &s.hash_cap, s.n_hashes + 1, sizeof(uint32_t))
+            s.hashes[s.n_hashes] = s.hash[i]
+            s.n_hashes += 1
+    if m.word_ngrams <= 1:
+        return 0
+    s.n_ids = 0
+    for i in range(s.n_hashes):
+        h = <uint64_t> <int64_t> <int32_t> s.hashes[i]
+        j = i + 1
+        while j < s.n_hashes and j < i + m.word_ngrams:
+            h = h * NGRAM_MUL + <uint64_t> <int64_t> <int32_t> s.hashes[j]
+            grow(<void **> &s.ids, &s.ids_cap, s.n_ids + 1, sizeof(int64_t))
+            s.ids[s.n_ids] = m.nwords + <int64_t> (h % <uint64_t> m.bucket)
+            s.n_ids += 1
+            j += 1
+    for i in range(min(AHEAD, s.n_ids)):
+        prefetch_row(m, s.ids[i])
+    for i in range(s.n_ids):
+        if i + AHEAD < s.n_ids:
+            prefetch_row(m, s.ids[i + AHEAD])
+        add_row(m, s, s.ids[i])
     return 0
 
 
@@ -336,27 +435,6 @@ cdef double probability(const ModelData *m, Line *s, int label) noexcept nogil:
     return <double> expf(std_log(p))
 
 
-cdef int finish_line(const ModelData *m, Line *s) except -1:
-    """The line's end: its last token, ``</s>``, then the word n-grams."""
-    cdef Py_ssize_t i, j
-    cdef uint64_t h
-    end_token(m, s)
-    if not s.stopped:
-        push_byte(s, 60)     # "</s>"
-        push_byte(s, 47)
-        push_byte(s, 115)
-        push_byte(s, 62)
-        end_token(m, s)
-    for i in range(s.n_hashes):
-        h = <uint64_t> <int64_t> <int32_t> s.hashes[i]
-        j = i + 1
-        while j < s.n_hashes and j < i + m.word_ngrams:
-            h = h * NGRAM_MUL + <uint64_t> <int64_t> <int32_t> s.hashes[j]
-            add_row(m, s, m.nwords + <int64_t> (h % <uint64_t> m.bucket))
-            j += 1
-    return 0
-
-
 def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] data, const uint8_t[::1] valid,
                     const int64_t[::1] lab_off, const uint8_t[::1] lab_valid, const int8_t[::1] lab_code,
                     int label, double[::1] out, uint8_t[::1] scored):
@@ -383,11 +461,8 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
         s.hidden = <float *> malloc(m.dim * sizeof(float))
         s.output = <float *> malloc(m.nlabels * sizeof(float))
         s.path = <int32_t *> malloc(2 * m.nlabels * sizeof(int32_t))
-        s.tok_cap = 256
-        s.tok = <uint8_t *> malloc(s.tok_cap)
-        if s.hidden == NULL or s.output == NULL or s.path == NULL or s.tok == NULL:
+        if s.hidden == NULL or s.output == NULL or s.path == NULL:
             raise MemoryError()
-        s.tok[0] = 60   # "<"
         for di in range(nd):
             scored[di] = 0
             a, e = offsets[di], offsets[di + 1]
@@ -399,7 +474,7 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
                 if nlab < 0 or lab_off[di] < 0 or lab_off[di + 1] > lab_code.shape[0]:
                     raise ValueError("label offsets outside the codes")
             memset(s.hidden, 0, m.dim * sizeof(float))
-            s.rows, s.n_hashes, s.tok_len, s.tok_hash, s.stopped = 0, 0, 0, FNV_OFFSET, False
+            s.rows, s.pos, s.cur_len, s.n_tok, s.stopped = 0, 0, 0, 0, False
             kept = content = pi = 0
             p = a
             while not s.stopped:
@@ -416,7 +491,7 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
                     q += 1
                 if nlab < 0 or (pi < nlab and lab_code[lab_off[di] + pi] == 1):
                     if kept:
-                        end_token(m, &s)     # the space joining two paragraphs
+                        end_token(&s)     # the space joining two paragraphs
                     kept += 1
                     hit = <const uint8_t *> memchr(d + p, PATH_CH, q - p) if q > p else NULL
                     bs = p if hit == NULL else hit - d + 1
@@ -426,7 +501,7 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
                             continue
                         content += 1
                         if SEPARATOR[b]:
-                            end_token(m, &s)
+                            end_token(&s)
                             if s.stopped:
                                 break
                         else:
@@ -437,7 +512,12 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
                 pi += 1
             if content + kept - 1 <= 0:    # an empty line: no prediction asked
                 continue
-            finish_line(m, &s)
+            end_token(&s)
+            if not s.stopped:    # the line's end: "</s>"
+                for b in b"</s>":
+                    push_byte(&s, b)
+                end_token(&s)
+            line_rows(m, &s)
             if s.rows == 0:
                 continue
             prob = probability(m, &s, label)
@@ -448,6 +528,11 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
         free(s.hidden)
         free(s.output)
         free(s.path)
-        free(s.tok)
+        free(s.buf)
+        free(s.start)
+        free(s.length)
+        free(s.hash)
+        free(s.entry)
+        free(s.ids)
         free(s.hashes)
     return None
