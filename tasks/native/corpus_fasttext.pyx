@@ -23,16 +23,21 @@ cdef enum:
     LINK_START = 2
     LINK_END = 3
 
-cdef uint32_t FNV_OFFSET = 2166136261U
-cdef uint32_t FNV_PRIME = 16777619U
-cdef uint64_t NGRAM_MUL = 116049371ULL
-cdef uint64_t GOLDEN = 0x9E3779B97F4A7C15ULL
-
 cdef extern from *:
+    """
+    #define FT_FNV_OFFSET 2166136261u
+    #define FT_FNV_PRIME 16777619u
+    #define FT_NGRAM_MUL 116049371ull
+    #define FT_GOLDEN 0x9E3779B97F4A7C15ull
+    """
+    const uint32_t FNV_OFFSET "FT_FNV_OFFSET"
+    const uint32_t FNV_PRIME "FT_FNV_PRIME"
+    const uint64_t NGRAM_MUL "FT_NGRAM_MUL"       # fastText's word n-gram hash
+    const uint64_t GOLDEN "FT_GOLDEN"
     void prefetch "__builtin_prefetch"(const void *p) noexcept nogil
 
 cdef enum:
-    AHEAD = 8       # look-ups and rows are prefetched this many tokens ahead (memory latency)
+    AHEAD = 16       # look-ups and rows are prefetched this many tokens ahead (memory latency)
 
 
 cdef enum:
@@ -514,8 +519,10 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
                 continue
             end_token(&s)
             if not s.stopped:    # the line's end: "</s>"
-                for b in b"</s>":
-                    push_byte(&s, b)
+                push_byte(&s, 60)
+                push_byte(&s, 47)
+                push_byte(&s, 115)
+                push_byte(&s, 62)
                 end_token(&s)
             line_rows(m, &s)
             if s.rows == 0:
