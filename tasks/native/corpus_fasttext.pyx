@@ -497,6 +497,8 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
                 if nlab < 0 or (pi < nlab and lab_code[lab_off[di] + pi] == 1):
                     if kept:
                         end_token(&s)     # the space joining two paragraphs
+                        if s.stopped:
+                            break
                     kept += 1
                     hit = <const uint8_t *> memchr(d + p, PATH_CH, q - p) if q > p else NULL
                     bs = p if hit == NULL else hit - d + 1

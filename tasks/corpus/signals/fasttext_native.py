@@ -111,6 +111,7 @@ CHECK_DOCS = (
     ("nav\x1cHome About\n\nbody>p\x1cthe quick brown fox \x02jumps\x03 over the lazy dog\n\n"
      "body>p\x1cCaf\u00e9 na\u00efve \u65e5\u672c\u8a9e \U0001F600 word\tword\x0bword\x0cword\rend", ["bad", "good", "good"]),
     ("p\x1cthe dog\n\np\x1c\n\np\x1cfox </s> never read", None),
+    ("p\x1cthe fox </s>\n\np\x1cnever read", None),
     ("p\x1c__label__hq the fox\n\np\x1c\u00a0fox\u3000dog", ["good", "good", "good"]),
     ("p\x1cunknown tokens only", None),
     ("p\x1c\x02\x03", None),

@@ -332,13 +332,16 @@ def fasttext_scores(models: ScoreModels, lines: list[str]) -> list[float | None]
     """The probability of the label for each line (None for an empty line, or one with no
     word the model knows), as fastText's ``predict`` gives it (k=-1: every label; its
     probabilities carry a 1e-5 floor, clipped to 1)."""
-    model = fasttext_model(models.fasttext)
+    return package_scores(fasttext_model(models.fasttext), lines, models.fasttext_label)
+
+
+def package_scores(model, lines: list[str], want: str) -> list[float | None]:
+    """``fasttext_scores`` with a model the ``fasttext`` package loaded."""
     out: list[float | None] = [None] * len(lines)
     todo = [i for i, t in enumerate(lines) if t]
     if not todo:
         return out
     labels, probs = model.predict([lines[i] for i in todo], k=-1)
-    want = models.fasttext_label
     for i, labs, ps in zip(todo, labels, probs):
         if not len(labs):
             continue
