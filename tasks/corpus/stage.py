@@ -336,11 +336,12 @@ class InProcess:
         """The run's global steps are made inside (their contexts share ``layout`` and ``known``)."""
         yield self
 
-    def sign(self, lake: str, archives, sig: SignatureConfig):
-        """Each (dump, archive, summary) with what its per-archive step did."""
+    def sign(self, lake: str, archives, sig: SignatureConfig, models: ScoreModels | None = None):
+        """Each (dump, archive, summary) with what its per-archive step did (scoring with
+        ``models`` the documents it reads)."""
         for dump, warc, summary in archives:
-            yield (dump, warc, summary), retrying(f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, sig),
-                                                  self.again)
+            yield (dump, warc, summary), retrying(
+                f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, sig, models), self.again)
 
     def step(self, name: str, ctx: DumpContext) -> int:
         return retrying(f"{ctx.dump}: {name.replace('_', ' ')}", lambda: whole_step(name, ctx), self.again)
@@ -397,7 +398,9 @@ def _sign(lake, dump, archives, opts, progress, again, lock, layout, runner, cou
     writer = retrying(f"{dump}: manifest", lambda: ManifestWriter(layout, dump), again)
     try:
         todo = retrying(f"{dump}: manifest", lambda: writer.reconcile(archives, opts.sig), again)
-        for (_, warc, _), res in runner.sign(lake, _until_lost(lock, dump, todo), opts.sig):
+        # the models go to the pass only when given (a runner's sign may take no models)
+        scoring = {"models": opts.models} if opts.models is not None and opts.models.any else {}
+        for (_, warc, _), res in runner.sign(lake, _until_lost(lock, dump, todo), opts.sig, **scoring):
             retrying(f"{dump}: manifest", lambda: writer.add(warc, res["key"]), again)
             counts["signed"] += res["done"] == "signed"
             if progress:

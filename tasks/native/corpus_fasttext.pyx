@@ -87,9 +87,15 @@ cdef struct Line:
     bint stopped                     # a "</s>" token ends the line
 
 
-cdef bint SEPARATOR[256]
+cdef enum:
+    WORD_BYTE = 0
+    SEPARATOR = 1       # fastText splits words on it
+    MARKER = 2          # a link marker: not in the line
+
+cdef uint8_t BYTE_CLASS[256]
 for _b in range(256):
-    SEPARATOR[_b] = _b in (0x20, 0x0A, 0x0D, 0x09, 0x0B, 0x0C, 0x00)
+    BYTE_CLASS[_b] = (SEPARATOR if _b in (0x20, 0x0A, 0x0D, 0x09, 0x0B, 0x0C, 0x00)
+                      else MARKER if _b in (LINK_START, LINK_END) else WORD_BYTE)
 
 
 cdef inline uint32_t fnv_step(uint32_t h, uint8_t b) noexcept nogil:
@@ -453,7 +459,7 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
     cdef Py_ssize_t nd = valid.shape[0], di, a, e, p, q, bs, k, nlab, pi, kept, content
     cdef const uint8_t *d = &data[0]
     cdef const uint8_t *hit
-    cdef uint8_t b
+    cdef uint8_t b, kind
     cdef double prob
     if offsets.shape[0] != nd + 1 or lab_off.shape[0] != nd + 1 or lab_valid.shape[0] != nd:
         raise ValueError("one offset more than documents, one label flag per document")
@@ -504,20 +510,27 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
                     bs = p if hit == NULL else hit - d + 1
                     for k in range(bs, q):
                         b = d[k]
-                        if b == LINK_START or b == LINK_END:
-                            continue
-                        content += 1
-                        if SEPARATOR[b]:
-                            end_token(&s)
-                            if s.stopped:
-                                break
-                        else:
-                            push_byte(&s, b)
+                        kind = BYTE_CLASS[b]
+                        if kind == WORD_BYTE:
+                            if s.cur_len and s.pos + 3 <= s.buf_cap:   # push_byte's usual case
+                                s.buf[s.pos] = b
+                                s.pos += 1
+                                s.cur_len += 1
+                                s.cur_hash = fnv_step(s.cur_hash, b)
+                            else:
+                                push_byte(&s, b)
+                            content = 1
+                        elif kind == SEPARATOR:
+                            content = 1
+                            if s.cur_len:
+                                end_token(&s)
+                                if s.stopped:
+                                    break
                 if q >= e:
                     break
                 p = q + 2
                 pi += 1
-            if content + kept - 1 <= 0:    # an empty line: no prediction asked
+            if content == 0 and kept <= 1:    # an empty line: no prediction asked
                 continue
             end_token(&s)
             if not s.stopped:    # the line's end: "</s>"
