@@ -245,9 +245,13 @@ def score_documents(docs: pa.Table, models: ScoreModels) -> tuple[pa.Table, pa.T
     """(document scores, paragraph scores) of a table of lake documents (``docId``,
     ``text``, ``lang``, ``paragraph_labels``). Paragraph rows are made only when a
     language model or word list is given."""
-    ids = docs.column("docId").to_pylist()
+    n = docs.num_rows
     fp = models.fingerprints()
     para_cols = {k: [] for k in PARA_SCORES.names}
+    id_column = docs.column("docId")
+    # the ids as they are (no Python string per document) unless paragraph rows need them
+    ids = (id_column.combine_chunks() if id_column.type == pa.string() and not models.paragraph_scores
+           else id_column.to_pylist())
     if models.paragraph_scores:
         texts = docs.column("text").to_pylist()
         langs = docs.column("lang").to_pylist() if "lang" in docs.column_names else [None] * len(ids)
@@ -256,11 +260,11 @@ def score_documents(docs: pa.Table, models: ScoreModels) -> tuple[pa.Table, pa.T
         for doc, text, lang, labs in zip(ids, texts, langs, labels):
             paras = split_paragraphs(text)
             _paragraph_rows(para_cols, doc, lang, paras, kept_before_repeats(labs, len(paras)), models, fp)
-    scores = document_fasttext_scores(docs, models) if models.fasttext else pa.nulls(len(ids), pa.float64())
+    scores = document_fasttext_scores(docs, models) if models.fasttext else pa.nulls(n, pa.float64())
     doc_table = pa.table({
-        "docId": pa.array(ids, pa.string()), "fasttext_score": scores,
-        "fasttext_label": pa.array([models.fasttext_label if models.fasttext else None] * len(ids), pa.string()),
-        "fasttext_model": pa.array([fp["fasttext"]] * len(ids), pa.string()),
+        "docId": ids if isinstance(ids, pa.Array) else pa.array(ids, pa.string()), "fasttext_score": scores,
+        "fasttext_label": pa.array([models.fasttext_label if models.fasttext else None] * n, pa.string()),
+        "fasttext_model": pa.array([fp["fasttext"]] * n, pa.string()),
     }, schema=DOC_SCORES)
     return doc_table, pa.table(para_cols, schema=PARA_SCORES)
 
