@@ -418,7 +418,13 @@ def model_variants(folder: str, base: str) -> list[tuple[str, str]]:
     classifiers use, with word n-grams and character n-grams, random weights."""
     import numpy as np
 
-    from warclake.tasks.corpus.signals.fasttext_format import LOSS_HS, LOSS_OVA, LOSS_SOFTMAX, read_model, write_model
+    from warclake.tasks.corpus.signals.fasttext_format import (
+        LOSS_HS,
+        LOSS_OVA,
+        LOSS_SOFTMAX,
+        read_model,
+        write_model,
+    )
 
     m = read_model(base)
     words = [(w.decode(), int(c)) for w, c in zip(m.entries[:m.nwords], m.counts[:m.nwords])] + [("</s>", 1)]
@@ -514,7 +520,6 @@ def test_a_quantised_model_is_scored_by_the_package_or_refused_in_one_line(tmp_p
     import builtins
 
     import fasttext
-    import pyarrow as pa
 
     from warclake.tasks.corpus.signals import models as models_mod
     from warclake.tasks.corpus.signals.fasttext_format import UnsupportedModel, read_model

@@ -131,9 +131,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from tools.measure.corpus_scale import write_documents
     from warclake.tasks.corpus.settings import SignatureConfig
+    from warclake.tasks.corpus.signals import fasttext_native
     from warclake.tasks.corpus.signals.archive_step import STEP as ARCHIVE_STEP
     from warclake.tasks.corpus.signals.archive_step import archive_key, row_groups, sign_archive
-    from warclake.tasks.corpus.signals import fasttext_native
     from warclake.tasks.corpus.signals.models import (
         ScoreModels,
         compiled_fasttext,
