@@ -219,11 +219,12 @@ def describe_all() -> str:
     the lazy ones asked, then whatever :func:`load_checked` noted is listed."""
     import warclake.tasks.extract.boilerplate.features  # noqa: F401 - the sieve's choice is made on import
     import warclake.tasks.extract.html_paragraphs  # noqa: F401 - the walk's choice is made on import
-    from warclake.tasks.corpus.signals import archive_pass, quality, signatures
+    from warclake.tasks.corpus.signals import archive_pass, fasttext_native, quality, signatures
 
     signatures.compiled_module()
     quality.compiled_module()
     archive_pass.compiled_module()
+    fasttext_native.compiled_module()
     parts = []
     order = list(_LABELS) + [n for n in LOADED if n not in _LABELS]
     for name in (n for n in order if n in LOADED):
