@@ -5,7 +5,6 @@ from numpy.typing import NDArray
 def fnv_hash(token: bytes) -> int: ...
 
 class Model:
-    labels: int
     def __init__(self, entry_bytes: NDArray[np.uint8], entry_off: NDArray[np.int64], types: NDArray[np.int8],
                  wi: NDArray[np.float32], wo: NDArray[np.float32], nwords: int, word_ngrams: int, bucket: int,
                  minn: int, maxn: int, loss: int, left: NDArray[np.int32], parent: NDArray[np.int32]) -> None: ...

@@ -137,7 +137,6 @@ cdef class Model:
     """A model's arrays (``fasttext_format.FastTextFile``) with its dictionary's hash table."""
     cdef ModelData m
     cdef object keep
-    cdef readonly int labels
 
     def __cinit__(self):
         self.m.slot = NULL
@@ -163,7 +162,6 @@ cdef class Model:
         if entry_off[n] > entry_bytes.shape[0]:
             raise ValueError("entries past their bytes")
         self.keep = (entry_bytes, entry_off, types, wi, wo, left, parent)
-        self.labels = n - nwords
         self.m.dim, self.m.nwords, self.m.nlabels = wi.shape[1], nwords, n - nwords
         self.m.word_ngrams, self.m.bucket, self.m.minn, self.m.maxn, self.m.loss = word_ngrams, bucket, minn, maxn, loss
         self.m.wi = &wi[0, 0] if wi.shape[0] else NULL
