@@ -402,7 +402,7 @@ def awkward_table(seed: int = 11, n: int = 60):
             ("p\x1cprose before </s> never read", None), ("p\x1cends here </s>\n\nq\x1cnever read", None),
             ("p\x1c__label__hq __label__junk casino", None), ("p\x1c\x02\x03", None), ("", None), (None, None),
             ("no path at all\n\n\n\nx\x1cbuy che\x02ap\x03 pills", ["good", "bad", "good"]),
-            ("nav\x1c" + " ".join(good_text(rng, 40) for _ in range(30)), None)]
+            ("nav\x1c" + " ".join(good_text(rng, 40) for _ in range(8)), None)]
     for i in range(n):
         paras = [("body>nav", NAV, "bad")] + [
             ("body>p", rng.choice([good_text(rng, 2), junk_text(rng, 20), ""]), rng.choice(["good", "good", "bad"]))
@@ -448,6 +448,7 @@ def test_the_compiled_scorer_gives_the_package_s_probabilities(models, tmp_path)
     package's predict for the document's line within 1e-5 (float32), null for the same
     documents; so is the Python definition's."""
     import fasttext
+    import pyarrow as pa
 
     from warclake.tasks.corpus.signals import fasttext_native as fn
     from warclake.tasks.corpus.signals.fasttext_format import read_model
@@ -463,9 +464,13 @@ def test_the_compiled_scorer_gives_the_package_s_probabilities(models, tmp_path)
             got = fn.score_table(fn.compiled_model(fn.compiled_module(), m), table, label).to_pylist()
             want = package_scores(fasttext.load_model(path), lines, label)
             assert fn.scores_equal(got, want), (what, label, got, want)
-            assert fn.scores_equal(fn.reference_scores(m, lines, label), want), (what, label)
+            if label == "__label__hq":   # the Python definition is slow: one label is enough
+                assert fn.scores_equal(fn.reference_scores(m, lines, label), want), (what, label)
             scored += sum(v is not None for v in got)
             assert got[6] is None and got[7] is None     # the empty and the null text
+            # a table in chunks (as several row groups read together) scores each the same
+            two = pa.concat_tables([table.slice(0, 25), table.slice(25)])
+            assert fn.score_table(fn.compiled_model(fn.compiled_module(), m), two, label).to_pylist() == got
             if label == "__label__absent":
                 assert {v for v in got if v is not None} == {0.0}
     assert scored > 500
