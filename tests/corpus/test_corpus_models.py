@@ -476,22 +476,31 @@ def test_the_compiled_scorer_gives_the_package_s_probabilities(models, tmp_path)
     assert scored > 500
 
 
-@compiled_only
-def test_the_stage_s_scores_are_the_package_s(scored, models):
-    """The stored fastText scores of a corpus run (the compiled scorer) are the package's."""
+def test_the_stage_s_scores_are_the_package_s_of_the_text_the_corpus_keeps(scored, models):
+    """The decisions' fastText scores (by the compiled scorer, or the package) are the
+    package's for the text the corpus emits: the good paragraphs less those a repeated-text
+    rule dropped (SHARED, on 10 sites), so those 10 documents are scored again at decision
+    time; the per-archive score (model_scores) keeps SHARED."""
     import fasttext
-    import pyarrow as pa
 
-    from warclake.tasks.corpus.signals.models import fasttext_lines, package_scores
+    from warclake.tasks.corpus.signals.models import package_scores
 
     lake, exp = scored
     res = decisions(lake)
-    docs = list(exp["docs"].values())
-    table = pa.table({"text": [d["text"] for d in docs],
-                      "paragraph_labels": pa.array([d["labels"] for d in docs], pa.list_(pa.string()))})
-    want = package_scores(fasttext.load_model(models["fasttext"]), fasttext_lines(table), "__label__hq")
-    got = [res[d["docId"]]["fasttext_score"] for d in docs]
-    assert all(a == pytest.approx(b, abs=1e-5) for a, b in zip(got, want)) and None not in got
+    dropped = {(r["docId"], r["idx"]) for r in rows(lake, "decisions/paragraphs")}
+    per_archive = {r["docId"]: r["fasttext_score"] for r in rows(lake, "model_scores")}
+    model = fasttext.load_model(models["fasttext"])
+    cut = 0
+    for d in exp["docs"].values():
+        bodies = [p.split("\x1c", 1)[1] for p in d["text"].split("\n\n")]
+        good = [(i, b) for i, (b, lab) in enumerate(zip(bodies, d["labels"]), 1) if lab == "good"]
+        kept = " ".join(b for i, b in good if (d["docId"], i) not in dropped)
+        want = package_scores(model, [kept], "__label__hq")[0]
+        assert res[d["docId"]]["fasttext_score"] == pytest.approx(want, abs=1e-5)
+        whole = package_scores(model, [" ".join(b for _, b in good)], "__label__hq")[0]
+        assert per_archive[d["docId"]] == pytest.approx(whole, abs=1e-5)
+        cut += SHARED in " ".join(b for _, b in good) and want != whole
+    assert cut == 10
 
 
 def test_the_signing_pass_scores_as_the_model_score_step(tmp_path, models):
