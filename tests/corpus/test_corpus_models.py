@@ -561,3 +561,32 @@ def test_a_quantised_model_is_scored_by_the_package_or_refused_in_one_line(tmp_p
         with pytest.raises(ValueError, match=r"quality\.ftz: a quantised input matrix") as err:
             models_mod.compiled_fasttext(ftz)
         assert "\n" not in str(err.value)
+
+
+@compiled_only
+def test_without_the_scorer_or_when_it_disagrees_the_package_scores_with_one_warning(models):
+    """The scorer not built, or giving other values than the definition on the check
+    documents: the package scores (the same values), with one warning line naming why."""
+    from support.native_fallback import hiding, run_python, warclake_lines
+
+    score = ("import pyarrow as pa\n"
+             "from warclake.tasks.corpus.signals.models import ScoreModels, document_fasttext_scores\n"
+             "from warclake.tasks.corpus.signals import fasttext_native as fn\n"
+             "t = pa.table({'text': ['p\\x1cthe quick brown fox jumps over the lazy dog', None],"
+             " 'paragraph_labels': pa.array([None, None], pa.list_(pa.string()))})\n"
+             f"s = document_fasttext_scores(t, ScoreModels(fasttext={models['fasttext']!r})).to_pylist()\n"
+             "print(fn.STATUS, repr(s[0]), s[1])\n")
+    runs = {"compiled": run_python(score),
+            "hidden": run_python(hiding("corpus_fasttext") + score),
+            "disagrees": run_python("from warclake.tasks.corpus.signals import fasttext_native as fn\n"
+                                    "fn.reference_scores = lambda m, lines, label: [0.5 for _ in lines]\n" + score)}
+    out = {k: p.stdout.split() for k, p in runs.items()}
+    assert all(p.returncode == 0 for p in runs.values()), {k: p.stderr for k, p in runs.items()}
+    assert out["compiled"][0] == "compiled" and warclake_lines(runs["compiled"].stderr) == []
+    for k in ("hidden", "disagrees"):
+        assert out[k][0] == "python" and out[k][2] == "None"
+        assert float(out[k][1]) == pytest.approx(float(out["compiled"][1]), abs=1e-5)
+        lines = warclake_lines(runs[k].stderr)
+        assert len(lines) == 1 and "using the fasttext package" in lines[0]
+    assert "not built" in warclake_lines(runs["hidden"].stderr)[0]
+    assert "failed its check" in warclake_lines(runs["disagrees"].stderr)[0]
