@@ -16,7 +16,8 @@ NATIVE = [("warclake.tasks.native.lexbor_walk", "tasks/native/lexbor_walk.pyx"),
           ("warclake.tasks.native.corpus_quality", "tasks/native/corpus_quality.pyx"),
           ("warclake.tasks.native.corpus_step", "tasks/native/corpus_step.pyx"),
           ("warclake.tasks.native.language_trigrams", "tasks/native/language_trigrams.pyx"),
-          ("warclake.tasks.native.page_scan", "tasks/native/page_scan.pyx")]
+          ("warclake.tasks.native.page_scan", "tasks/native/page_scan.pyx"),
+          ("warclake.tasks.native.corpus_fasttext", "tasks/native/corpus_fasttext.pyx")]
 
 
 JOBS = os.cpu_count() or 1   # the extensions are generated and compiled side by side

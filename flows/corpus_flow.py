@@ -81,8 +81,9 @@ def frames_freed(fn):
 
 @task(name="corpus-sign-archive", task_run_name="sign {dump}/{warc}", **RETRIES)
 @frames_freed
-def sign_task(lake: str, dump: str, warc: str, summary: dict, sig: SignatureConfig) -> dict:
-    return sign_archive(lake, dump, warc, summary, sig)
+def sign_task(lake: str, dump: str, warc: str, summary: dict, sig: SignatureConfig,
+              models: dict | None = None) -> dict:
+    return sign_archive(lake, dump, warc, summary, sig, ScoreModels.from_dict(models))
 
 
 def _step(run: str | None, known: run_contexts.Known | None, lake: str, dumps: list[str], dump: str,
@@ -177,8 +178,9 @@ class OnTasks:
             layout.know_states(self.known.states)   # what tasks on other processes read or wrote
             run_contexts.release(self.run)
 
-    def sign(self, lake: str, archives, sig: SignatureConfig):
-        futures = {sign_task.submit(lake, d, w, s, sig): (d, w, s) for d, w, s in archives}
+    def sign(self, lake: str, archives, sig: SignatureConfig, models: ScoreModels | None = None):
+        m = models.as_dict() if models is not None else None
+        futures = {sign_task.submit(lake, d, w, s, sig, m): (d, w, s) for d, w, s in archives}
         for f in as_completed(list(futures)):
             yield futures[f], f.result()
 

@@ -280,8 +280,13 @@ def document_decisions_step(ctx: DumpContext) -> bool:
                            FROM ({docs}) d LEFT JOIN remeasured r USING (docId)"""
         pairs = f"SELECT a, b, jaccard, exact FROM {parquet_list(pair_files)}"
         para = f"SELECT a, b, para_jaccard FROM {parquet_list([layout.file('para_pairs', dump, 'para_pairs')])}"
-        table = document_decisions(con, docs, pairs, opts.decide, run_id, opts.decide.fingerprint(), para,
-                                   scores_query(ctx))
+        scores = scores_query(ctx)
+        if scores is not None and remeasured_docs and "fasttext_score" in again.column_names:
+            # the fastText score of the text the corpus emits, for documents the paragraph decisions cut
+            scores = f"""SELECT s.* REPLACE (CASE WHEN r.docId IS NULL THEN s.fasttext_score
+                                                  ELSE r.fasttext_score END AS fasttext_score)
+                         FROM ({scores}) s LEFT JOIN remeasured r USING (docId)"""
+        table = document_decisions(con, docs, pairs, opts.decide, run_id, opts.decide.fingerprint(), para, scores)
     write_table(layout.file("decisions/documents", dump, "decisions"), table)
     kept = pa.compute.sum(table.column("kept").cast(pa.int64())).as_py() or 0
     layout.mark_done(DOC_STEP, dump, "decisions", key, documents=table.num_rows, kept=kept, run_id=run_id,
@@ -290,13 +295,13 @@ def document_decisions_step(ctx: DumpContext) -> bool:
 
 
 def remeasured_metrics(ctx: DumpContext, con) -> pa.Table:
-    """(docId, metrics) of the dump's documents whose kept text the paragraph decisions cut
-    (``steps/kept_metrics.py``)."""
+    """(docId, metrics[, fasttext_score]) of the dump's documents whose kept text the
+    paragraph decisions cut (``steps/kept_metrics.py``)."""
     layout, dump = ctx.layout, ctx.dump
     para_files = dict(zip(ctx.cur.archives, ctx.cur.files(layout, "paragraphs")))
     decisions = [layout.file("decisions/paragraphs", dump, layout.part_name(p)) for p in ctx.parts]
     touched = touched_documents(con, para_files, decisions)
-    return remeasured({a: layout.documents(dump, a) for a in touched}, touched)
+    return remeasured({a: layout.documents(dump, a) for a in touched}, touched, ctx.opts.models)
 
 
 # The global steps of one dump, in order (its per-archive steps done): name -> (step, whether
@@ -336,11 +341,12 @@ class InProcess:
         """The run's global steps are made inside (their contexts share ``layout`` and ``known``)."""
         yield self
 
-    def sign(self, lake: str, archives, sig: SignatureConfig):
-        """Each (dump, archive, summary) with what its per-archive step did."""
+    def sign(self, lake: str, archives, sig: SignatureConfig, models: ScoreModels | None = None):
+        """Each (dump, archive, summary) with what its per-archive step did (scoring with
+        ``models`` the documents it reads)."""
         for dump, warc, summary in archives:
-            yield (dump, warc, summary), retrying(f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, sig),
-                                                  self.again)
+            yield (dump, warc, summary), retrying(
+                f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, sig, models), self.again)
 
     def step(self, name: str, ctx: DumpContext) -> int:
         return retrying(f"{ctx.dump}: {name.replace('_', ' ')}", lambda: whole_step(name, ctx), self.again)
@@ -397,7 +403,9 @@ def _sign(lake, dump, archives, opts, progress, again, lock, layout, runner, cou
     writer = retrying(f"{dump}: manifest", lambda: ManifestWriter(layout, dump), again)
     try:
         todo = retrying(f"{dump}: manifest", lambda: writer.reconcile(archives, opts.sig), again)
-        for (_, warc, _), res in runner.sign(lake, _until_lost(lock, dump, todo), opts.sig):
+        # the models go to the pass only when given (a runner's sign may take no models)
+        scoring = {"models": opts.models} if opts.models is not None and opts.models.any else {}
+        for (_, warc, _), res in runner.sign(lake, _until_lost(lock, dump, todo), opts.sig, **scoring):
             retrying(f"{dump}: manifest", lambda: writer.add(warc, res["key"]), again)
             counts["signed"] += res["done"] == "signed"
             if progress:

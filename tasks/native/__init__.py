@@ -210,7 +210,8 @@ def describe() -> str:
 _LABELS = {"lexbor_walk": "paragraph walk", "sieve_features": "sieve features",
            "sieve_structure": "sieve structure", "corpus_signatures": "corpus signatures",
            "corpus_quality": "corpus quality metrics", "corpus_step": "corpus per-archive pass",
-           "language_trigrams": "first-pass language scores"}
+           "language_trigrams": "first-pass language scores", "page_scan": "page pre-scan",
+           "corpus_fasttext": "fastText scorer"}
 
 
 def describe_all() -> str:
@@ -220,11 +221,12 @@ def describe_all() -> str:
     import warclake.tasks.extract.boilerplate.features  # noqa: F401 - the sieve's choice is made on import
     import warclake.tasks.extract.html_paragraphs  # noqa: F401 - the walk's choice is made on import
     import warclake.tasks.extract.page_scan  # noqa: F401 - the pre-scan's choice is made on import
-    from warclake.tasks.corpus.signals import archive_pass, quality, signatures
+    from warclake.tasks.corpus.signals import archive_pass, fasttext_native, quality, signatures
 
     signatures.compiled_module()
     quality.compiled_module()
     archive_pass.compiled_module()
+    fasttext_native.compiled_module()
     from warclake.tasks.extract import language_first_pass
 
     if language_first_pass.table() is None:   # lingua's models unreadable: the module is never tried

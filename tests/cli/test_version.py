@@ -8,7 +8,8 @@ from conftest import REPO
 from warclake.tasks import native
 
 NAMES = ("paragraph walk", "sieve features", "sieve structure", "corpus signatures", "corpus quality metrics",
-         "corpus per-archive pass", "first-pass language scores", "page pre-scan")
+         "corpus per-archive pass", "first-pass language scores", "page pre-scan",
+         "fastText scorer")
 
 
 def version(**env) -> subprocess.CompletedProcess:
@@ -25,7 +26,7 @@ def test_version_lists_every_module_the_loader_checked():
     assert tuple(parts)[:len(NAMES)] == NAMES
     for name, (what, status, _) in native.LOADED.items():
         assert parts[native._LABELS.get(name, what)].split(" ")[0] == status
-    # a fresh process lists the same eight, each compiled or python with its reason
+    # a fresh process lists the same nine, each compiled or python with its reason
     out = version().stdout
     assert out.startswith("warclake ")
     listed = dict(p.split(": ", 1) for p in out[out.index("(") + 1:out.rindex(")")].split("; "))

@@ -381,3 +381,212 @@ def test_word_lists_match_whole_words_or_characters_by_language(tmp_path):
     assert ja.matches(normalise("お前は死ねと言った")) == (1, 2)
     assert ja.matches(normalise("a class")) == (1, 3)               # anywhere, as Japanese has no spaces
     assert lm_tokens("日本 語", "chars") == ["日", "本", "語"] and lm_tokens("a  b", "words") == ["a", "b"]
+
+
+# -- the compiled fastText scorer ----------------------------------------------------------
+
+compiled_only = pytest.mark.skipif(os.environ.get("WARCLAKE_NATIVE") == "0",
+                                   reason="WARCLAKE_NATIVE=0: the compiled scorer is off")
+
+
+def awkward_table(seed: int = 11, n: int = 60):
+    """Generated pages (prose, spam, navigation) and awkward documents: no labels, fewer
+    labels than paragraphs, no path, link markers inside words, every separator fastText
+    splits on, Unicode spaces it does not split on, ``</s>`` and label-like tokens inside the
+    text, empty and null texts, and a long document."""
+    import pyarrow as pa
+
+    rng = random.Random(seed)
+    docs = [("p\x1cthe fox\x0bjumps\x0cover\x00the\tdog\r\nagain", None),
+            ("p\x1cCaf\u00e9 na\u00efve \u65e5\u672c\u8a9e\u3000\U0001F600\u00a0word", ["good"]),
+            ("p\x1cprose before </s> never read", None), ("p\x1cends here </s>\n\nq\x1cnever read", None),
+            ("p\x1c__label__hq __label__junk casino", None), ("p\x1c\x02\x03", None), ("", None), (None, None),
+            ("no path at all\n\n\n\nx\x1cbuy che\x02ap\x03 pills", ["good", "bad", "good"]),
+            ("nav\x1c" + " ".join(good_text(rng, 40) for _ in range(8)), None)]
+    for i in range(n):
+        paras = [("body>nav", NAV, "bad")] + [
+            ("body>p", rng.choice([good_text(rng, 2), junk_text(rng, 20), ""]), rng.choice(["good", "good", "bad"]))
+            for _ in range(rng.randint(1, 5))]
+        text, labels = page(paras)
+        docs.append((text, labels[: rng.randint(0, len(labels))] if i % 5 == 0 else labels))
+    return pa.table({"text": pa.array([d[0] for d in docs], pa.string()),
+                     "paragraph_labels": pa.array([d[1] for d in docs], pa.list_(pa.string()))})
+
+
+def model_variants(folder: str, base: str) -> list[tuple[str, str]]:
+    """(path, what) of models over the tiny classifier's vocabulary: each loss fastText's
+    classifiers use, with word n-grams and character n-grams, random weights."""
+    import numpy as np
+
+    from warclake.tasks.corpus.signals.fasttext_format import (
+        LOSS_HS,
+        LOSS_OVA,
+        LOSS_SOFTMAX,
+        read_model,
+        write_model,
+    )
+
+    m = read_model(base)
+    words = [(w.decode(), int(c)) for w, c in zip(m.entries[:m.nwords], m.counts[:m.nwords])] + [("</s>", 1)]
+    out = [(base, "naive Bayes, softmax")]
+    rng = np.random.default_rng(3)
+    for loss, labels, ngrams, bucket, minn, maxn, dim in (
+            (LOSS_SOFTMAX, 2, 2, 1000, 0, 0, 16), (LOSS_SOFTMAX, 3, 1, 500, 3, 6, 8), (LOSS_HS, 5, 2, 300, 0, 0, 10),
+            (LOSS_OVA, 3, 3, 200, 2, 4, 4)):
+        path = os.path.join(folder, f"variant-{loss}-{ngrams}-{maxn}.bin")
+        labs = [("__label__hq", 50), ("__label__junk", 30)] + [(f"__label__x{k}", 9 - k) for k in range(labels - 2)]
+        write_model(path, words, labs, rng.normal(0, 1, (len(words) + bucket, dim)).astype(np.float32),
+                    rng.normal(0, 1, (labels, dim)).astype(np.float32), ngrams, bucket, loss, minn, maxn)
+        out.append((path, f"loss {loss}, word {ngrams}-grams, char {minn}-{maxn}-grams"))
+    return out
+
+
+@compiled_only
+def test_the_compiled_scorer_gives_the_package_s_probabilities(models, tmp_path):
+    """Every document of awkward and generated tables, with models of each loss and n-gram
+    setting: the compiled scorer's probability (from the table's buffers) is the fasttext
+    package's predict for the document's line within 1e-5 (float32), null for the same
+    documents; so is the Python definition's."""
+    import fasttext
+    import pyarrow as pa
+
+    from warclake.tasks.corpus.signals import fasttext_native as fn
+    from warclake.tasks.corpus.signals.fasttext_format import read_model
+    from warclake.tasks.corpus.signals.models import fasttext_lines, package_scores
+
+    assert fn.compiled_module() is not None and fn.STATUS == "compiled", fn.REASON
+    table = awkward_table()
+    lines = fasttext_lines(table)
+    scored = 0
+    for path, what in model_variants(str(tmp_path), models["fasttext"]):
+        m = read_model(path)
+        for label in ("__label__hq", "__label__junk", "__label__absent"):
+            got = fn.score_table(fn.compiled_model(fn.compiled_module(), m), table, label).to_pylist()
+            want = package_scores(fasttext.load_model(path), lines, label)
+            assert fn.scores_equal(got, want), (what, label, got, want)
+            if label == "__label__hq":   # the Python definition is slow: one label is enough
+                assert fn.scores_equal(fn.reference_scores(m, lines, label), want), (what, label)
+            scored += sum(v is not None for v in got)
+            assert got[6] is None and got[7] is None     # the empty and the null text
+            # a table in chunks (as several row groups read together) scores each the same
+            two = pa.concat_tables([table.slice(0, 25), table.slice(25)])
+            assert fn.score_table(fn.compiled_model(fn.compiled_module(), m), two, label).to_pylist() == got
+            if label == "__label__absent":
+                assert {v for v in got if v is not None} == {0.0}
+    assert scored > 500
+
+
+def test_the_stage_s_scores_are_the_package_s_of_the_text_the_corpus_keeps(scored, models):
+    """The decisions' fastText scores (by the compiled scorer, or the package) are the
+    package's for the text the corpus emits: the good paragraphs less those a repeated-text
+    rule dropped (SHARED, on 10 sites), so those 10 documents are scored again at decision
+    time; the per-archive score (model_scores) keeps SHARED."""
+    import fasttext
+
+    from warclake.tasks.corpus.signals.models import package_scores
+
+    lake, exp = scored
+    res = decisions(lake)
+    dropped = {(r["docId"], r["idx"]) for r in rows(lake, "decisions/paragraphs")}
+    per_archive = {r["docId"]: r["fasttext_score"] for r in rows(lake, "model_scores")}
+    model = fasttext.load_model(models["fasttext"])
+    cut = 0
+    for d in exp["docs"].values():
+        bodies = [p.split("\x1c", 1)[1] for p in d["text"].split("\n\n")]
+        good = [(i, b) for i, (b, lab) in enumerate(zip(bodies, d["labels"]), 1) if lab == "good"]
+        kept = " ".join(b for i, b in good if (d["docId"], i) not in dropped)
+        want = package_scores(model, [kept], "__label__hq")[0]
+        assert res[d["docId"]]["fasttext_score"] == pytest.approx(want, abs=1e-5)
+        whole = package_scores(model, [" ".join(b for _, b in good)], "__label__hq")[0]
+        assert per_archive[d["docId"]] == pytest.approx(whole, abs=1e-5)
+        cut += SHARED in " ".join(b for _, b in good) and want != whole
+    assert cut == 10
+
+
+def test_the_signing_pass_scores_as_the_model_score_step(tmp_path, models):
+    """Signing an archive with the models writes the model-score step's rows and state, as
+    the step makes them on its own (after a new model); the step then has nothing to do."""
+    from warclake.tasks.corpus.signals.archive_step import sign_archive
+    from warclake.tasks.corpus.signals.score_step import STEP, score_archive
+    from warclake.tasks.corpus.signals.summaries import finished_archives
+    from warclake.tasks.corpus.storage.layout import CorpusLayout
+
+    lake = str(tmp_path / "lake")
+    make_lake(lake)
+    m = score_models(models)
+    layout = CorpusLayout(lake)
+    for warc, summary in finished_archives(lake, DUMP):
+        res = sign_archive(lake, DUMP, warc, summary, None, m)
+        key = res["key"]
+        assert res["scored"] > 0
+        fused = [pq.read_table(layout.file(t, DUMP, warc)) for t in ("model_scores", "para_model_scores")]
+        assert score_archive(layout, DUMP, warc, key, m)["done"] == "skipped"
+        layout.clear_state(STEP, DUMP, warc)
+        assert score_archive(layout, DUMP, warc, key, m)["done"] == "scored"
+        alone = [pq.read_table(layout.file(t, DUMP, warc)) for t in ("model_scores", "para_model_scores")]
+        assert [t.to_pylist() for t in fused] == [t.to_pylist() for t in alone]
+        assert fused[0].column("fasttext_score").null_count == 0
+
+
+def test_a_quantised_model_is_scored_by_the_package_or_refused_in_one_line(tmp_path, models, monkeypatch):
+    """A quantised model (.ftz) is not read by the compiled scorer: the package scores it
+    when installed; without the package the error is one line naming the model."""
+    import builtins
+
+    import fasttext
+
+    from warclake.tasks.corpus.signals import models as models_mod
+    from warclake.tasks.corpus.signals.fasttext_format import UnsupportedModel, read_model
+
+    # fastText quantises a matrix of 256 rows or more: the vocabulary with word bigrams
+    path = next(p for p, what in model_variants(str(tmp_path), models["fasttext"]) if "word 2-grams" in what)
+    q = fasttext.load_model(path)
+    q.quantize(qnorm=True, cutoff=0, retrain=False)
+    ftz = str(tmp_path / "quality.ftz")
+    q.save_model(ftz)
+    with pytest.raises(UnsupportedModel, match="quantised"):
+        read_model(ftz)
+    table = awkward_table(n=10)
+    got = models_mod.document_fasttext_scores(table, ScoreModels(fasttext=ftz)).to_pylist()
+    want = models_mod.package_scores(fasttext.load_model(ftz), models_mod.fasttext_lines(table), "__label__hq")
+    assert got == want and sum(v is not None for v in got) > 5
+    if os.environ.get("WARCLAKE_NATIVE") != "0":
+        real_import = builtins.__import__
+
+        def no_fasttext(name, *a, **kw):
+            if name == "fasttext":
+                raise ImportError("No module named 'fasttext'")
+            return real_import(name, *a, **kw)
+        monkeypatch.setattr(builtins, "__import__", no_fasttext)
+        with pytest.raises(ValueError, match=r"quality\.ftz: a quantised input matrix") as err:
+            models_mod.compiled_fasttext(ftz)
+        assert "\n" not in str(err.value)
+
+
+@compiled_only
+def test_without_the_scorer_or_when_it_disagrees_the_package_scores_with_one_warning(models):
+    """The scorer not built, or giving other values than the definition on the check
+    documents: the package scores (the same values), with one warning line naming why."""
+    from support.native_fallback import hiding, run_python, warclake_lines
+
+    score = ("import pyarrow as pa\n"
+             "from warclake.tasks.corpus.signals.models import ScoreModels, document_fasttext_scores\n"
+             "from warclake.tasks.corpus.signals import fasttext_native as fn\n"
+             "t = pa.table({'text': ['p\\x1cthe quick brown fox jumps over the lazy dog', None],"
+             " 'paragraph_labels': pa.array([None, None], pa.list_(pa.string()))})\n"
+             f"s = document_fasttext_scores(t, ScoreModels(fasttext={models['fasttext']!r})).to_pylist()\n"
+             "print(fn.STATUS, repr(s[0]), s[1])\n")
+    runs = {"compiled": run_python(score),
+            "hidden": run_python(hiding("corpus_fasttext") + score),
+            "disagrees": run_python("from warclake.tasks.corpus.signals import fasttext_native as fn\n"
+                                    "fn.reference_scores = lambda m, lines, label: [0.5 for _ in lines]\n" + score)}
+    out = {k: p.stdout.split() for k, p in runs.items()}
+    assert all(p.returncode == 0 for p in runs.values()), {k: p.stderr for k, p in runs.items()}
+    assert out["compiled"][0] == "compiled" and warclake_lines(runs["compiled"].stderr) == []
+    for k in ("hidden", "disagrees"):
+        assert out[k][0] == "python" and out[k][2] == "None"
+        assert float(out[k][1]) == pytest.approx(float(out["compiled"][1]), abs=1e-5)
+        lines = warclake_lines(runs[k].stderr)
+        assert len(lines) == 1 and "using the fasttext package" in lines[0]
+    assert "not built" in warclake_lines(runs["hidden"].stderr)[0]
+    assert "failed its check" in warclake_lines(runs["disagrees"].stderr)[0]

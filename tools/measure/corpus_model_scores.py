@@ -1,9 +1,13 @@
 """What a fastText classifier adds to the corpus stage's per-archive work: each archive of a
 lake of N documents from real texts is signed (the per-archive step) and then scored with
 a small fastText model (the model-score step), each timed in this process (CPU and wall
-seconds); the figure is scoring's time over signing's.
+seconds); the figure is scoring's time over signing's. Then the archive is signed again with
+the model (the signing pass scores the row groups it reads, as ``warclake corpus`` does when
+it signs with a model): ``*_in_sign_pass_over_sign_cpu_pct`` is what that costs more than
+signing alone; ``*_over_sign_cpu_pct`` is the model-score step on its own (reading the
+documents again, as after a new model).
 
-    python -m tools.measure.corpus_model_scores --docs 100000 [--dim 64] [--word-ngrams 2] [--lm]
+    python -m tools.measure.corpus_model_scores --docs 100000 [--dim 64] [--word-ngrams 2] [--lm] [--scorer package]
     python -m tools.measure.corpus_model_scores --from-lake LAKE --dump DUMP ...
 
 The documents are those of ``corpus_scale --from-documents`` (sentences of the Dragnet and
@@ -12,7 +16,8 @@ a footer). The model is made here, not downloaded: the gold texts' words, ``--di
 dimensions, word bigrams hashed into ``--bucket`` rows, two labels, random weights (the
 time of a prediction does not depend on the weights' values), written in fastText's format
 (``tools/fasttext_file.py``). Loading the model is timed apart, once per process.
-``--from-lake`` measures an extracted lake's documents instead (real pages: many more
+``--scorer package`` scores with the ``fasttext`` package's ``predict`` instead of the
+compiled scorer. ``--from-lake`` measures an extracted lake's documents instead (real pages: many more
 paragraphs and longer paths per document than the generated ones). ``--lm`` also times a bigram KenLM model (ARPA, from the same texts' counts) per paragraph.
 """
 from __future__ import annotations
@@ -119,14 +124,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--word-ngrams", type=int, default=2)
     ap.add_argument("--bucket", type=int, default=200_000)
     ap.add_argument("--lm", action="store_true", help="also time a bigram KenLM model per paragraph")
+    ap.add_argument("--scorer", choices=("compiled", "package"), default="compiled",
+                    help="fastText: the compiled scorer (default) or the fasttext package's predict")
     ap.add_argument("--json", default=None, help="write the figures here too")
     args = ap.parse_args(argv)
 
     from tools.measure.corpus_scale import write_documents
     from warclake.tasks.corpus.settings import SignatureConfig
+    from warclake.tasks.corpus.signals import fasttext_native
+    from warclake.tasks.corpus.signals.archive_step import STEP as ARCHIVE_STEP
     from warclake.tasks.corpus.signals.archive_step import archive_key, row_groups, sign_archive
     from warclake.tasks.corpus.signals.models import (
         ScoreModels,
+        compiled_fasttext,
         fasttext_lines,
         fasttext_model,
         language_model,
@@ -151,7 +161,11 @@ def main(argv: list[str] | None = None) -> int:
     ft_path = os.path.join(work, "quality.bin")
     model_info = make_fasttext(ft_path, corpus_words(lake), args.dim, args.word_ngrams, args.bucket)
     models = {"fasttext": ScoreModels(fasttext=ft_path)}
-    _, load_s, _ = timed(lambda: fasttext_model(ft_path))
+    if args.scorer == "package":   # the package's path, as where the scorer is not built
+        fasttext_native.STATUS, fasttext_native.REASON, fasttext_native._COMPILED = "python", "--scorer package", None
+    elif fasttext_native.compiled_module() is None:
+        ap.error(f"the compiled scorer is not in use ({fasttext_native.REASON})")
+    _, load_s, _ = timed(lambda: compiled_fasttext(ft_path) or fasttext_model(ft_path))
     lm_info = None
     if args.lm:
         arpa = os.path.join(work, "bigram.arpa")
@@ -160,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         models["lm"] = ScoreModels(lm={"*": arpa})
     layout = CorpusLayout(lake)
     sig = SignatureConfig()
-    totals = {k: [0.0, 0.0] for k in ["sign", *models]}
+    totals = {k: [0.0, 0.0] for k in ["sign", *models, *(f"sign+{m}" for m in models)]}
     docs = 0
     for warc, summary in finished_archives(lake, dump):
         res, wall, cpu = timed(lambda: sign_archive(lake, dump, warc, summary, sig))
@@ -173,17 +187,27 @@ def main(argv: list[str] | None = None) -> int:
             layout.clear_state("model_scores", dump, warc)
             totals[name][0] += wall
             totals[name][1] += cpu
+            # the same scores made by the signing pass, from the row groups it reads
+            layout.clear_state(ARCHIVE_STEP, dump, warc)
+            _, wall, cpu = timed(lambda: sign_archive(lake, dump, warc, summary, sig, m))
+            layout.clear_state("model_scores", dump, warc)
+            totals[f"sign+{name}"][0] += wall
+            totals[f"sign+{name}"][1] += cpu
         print(f"{warc}: {res['documents']} documents", flush=True)
     out = {"documents": docs, "archives": len(finished_archives(lake, dump)), "fasttext_model": model_info,
+           "fasttext_scorer": args.scorer,
            "fasttext_load_s": round(load_s, 2), "lm_model": lm_info,
            **{f"{k}_wall_s": round(v[0], 1) for k, v in totals.items()},
            **{f"{k}_cpu_s": round(v[1], 1) for k, v in totals.items()}}
     for k in models:
+        # in the signing pass: what signing with the model costs more than signing alone
+        out[f"{k}_in_sign_pass_over_sign_cpu_pct"] = round(
+            100 * (totals[f"sign+{k}"][1] - totals["sign"][1]) / totals["sign"][1], 1)
         out[f"{k}_over_sign_cpu_pct"] = round(100 * totals[k][1] / totals["sign"][1], 1)
         out[f"{k}_over_sign_wall_pct"] = round(100 * totals[k][0] / totals["sign"][0], 1)
         out[f"{k}_us_per_doc_cpu"] = round(1e6 * totals[k][1] / max(1, docs), 1)
     out["sign_us_per_doc_cpu"] = round(1e6 * totals["sign"][1] / max(1, docs), 1)
-    # of the fastText step: its input lines alone (reading the text, the kept paragraphs)
+    # of the package's fastText step: its input lines alone (reading the text, the kept paragraphs)
     lines_cpu = 0.0
     for warc, _ in finished_archives(lake, dump):
         for group in row_groups(layout.documents(dump, warc), ["text", "paragraph_labels"]):

@@ -362,8 +362,13 @@ class FusedSigner:
 
 
 def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
-                 sig: SignatureConfig | None = None) -> dict:
-    """Run the per-archive step for one archive unless it is done; returns what it did."""
+                 sig: SignatureConfig | None = None, models=None) -> dict:
+    """Run the per-archive step for one archive unless it is done; returns what it did.
+    With the user's models (``models.ScoreModels``), the row groups read are scored too
+    (the model-score step's outputs and state, ``score_step.scorer_for``): the documents
+    are read once for both."""
+    from warclake.tasks.corpus.signals.score_step import scorer_for
+
     sig = sig or SignatureConfig()
     layout = CorpusLayout(lake)
     src = layout.documents(dump, warc_name)
@@ -373,11 +378,19 @@ def sign_archive(lake: str, dump: str, warc_name: str, summary: dict,
     t0 = time.monotonic()
     have = set(read_schema(src).names)
     signer = ArchiveSigner(layout, dump, warc_name, sig)
+    scorer = None
     try:
+        scorer = scorer_for(layout, dump, warc_name, key, models)
         for docs in row_groups(src, [c for c in READ_COLUMNS if c in have]):
             signer.add(docs)
+            if scorer is not None:
+                scorer.add(docs)
         res = signer.publish(key)
+        if scorer is not None:
+            res["scored"] = scorer.publish(key)["documents"]
     except BaseException:
         signer.discard()
+        if scorer is not None:
+            scorer.discard()
         raise
     return {**res, "seconds": round(time.monotonic() - t0, 3)}

@@ -11,7 +11,12 @@ its scores and nothing else does.
 Which text each model reads:
 - fastText: the document's paragraphs the corpus would keep before repeated-text removal
   (those labelled good; all when the document has no labels), plain text, joined by a
-  space (fastText reads one line).
+  space (fastText reads one line); the decision step scores again, less the paragraphs
+  repeated-text removal drops, the documents that lose one (``steps/kept_metrics.py``). It is scored by the compiled scorer
+  (``tasks/native/corpus_fasttext.pyx``) straight from the documents' Arrow buffers, which
+  gives what the ``fasttext`` package's ``predict`` gives (``fasttext_format.py`` defines
+  it); the package scores instead when the scorer is not built, fails its check, meets a
+  model it does not read (quantised), or ``WARCLAKE_NATIVE=0``.
 - the language model and word lists: every paragraph, normalised as the stage compares
   paragraphs (NFKC, lower case, link markers out, whitespace runs as one space). The
   decision step sums them over the paragraphs the corpus keeps.
@@ -147,6 +152,33 @@ def fasttext_model(path: str):
     return _loaded("fasttext", path, load)
 
 
+def compiled_fasttext(path: str):
+    """The compiled scorer's model of the file (``corpus_fasttext.Model``), or None when the
+    scorer is not in use or does not read this model and the ``fasttext`` package is
+    installed to score it; a model neither reads: ValueError (one line)."""
+    from warclake.tasks.corpus.signals import fasttext_native
+
+    native = fasttext_native.compiled_module()
+    if native is None:
+        return None
+
+    def load(p):
+        from warclake.tasks.corpus.signals.fasttext_format import UnsupportedModel, read_model
+
+        try:
+            return fasttext_native.compiled_model(native, read_model(p))
+        except UnsupportedModel as exc:
+            return exc
+    model = _loaded("fasttext-compiled", path, load)
+    if isinstance(model, Exception):
+        try:
+            import fasttext  # noqa: F401 - the package scores what the compiled scorer does not read
+        except ImportError:
+            raise ValueError(str(model)) from None
+        return None
+    return model
+
+
 def language_model(path: str):
     def load(p):
         import kenlm
@@ -214,9 +246,13 @@ def score_documents(docs: pa.Table, models: ScoreModels) -> tuple[pa.Table, pa.T
     """(document scores, paragraph scores) of a table of lake documents (``docId``,
     ``text``, ``lang``, ``paragraph_labels``). Paragraph rows are made only when a
     language model or word list is given."""
-    ids = docs.column("docId").to_pylist()
+    n = docs.num_rows
     fp = models.fingerprints()
     para_cols = {k: [] for k in PARA_SCORES.names}
+    id_column = docs.column("docId")
+    # the ids as they are (no Python string per document) unless paragraph rows need them
+    ids = (id_column.combine_chunks() if id_column.type == pa.string() and not models.paragraph_scores
+           else id_column.to_pylist())
     if models.paragraph_scores:
         texts = docs.column("text").to_pylist()
         langs = docs.column("lang").to_pylist() if "lang" in docs.column_names else [None] * len(ids)
@@ -225,13 +261,26 @@ def score_documents(docs: pa.Table, models: ScoreModels) -> tuple[pa.Table, pa.T
         for doc, text, lang, labs in zip(ids, texts, langs, labels):
             paras = split_paragraphs(text)
             _paragraph_rows(para_cols, doc, lang, paras, kept_before_repeats(labs, len(paras)), models, fp)
-    scores = fasttext_scores(models, fasttext_lines(docs)) if models.fasttext else [None] * len(ids)
+    scores = document_fasttext_scores(docs, models) if models.fasttext else pa.nulls(n, pa.float64())
     doc_table = pa.table({
-        "docId": pa.array(ids, pa.string()), "fasttext_score": pa.array(scores, pa.float64()),
-        "fasttext_label": pa.array([models.fasttext_label if models.fasttext else None] * len(ids), pa.string()),
-        "fasttext_model": pa.array([fp["fasttext"]] * len(ids), pa.string()),
+        "docId": ids if isinstance(ids, pa.Array) else pa.array(ids, pa.string()), "fasttext_score": scores,
+        "fasttext_label": pa.array([models.fasttext_label if models.fasttext else None] * n, pa.string()),
+        "fasttext_model": pa.array([fp["fasttext"]] * n, pa.string()),
     }, schema=DOC_SCORES)
     return doc_table, pa.table(para_cols, schema=PARA_SCORES)
+
+
+def document_fasttext_scores(docs: pa.Table, models: ScoreModels) -> pa.Array:
+    """The fastText score of each document of a table (float64, null where none): by the
+    compiled scorer from the table's buffers, else by the package over ``fasttext_lines``."""
+    from warclake.tasks.corpus.signals import fasttext_native
+
+    compiled = compiled_fasttext(models.fasttext)
+    if compiled is not None:
+        scores = fasttext_native.score_table(compiled, docs, models.fasttext_label)
+        if scores is not None:
+            return scores
+    return pa.array(fasttext_scores(models, fasttext_lines(docs)), pa.float64())
 
 
 def fasttext_lines(docs: pa.Table) -> list[str]:
@@ -288,13 +337,16 @@ def fasttext_scores(models: ScoreModels, lines: list[str]) -> list[float | None]
     """The probability of the label for each line (None for an empty line, or one with no
     word the model knows), as fastText's ``predict`` gives it (k=-1: every label; its
     probabilities carry a 1e-5 floor, clipped to 1)."""
-    model = fasttext_model(models.fasttext)
+    return package_scores(fasttext_model(models.fasttext), lines, models.fasttext_label)
+
+
+def package_scores(model, lines: list[str], want: str) -> list[float | None]:
+    """``fasttext_scores`` with a model the ``fasttext`` package loaded."""
     out: list[float | None] = [None] * len(lines)
     todo = [i for i, t in enumerate(lines) if t]
     if not todo:
         return out
     labels, probs = model.predict([lines[i] for i in todo], k=-1)
-    want = models.fasttext_label
     for i, labs, ps in zip(todo, labels, probs):
         if not len(labs):
             continue

@@ -3,7 +3,8 @@
 The per-archive step measures the text the corpus keeps (good paragraphs, all without
 labels). The paragraph decisions then drop repeated paragraphs, some of them kept ones; a
 document that loses one is measured again here, from its text in the lake, without them,
-so every rule judges exactly what ``corpus_documents`` emits. Only those documents are
+so every rule judges exactly what ``corpus_documents`` emits; so does a fastText
+classifier's score. Only those documents are
 read (most repeated paragraphs are boilerplate the kept text never held), and only their
 archives' documents files, one row group at a time.
 """
@@ -39,15 +40,17 @@ def touched_documents(con, para_files: dict[str, str], decision_files: list[str]
     return out
 
 
-def remeasured(documents: dict[str, str], touched: dict[str, dict[str, list[int]]]) -> pa.Table:
+def remeasured(documents: dict[str, str], touched: dict[str, dict[str, list[int]]], models=None) -> pa.Table:
     """(docId, metrics) of each touched document, measured on its kept text less its dropped
-    paragraphs; ``documents``: archive -> the lake's documents file."""
+    paragraphs; ``documents``: archive -> the lake's documents file. With a fastText model
+    (``models.ScoreModels``), also its ``fasttext_score`` of that text."""
     from warclake.tasks.corpus.signals.archive_pass import Metrics
     from warclake.tasks.corpus.signals.archive_step import _values, metrics_column, row_groups
     from warclake.tasks.corpus.signals.quality import kept_metrics
     from warclake.tasks.corpus.storage.layout import read_schema
 
-    ids, rows = [], []
+    ids, rows, scores = [], [], []
+    fasttext = models is not None and models.fasttext
     for archive in sorted(touched):
         want = touched[archive]
         have = set(read_schema(documents[archive]).names)
@@ -61,6 +64,28 @@ def remeasured(documents: dict[str, str], touched: dict[str, dict[str, list[int]
             for d, text, labels, lang in zip(*(_values(part, c) for c in ("docId", "text", "paragraph_labels", "lang"))):
                 ids.append(d)
                 rows.append(kept_metrics(text or "", labels, lang, frozenset(want[d])))
+            if fasttext:
+                scores.extend(kept_fasttext_scores(part, want, models).to_pylist())
     metrics = Metrics.of(rows)
-    return pa.table({"docId": pa.array(ids, pa.string()),
-                     "metrics": metrics_column(metrics) if rows else pa.array([], pa.map_(pa.string(), pa.float64()))})
+    out = {"docId": pa.array(ids, pa.string()),
+           "metrics": metrics_column(metrics) if rows else pa.array([], pa.map_(pa.string(), pa.float64()))}
+    if fasttext:
+        out["fasttext_score"] = pa.array(scores, pa.float64())
+    return pa.table(out)
+
+
+def kept_fasttext_scores(part: pa.Table, dropped: dict[str, list[int]], models) -> pa.Array:
+    """The fastText score of each document of ``part`` over its kept paragraphs less those of
+    ``dropped`` (docId -> positions from 1): the same scorer, with those paragraphs labelled
+    otherwise than good."""
+    from warclake.tasks.corpus.signals.models import document_fasttext_scores, kept_before_repeats
+
+    labels = []
+    for d, text, labs in zip(*(part.column(c).to_pylist() if c in part.column_names else [None] * part.num_rows
+                               for c in ("docId", "text", "paragraph_labels"))):
+        n = len(text.split("\n\n")) if text else 0
+        gone = set(dropped.get(d, ()))
+        labels.append(["good" if k and i not in gone else "dropped"
+                       for i, k in enumerate(kept_before_repeats(labs, n), 1)])
+    table = pa.table({"text": part.column("text"), "paragraph_labels": pa.array(labels, pa.list_(pa.string()))})
+    return document_fasttext_scores(table, models)

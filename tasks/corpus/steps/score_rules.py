@@ -3,10 +3,11 @@ step to the scores the model-score step stored (``signals/score_step.py``): chan
 threshold redoes the decisions only, never a score.
 
 A document's values, each over the paragraphs the corpus keeps (labelled good, or all
-without labels, less those a repeated-text rule dropped), except fastText's:
+without labels, less those a repeated-text rule dropped):
 
-- ``fasttext_score``: the fastText label's probability for the document's good paragraphs
-  (measured per archive, before repeated-text removal);
+- ``fasttext_score``: the fastText label's probability for those paragraphs' text (measured
+  per archive; a document that lost a kept paragraph to a repeated-text rule is scored again
+  by the decision step, with the quality metrics, ``steps/kept_metrics.py``);
 - ``perplexity``: 10 ** (-sum of the paragraphs' log10 probabilities / their tokens, one
   more per paragraph for its end): the kept text's perplexity, each paragraph weighted by
   its length in tokens, as CCNet computes a document's;
