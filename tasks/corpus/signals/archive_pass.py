@@ -165,6 +165,18 @@ def _column(docs: pa.Table, name: str) -> list:
     return docs.column(name).to_pylist() if name in docs.column_names else [None] * docs.num_rows
 
 
+def compiled_columns(docs: pa.Table) -> bool:
+    """Whether the compiled passes read these columns: ``text`` a string column and
+    ``paragraph_labels`` (if any) a list of strings or all null."""
+    if "text" not in docs.column_names or docs.column("text").type not in (pa.string(), pa.large_string()):
+        return False
+    if "paragraph_labels" in docs.column_names:
+        kind = docs.column("paragraph_labels").type
+        return pa.types.is_null(kind) or ((pa.types.is_list(kind) or pa.types.is_large_list(kind))
+                                          and pa.types.is_string(kind.value_type))
+    return True
+
+
 def sign_table(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int,
                with_metrics: bool = True, paths: PathMemory | None = None, kept_only: bool = True) -> Pass | None:
     """The pass over ``docs`` (columns ``text``, ``paragraph_labels``, ``lang``; absent ones
@@ -172,13 +184,8 @@ def sign_table(docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int,
     a string column and a list of strings (the caller then takes the Python way). The
     paths' bytes go to ``paths`` when given, else to fresh memory."""
     native = compiled_module()
-    if native is None or "text" not in docs.column_names or docs.column("text").type not in (pa.string(), pa.large_string()):
+    if native is None or not compiled_columns(docs):
         return None
-    if "paragraph_labels" in docs.column_names:
-        kind = docs.column("paragraph_labels").type
-        if not (pa.types.is_null(kind) or ((pa.types.is_list(kind) or pa.types.is_large_list(kind))
-                                           and pa.types.is_string(kind.value_type))):
-            return None
     return run(native, docs, para_ngram, doc_ngram, num_perm, with_metrics, paths, kept_only)
 
 

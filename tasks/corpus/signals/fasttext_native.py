@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
-from warclake.tasks.corpus.signals.archive_pass import _buffers, _labels, arrow_numbers
+from warclake.tasks.corpus.signals.archive_pass import _buffers, _labels, arrow_numbers, compiled_columns
 from warclake.tasks.corpus.signals.fasttext_format import (
     LOSS_HS,
     LOSS_OVA,
@@ -70,13 +70,8 @@ def score_table(compiled: Compiled, docs: pa.Table, label: str) -> pa.Array | No
     clipped to [0, 1] (fastText's carries a 1e-5 floor); null for a document with no line or
     no word the model knows. None when the columns are not a string column and a list of
     strings (the caller takes the package's way)."""
-    if "text" not in docs.column_names or docs.column("text").type not in (pa.string(), pa.large_string()):
+    if not compiled_columns(docs):
         return None
-    if "paragraph_labels" in docs.column_names:
-        kind = docs.column("paragraph_labels").type
-        if not (pa.types.is_null(kind) or ((pa.types.is_list(kind) or pa.types.is_large_list(kind))
-                                           and pa.types.is_string(kind.value_type))):
-            return None
     n = docs.num_rows
     lab_off, lab_valid, lab_code, _ = _labels(docs)
     model = compiled.model
