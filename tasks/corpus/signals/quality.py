@@ -641,31 +641,13 @@ QUALITY_RULES: tuple[QualityRule, ...] = (
        "Over 30 % of paragraphs repeat an earlier paragraph. Gopher's share."),
     _r("gopher_dup_paragraph_chars", "dup_para_char_share", ">", 0.2,
        "Over 20 % of paragraph characters are in repeated paragraphs. Gopher's share."),
-    _r("gopher_top_2gram", "top_2gram_char_share", ">", 0.2,
-       "The most frequent 2-gram (of words; of 4 units in CJK text) covers over 20 % of the "
-       "characters. Gopher's share."),
-    _r("gopher_top_3gram", "top_3gram_char_share", ">", 0.18,
-       "The most frequent 3-gram covers over 18 % of the characters. Gopher's share."),
-    _r("gopher_top_4gram", "top_4gram_char_share", ">", 0.16,
-       "The most frequent 4-gram covers over 16 % of the characters. Gopher's share."),
-    _r("gopher_dup_5gram", "dup_5gram_char_share", ">", 0.15,
-       "Repeats of 5-grams (of words; of 10 units in CJK text) cover over 15 % of the "
-       "characters. Gopher's share."),
-    _r("gopher_dup_6gram", "dup_6gram_char_share", ">", 0.14,
-       "Repeats of 6-grams (of words; of 12 units in CJK text) cover over 14 % of the "
-       "characters. Gopher's share."),
-    _r("gopher_dup_7gram", "dup_7gram_char_share", ">", 0.13,
-       "Repeats of 7-grams (of words; of 14 units in CJK text) cover over 13 % of the "
-       "characters. Gopher's share."),
-    _r("gopher_dup_8gram", "dup_8gram_char_share", ">", 0.12,
-       "Repeats of 8-grams (of words; of 16 units in CJK text) cover over 12 % of the "
-       "characters. Gopher's share."),
-    _r("gopher_dup_9gram", "dup_9gram_char_share", ">", 0.11,
-       "Repeats of 9-grams (of words; of 18 units in CJK text) cover over 11 % of the "
-       "characters. Gopher's share."),
-    _r("gopher_dup_10gram", "dup_10gram_char_share", ">", 0.1,
-       "Repeats of 10-grams (of words; of 20 units in CJK text) cover over 10 % of the "
-       "characters. Gopher's share."),
+    # top n-grams over 20, 18 and 16 %; repeated n-grams over 15 % (5-grams) down to 10 % (10-grams)
+    *(_r(f"gopher_top_{n}gram", f"top_{n}gram_char_share", ">", (24 - 2 * n) / 100,
+         f"The most frequent {n}-gram (of words; of {2 * n} units in CJK text) covers over "
+         f"{24 - 2 * n} % of the characters. Gopher's share.") for n in range(2, 5)),
+    *(_r(f"gopher_dup_{n}gram", f"dup_{n}gram_char_share", ">", (20 - n) / 100,
+         f"Repeats of {n}-grams (of words; of {2 * n} units in CJK text) cover over {20 - n} % of "
+         "the characters. Gopher's share.") for n in range(5, 11)),
     # C4 (Raffel et al. 2020, section 2.2): C4 removes lines; these are its page-level forms
     _r("c4_min_sentences", "c4_sentences", "<", 5,
        "Fewer than 5 sentences in the lines C4 keeps (lines ending in terminal punctuation, "
