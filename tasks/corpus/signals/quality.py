@@ -311,6 +311,38 @@ def _is_chrome_name(name: str) -> bool:
     return not (at == 1 and words[1] == "sidebar" and words[0] in ("left", "right"))
 
 
+_NO_DIGITS = str.maketrans("", "", "0123456789")
+
+
+def chrome_chars_past_frame(paths: list[str], sizes: list[int]) -> int:
+    """Characters of the paragraphs under page chrome beside the page's frame. The frame
+    is the chain of elements each holding more than half of the characters (``sizes``);
+    an element of it holds the page's main text whatever its name (a forum thread in
+    ``#comments``, an article in ``.sidebar-container``), so only the elements of a path
+    past its frame part are asked whether they are chrome. Elements that differ only in
+    their digits are one element here: the items of a list (``#comment-4398546_wrap``,
+    ``#comment-4398607_wrap``: a forum's posts) hold the text together."""
+    total = sum(sizes)
+    elements = [p.split(">") for p in paths]
+    keys = [p.translate(_NO_DIGITS).split(">") for p in paths]
+    skip = [0] * len(paths)      # per paragraph: its leading elements on the frame
+    under = list(range(len(paths)))
+    depth = 0
+    while total:
+        held: dict[str, int] = {}
+        for i in under:
+            if len(keys[i]) > depth:
+                held[keys[i][depth]] = held.get(keys[i][depth], 0) + sizes[i]
+        frame = next((e for e, n in held.items() if 2 * n > total), None)
+        if frame is None:
+            break
+        depth += 1
+        under = [i for i in under if len(keys[i]) >= depth and keys[i][depth - 1] == frame]
+        for i in under:
+            skip[i] = depth
+    return sum(size for els, k, size in zip(elements, skip, sizes) if k < len(els) and is_chrome_path(">".join(els[k:])))
+
+
 def ends_sentence(line: str) -> bool:
     """Whether a (stripped) line ends a sentence: a terminal mark, closing quotes or a
     bracket after it allowed (see :data:`TERMINAL_PUNCT`)."""
@@ -432,6 +464,8 @@ def document_metrics_reference(text: str, paragraph_labels: list[str] | None, la
     else:
         m["boilerplate_char_share"] = math.nan
     chrome_chars = sum(size for path, size in zip(paths, sizes) if is_chrome_path(path))
+    if chrome_chars:
+        chrome_chars = chrome_chars_past_frame(paths, sizes)
     depth = "".join(paths).count(">") + sum(map(bool, paths))   # elements: separators + 1
     m["chrome_path_char_share"] = chrome_chars / total if total else 0.0
     m["mean_path_depth"] = depth / len(paths) if paths else 0.0
@@ -556,6 +590,11 @@ CHECK_DOCS = (
      "with, (with) “with”!)\n\nbody>div.left-sidebar>p\x1c。」\n\nbody>div.nav-menu>a\x1c\x02x\x03 - — ...",
      ["good", "bad", "good", "good"], "en"),
     ("body>p\x1cone\n\nbody>p\x1c\n\n\n\nbody>p\x1ctwo", ["bad", "bad", "good", "bad"], None),
+    # the page's frame: posts in #comments differing in their digits, chrome past the frame
+    # and beside it, a path that is not ASCII
+    ("body>div#comments>article#c-1>p\x1cThe first post of the thread, long enough to count.\n\n"
+     "body>div#comments>article#c-22>p\x1cThe second post has a few more words than the first.\n\n"
+     "body>div#comments>article#c-22>nav>p\x1cReply\n\nbody>div.menu-ü>p\x1cMenü", None, "en"),
 )
 
 STATUS, REASON = "python", "not loaded"
