@@ -16,6 +16,7 @@ from warclake.tasks.corpus.signals.quality import (
     kept_metrics,
     kept_text,
 )
+from warclake.tasks.corpus.steps.decide import repeated_in_document
 from warclake.tasks.extract.paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
 
 # gold sets with independent main-content truth: reader and folder under the gold root
@@ -72,6 +73,13 @@ def gold_page_documents(gold_root: str, split: str, mode: str, min_gold_words: i
     return docs
 
 
+def emitted_metrics(text: str, labels: list[str] | None, lang: str | None) -> dict[str, float]:
+    """The metrics of the text the corpus emits of one page measured alone: its kept text
+    less the later copies of a paragraph (``repeated_in_document``); no other page of its
+    site makes its template repeated text here."""
+    return kept_metrics(text, labels, lang, repeated_in_document(text, labels))
+
+
 def _plain(line: str) -> str:
     return " ".join(line.replace(LINK_START, "").replace(LINK_END, "").split()).lower()
 
@@ -96,23 +104,28 @@ def kept_gold_lines(kept: str, gold: str) -> str:
     return PARA_SEP.join(paras)
 
 
-def drop_causes(pages: list[dict]) -> dict[str, Counter]:
+def drop_causes(pages: list[dict], min_recall: float = 0.8) -> dict[str, Counter]:
     """Per rule (and "any rule"), the gold pages it drops on their kept text, by cause:
-    "gold" when it also drops the kept lines the gold holds (the gold's own text as the lake
-    splits it into paragraphs and lines), "extra" when only the lines the gold lacks make it
-    fire (text the boilerplate mode kept beside the main content, or repeated by markup)."""
+    "extra" when only the lines the gold lacks make it fire (text the boilerplate mode kept
+    beside the main content, or repeated by markup); else "missing" when the kept lines the
+    gold holds have under ``min_recall`` of the gold's characters (main text the boilerplate
+    mode left out), and "gold" when they have more (the gold's own text as the lake lays it
+    out in paragraphs, lines, paths and links)."""
     out: dict[str, Counter] = {}
     for d in pages:
-        fired = {r.name for r, _, _ in evaluate_rules(kept_metrics(d["text"], d["paragraph_labels"], d["lang"]),
+        fired = {r.name for r, _, _ in evaluate_rules(emitted_metrics(d["text"], d["paragraph_labels"], d["lang"]),
                                                        d["lang"])}
         if not fired:
             continue
-        kept = kept_text(d["text"], d["paragraph_labels"])
-        on_gold = {r.name for r, _, _ in evaluate_rules(kept_metrics(kept_gold_lines(kept, d["gold"]), None,
-                                                                     d["lang"]), d["lang"])}
-        for name in fired:
-            out.setdefault(name, Counter())["gold" if name in on_gold else "extra"] += 1
-        out.setdefault("any rule", Counter())["gold" if on_gold else "extra"] += 1
+        kept = kept_text(d["text"], d["paragraph_labels"], repeated_in_document(d["text"], d["paragraph_labels"]))
+        on_gold = kept_gold_lines(kept, d["gold"])
+        still = {r.name for r, _, _ in evaluate_rules(kept_metrics(on_gold, None, d["lang"]), d["lang"])}
+        held = sum(len(_plain(ln)) for c in on_gold.split(PARA_SEP) for ln in c.partition(PATH_SEP)[2].split("\n")
+                   ) if on_gold else 0
+        short = held < min_recall * len(_plain(d["gold"]))
+        for name, on_its_lines in (("any rule", bool(still)), *((n, n in still) for n in fired)):
+            cause = ("missing" if short else "gold") if on_its_lines else "extra"
+            out.setdefault(name, Counter())[cause] += 1
     return out
 
 
@@ -197,8 +210,8 @@ OPTIONS = (
                                                             "this many words (default %(default)s)")),
     (("--clean",), dict(action="store_true", help="--gold-pages: only pages whose gold main text passes every "
                                                   "rule at the defaults")),
-    (("--causes",), dict(action="store_true", help="--gold-pages: per rule, the pages it drops, told apart by "
-                                                   "whether it drops the kept lines the gold holds too")),
+    (("--causes",), dict(action="store_true", help="--gold-pages: per rule, the pages it drops by cause: lines the "
+                                                   "gold lacks, main text left out, the gold's own lines")),
     (("--write",), dict(metavar="PARQUET", help="write the documents measured to this file")),
     (("--whole-pages",), dict(action="store_true", help="measure whole pages, not the text the corpus keeps "
                                                         "(good paragraphs)")),
@@ -244,13 +257,14 @@ def main(argv: list[str] | None = None) -> None:
         docs += [(d["text"], d["paragraph_labels"], d["lang"]) for d in pages]
         if a.causes:
             causes = drop_causes(pages)
-            print(f"{len(pages)} pages; per rule, the pages it drops: with the kept lines the gold holds too "
-                  "(gold), only with lines the gold lacks (extra)")
-            print("| rule | dropped | gold | extra |\n|---|---:|---:|---:|")
+            print(f"{len(pages)} pages; per rule, the pages it drops, by cause (drop_causes): lines the gold "
+                  "lacks (extra), main text left out (missing), the gold's own lines (gold)")
+            print("| rule | dropped | extra | missing | gold |\n|---|---:|---:|---:|---:|")
             for rule in [r.name for r in QUALITY_RULES] + ["any rule"]:
                 if rule in causes:
                     c = causes[rule]
-                    print(f"| {rule} | {sum(c.values()) / len(pages):.1%} | {c['gold']} | {c['extra']} |")
+                    print(f"| {rule} | {sum(c.values()) / len(pages):.1%} | {c['extra']} | {c['missing']} "
+                          f"| {c['gold']} |")
             return
     for f in a.files:
         t = pq.read_table(f, columns=["text", "paragraph_labels", "lang"])
@@ -260,7 +274,7 @@ def main(argv: list[str] | None = None) -> None:
     metrics, cpu = [], []
     for d in docs:
         t0 = time.process_time_ns()
-        metrics.append(document_metrics(*d) if a.whole_pages else kept_metrics(*d))
+        metrics.append(document_metrics(*d) if a.whole_pages else emitted_metrics(*d))
         cpu.append(time.process_time_ns() - t0)
     sizes = sorted(len(d[0]) for d in docs)
     per_doc = sorted(cpu)
