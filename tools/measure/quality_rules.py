@@ -215,6 +215,8 @@ OPTIONS = (
     (("--write",), dict(metavar="PARQUET", help="write the documents measured to this file")),
     (("--whole-pages",), dict(action="store_true", help="measure whole pages, not the text the corpus keeps "
                                                         "(good paragraphs)")),
+    (("--with-page-repeats",), dict(action="store_true", help="measure the good paragraphs with the later copies "
+                                                              "of a text in the page (repeated_in_document off)")),
     (("--neardup-set",), dict(metavar="DIR", help="instead: drops after the whole stage over the held-back "
                                                   "near-duplicate set under DIR")),
     (("--clean-ids",), dict(metavar="JSON", help="--neardup-set: the clean pages' ids (read, or written)")),
@@ -274,7 +276,8 @@ def main(argv: list[str] | None = None) -> None:
     metrics, cpu = [], []
     for d in docs:
         t0 = time.process_time_ns()
-        metrics.append(document_metrics(*d) if a.whole_pages else emitted_metrics(*d))
+        metrics.append(document_metrics(*d) if a.whole_pages else kept_metrics(*d) if a.with_page_repeats
+                       else emitted_metrics(*d))
         cpu.append(time.process_time_ns() - t0)
     sizes = sorted(len(d[0]) for d in docs)
     per_doc = sorted(cpu)
