@@ -123,3 +123,4 @@ cdef int chrome_path(int kind, const void *data, Py_ssize_t a, Py_ssize_t b) noe
 def chrome_path_of(str path):
     """``chrome_path`` of a whole string (1, 0 or -1), for the tests."""
     return chrome_path(PyUnicode_KIND(path), PyUnicode_DATA(path), 0, len(path))
+

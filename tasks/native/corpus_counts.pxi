@@ -1,11 +1,11 @@
 # The counts behind the quality metrics, from a document's plain text (its paragraphs'
 # text without link markers, joined by line feeds): shared by corpus_quality.pyx (from
 # a whole lake text) and corpus_step.pyx (from the per-archive step's fused pass). Needs
-# corpus_common.pxi included before it.
+# corpus_common.pxi and corpus_chrome.pxi included before it.
 from libc.stdint cimport int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.stdlib cimport free, realloc
 from libc.string cimport memcmp, memset
-from cpython.unicode cimport PyUnicode_DATA, PyUnicode_KIND, PyUnicode_READ, PyUnicode_FromKindAndData, Py_UNICODE_ISSPACE
+from cpython.unicode cimport PyUnicode_DATA, PyUnicode_DecodeUTF8, PyUnicode_KIND, PyUnicode_READ, PyUnicode_FromKindAndData, Py_UNICODE_ISSPACE
 
 
 cdef enum:
@@ -1021,3 +1021,96 @@ cdef int plain_counts(Work *work, uint32_t *plain_cp, Py_ssize_t plain_len, Py_s
     r[AT_CHROME_CHARS] = chrome_chars
     r[AT_PATH_ELEMENTS] = depth
     return 0
+
+
+cdef inline Py_ssize_t element_end(int kind, const void *data, Py_ssize_t i, Py_ssize_t e) noexcept:
+    """End of the path element starting at i (its '>' or the path's end e)."""
+    while i < e and PyUnicode_READ(kind, data, i) != 0x3E:
+        i += 1
+    return i
+
+
+cdef inline bint same_key(int kind, const void *data, Py_ssize_t a, Py_ssize_t ae, Py_ssize_t b,
+                          Py_ssize_t be) noexcept:
+    """Whether the elements data[a:ae] and data[b:be] are equal once their ASCII digits
+    are left out (``quality.chrome_chars_past_frame``'s element keys)."""
+    cdef uint32_t x, y
+    while True:
+        while a < ae and 0x30 <= PyUnicode_READ(kind, data, a) <= 0x39:
+            a += 1
+        while b < be and 0x30 <= PyUnicode_READ(kind, data, b) <= 0x39:
+            b += 1
+        if a == ae or b == be:
+            return a == ae and b == be
+        x = PyUnicode_READ(kind, data, a)
+        y = PyUnicode_READ(kind, data, b)
+        if x != y:
+            return False
+        a += 1
+        b += 1
+
+
+cdef int64_t chrome_past_frame(int kind, const void *data, Py_ssize_t *fr, const Py_ssize_t *w, Py_ssize_t n,
+                               int64_t total, object is_chrome, dict cache) except -1:
+    """``quality.chrome_chars_past_frame`` of n paragraphs of w[i] characters whose CSS
+    paths are data[fr[4i]:fr[4i + 1]] (code points for kind 4, UTF-8 bytes for kind 1);
+    fr[4i + 2] and fr[4i + 3] are working space. The frame's element at each depth is
+    found by a weighted majority vote, then its characters are counted."""
+    cdef Py_ssize_t i, s, e, cand, cs = 0, ce = 0
+    cdef int64_t count, held, chrome = 0
+    cdef int r
+    cdef object path, hit
+    for i in range(n):
+        fr[4 * i + 2] = fr[4 * i + 3] = fr[4 * i]   # next element on the frame; first past it
+    while total > 0:
+        cand, count = -1, 0
+        for i in range(n):
+            s = fr[4 * i + 2]
+            if s < 0 or s > fr[4 * i + 1]:
+                continue
+            e = element_end(kind, data, s, fr[4 * i + 1])
+            if cand >= 0 and same_key(kind, data, s, e, cs, ce):
+                count += w[i]
+            elif count >= w[i]:
+                count -= w[i]
+            else:
+                cand, cs, ce, count = i, s, e, w[i] - count
+        if cand < 0:
+            break
+        held = 0
+        for i in range(n):
+            s = fr[4 * i + 2]
+            if s >= 0 and s <= fr[4 * i + 1] and same_key(kind, data, s, element_end(kind, data, s, fr[4 * i + 1]),
+                                                          cs, ce):
+                held += w[i]
+        if 2 * held <= total:
+            break
+        for i in range(n):
+            s = fr[4 * i + 2]
+            if s < 0:
+                continue
+            if s <= fr[4 * i + 1]:
+                e = element_end(kind, data, s, fr[4 * i + 1])
+                if same_key(kind, data, s, e, cs, ce):
+                    fr[4 * i + 2] = fr[4 * i + 3] = e + 1
+                    continue
+            fr[4 * i + 2] = -1      # off the frame from here
+    for i in range(n):
+        s, e = fr[4 * i + 3], fr[4 * i + 1]
+        if w[i] == 0 or s > e:
+            continue
+        r = chrome_path(kind, data, s, e)
+        if r < 0:     # not ASCII: Python's case rules, through the cache
+            if kind == 4:
+                path = PyUnicode_FromKindAndData(4, <const uint32_t *> data + s, e - s)
+            else:
+                path = PyUnicode_DecodeUTF8(<const char *> data + s, e - s, "strict")
+            hit = cache.get(path)
+            if hit is None:
+                if len(cache) > (1 << 17):
+                    cache.clear()
+                hit = cache[path] = bool(is_chrome(path))
+            r = hit
+        if r:
+            chrome += w[i]
+    return chrome

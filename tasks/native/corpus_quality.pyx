@@ -49,6 +49,7 @@ cdef dict _counts(Work *work, str text, Py_ssize_t n, int kind, void *data, list
     cdef Buf clean, plain
     cdef Py_ssize_t *pstart = NULL
     cdef Py_ssize_t *plen = NULL
+    cdef Py_ssize_t *fr = NULL
     cdef object path, chrome
     cdef bint labels_fit
     cdef int64_t row[N_COUNTS]
@@ -73,6 +74,7 @@ cdef dict _counts(Work *work, str text, Py_ssize_t n, int kind, void *data, list
             i += 1
     pstart = <Py_ssize_t *> scratch(work, 3, k * sizeof(Py_ssize_t))
     plen = <Py_ssize_t *> scratch(work, 4, k * sizeof(Py_ssize_t))
+    fr = <Py_ssize_t *> scratch(work, 13, 4 * k * sizeof(Py_ssize_t))    # the paths, for the frame
     plain.cp = <uint32_t *> scratch(work, 1, (clean.len + 1) * sizeof(uint32_t))
     a = 0
     while clean.len:
@@ -95,6 +97,7 @@ cdef dict _counts(Work *work, str text, Py_ssize_t n, int kind, void *data, list
             plain.len += 1
         plen[nchunks] = plain.len - pstart[nchunks]
         total += plen[nchunks]
+        fr[4 * nchunks], fr[4 * nchunks + 1] = a, j
         if prev_path_len == j - a and memcmp(clean.cp + prev_path, clean.cp + a, (j - a) * sizeof(uint32_t)) == 0:
             r = prev_chrome       # the same path as the paragraph before
         else:
@@ -112,6 +115,8 @@ cdef dict _counts(Work *work, str text, Py_ssize_t n, int kind, void *data, list
         if b >= clean.len:
             break
         a = b + 2
+    if chrome_chars:     # chrome only past the page's frame
+        chrome_chars = chrome_past_frame(4, clean.cp, fr, plen, nchunks, total, is_chrome, chrome_cache)
     labels_fit = lab_list is not None and len(lab_list) == nchunks
     if labels_fit:
         for i in range(nchunks):

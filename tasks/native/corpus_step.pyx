@@ -260,6 +260,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
     cdef uint32_t *plain_cp
     cdef Py_ssize_t *pstart
     cdef Py_ssize_t *plen
+    cdef Py_ssize_t *fr
     cdef GrowBuf para, clean
     cdef Spans spans
     cdef PathMemo memo
@@ -304,6 +305,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
             plain_cp = <uint32_t *> scratch(work, 1, (n + 1) * sizeof(uint32_t))
             pstart = <Py_ssize_t *> scratch(work, 3, pcap * sizeof(Py_ssize_t))
             plen = <Py_ssize_t *> scratch(work, 4, pcap * sizeof(Py_ssize_t))
+            fr = <Py_ssize_t *> scratch(work, 13, 4 * pcap * sizeof(Py_ssize_t))
             plain_len = 0
             kk = 0
             kept_empty = False
@@ -318,6 +320,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                     pcap = spans.cap
                     pstart = <Py_ssize_t *> scratch(work, 3, pcap * sizeof(Py_ssize_t))
                     plen = <Py_ssize_t *> scratch(work, 4, pcap * sizeof(Py_ssize_t))
+                    fr = <Py_ssize_t *> scratch(work, 13, 4 * pcap * sizeof(Py_ssize_t))
                 keep = not kept_only or not lab_valid[di] or (j < nlab and lab_code[lab_off[di] + j] == 1)
                 link_before, depth_before, plain_before = link_chars, depth_sum, plain_len
                 if keep and kk == 0 and e == a:
@@ -341,7 +344,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                         fl = F_CHROME if chrome else 0
                     nl_state = 0
                 else:
-                    bs = a
+                    bs = sep = a
                     fl = 0
                     if e > a:
                         metrics_ok = False     # the metrics take such a paragraph as a path
@@ -422,6 +425,7 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                 spans.flag[j] = (1 if j < nlab and lab_code[lab_off[di] + j] == 1 else 0) | (2 if fl & F_CHROME else 0)
                 if keep:
                     total += plen[kk]
+                    fr[4 * kk], fr[4 * kk + 1] = a, sep   # its path, for the frame
                     if fl & F_CHROME:
                         chrome_chars += plen[kk]
                     kk += 1
@@ -476,6 +480,8 @@ def sign_and_count(const int64_t[::1] offsets, const uint8_t[::1] data, const ui
                         bad_chars += plen[x]
             if kk == 1 and kept_empty:
                 kk = 0       # the kept text is empty: no paragraph (``str.split`` of "")
+            if chrome_chars:     # chrome only past the page's frame
+                chrome_chars = chrome_past_frame(1, d, fr, plen, kk, total, is_chrome, chrome_cache)
             plain_counts(work, plain_cp, plain_len, pstart, plen, kk, lang_flags[di] & 1, lang_flags[di] & 2,
                          link_chars, chrome_chars, depth_sum, total, labels_fit, bad_chars, &count_rows[di, 0])
             counted[di] = 1

@@ -3,8 +3,13 @@ import math
 
 import pytest
 
-from warclake.tasks.corpus.signals.quality import (QUALITY_RULES, RULES_BY_NAME, document_metrics,
-                                            evaluate_rules, validate_thresholds)
+from warclake.tasks.corpus.signals.quality import (
+    QUALITY_RULES,
+    RULES_BY_NAME,
+    document_metrics,
+    evaluate_rules,
+    validate_thresholds,
+)
 from warclake.tasks.sample_dump import SENTENCES
 
 ARTICLE = "body>div#main>article>p"
@@ -78,7 +83,9 @@ FAILING = {
                                              "午後五時 電話番号 定休日 土曜日 日曜日 祝日。" * 4)]), "ja", None),
     "lake_link_chars": (lake_text([(ARTICLE, f"\x02{s}\x03") for s in SENTENCES["en"]]), "en", None),
     "lake_boilerplate_chars": (lake_text(clean_paragraphs()), "en", ["bad"] * len(clean_paragraphs())),
-    "lake_chrome_paths": (lake_text([("body>div.site-footer>p", p) for _, p in clean_paragraphs()]), "en", None),
+    # the text spread over a navigation, a sidebar and a footer, none of them the page's frame
+    "lake_chrome_paths": (lake_text([(("body>nav>p", "body>div.sidebar>p", "body>div.site-footer>p")[i % 3], p)
+                                     for i, (_, p) in enumerate(clean_paragraphs())]), "en", None),
 }
 
 
@@ -100,6 +107,26 @@ def test_rule_fires_on_its_failing_page(name):
     text, lang, labels = FAILING[name]
     assert name in fired(text, lang, labels)
     assert name not in fired(lake_text(clean_paragraphs(lang)), lang)
+
+
+def test_chrome_counts_only_past_the_frame_of_the_page():
+    """An element holding more than half of the text is the page's frame, whatever its name:
+    a forum's posts in #comments (the posts' elements differ only in their digits, so they
+    hold the text together), an article in a layout's sidebar container. Chrome beside the
+    frame still counts."""
+    posts = [(f"body>div#main>div#comments>article#elComment_{40 + i}>div.comment-{40 + i}_wrap>p", p)
+             for i, (_, p) in enumerate(clean_paragraphs()[2:])]
+    forum = lake_text([("body>div#main>h1", "The thread")] + posts)
+    assert document_metrics(forum, None, "en")["chrome_path_char_share"] == 0.0
+    assert "lake_chrome_paths" not in fired(forum)
+    inside = lake_text([(f"body>div.sidebar-container>main>{p}", t) for p, t in clean_paragraphs()[1:]])
+    assert "lake_chrome_paths" not in fired(inside)
+    # beside the frame: the reply link of one post, and a page-wide menu
+    reply = ("body>div#main>div#comments>article#elComment_41>div.comment-41_wrap>nav>a", "Reply to this post")
+    menu = ("body>div.menu>a", "Sections of the forum")
+    m = document_metrics(lake_text([("body>div#main>h1", "The thread")] + posts + [reply, menu]), None, "en")
+    assert m["chrome_path_char_share"] == pytest.approx((len(reply[1]) + len(menu[1])) / (
+        len("The thread") + sum(len(p) for _, p in posts) + len(reply[1]) + len(menu[1])))
 
 
 def test_cjk_pages_are_measured_in_characters_not_words():

@@ -95,27 +95,26 @@ def _plain(kept: str, sep: str) -> str:
 
 # (warclake rule, datatrove filter made to test that check alone). Every other check of
 # the filter is switched off, so each verdict is this check's.
-def _gopher(**on):
-    off = dict(min_doc_words=None, max_doc_words=None, min_avg_word_length=None, max_avg_word_length=None,
-               max_symbol_word_ratio=None, max_bullet_lines_ratio=None, max_ellipsis_lines_ratio=None,
-               max_non_alpha_words_ratio=None, min_stop_words=None)
-    return GopherQualityFilter(**{**off, **on})
+# Each filter's checks, all switched off.
+OFF = {
+    GopherQualityFilter: dict(min_doc_words=None, max_doc_words=None, min_avg_word_length=None,
+                              max_avg_word_length=None, max_symbol_word_ratio=None, max_bullet_lines_ratio=None,
+                              max_ellipsis_lines_ratio=None, max_non_alpha_words_ratio=None, min_stop_words=None),
+    GopherRepetitionFilter: dict(dup_line_frac=None, dup_para_frac=None, dup_line_char_frac=None,
+                                 dup_para_char_frac=None, top_n_grams=(), dup_n_grams=()),
+    C4QualityFilter: dict(filter_lorem_ipsum=False, filter_curly_bracket=False, min_num_sentences=-1),
+    FineWebQualityFilter: dict(line_punct_thr=0.0, short_line_thr=1.0, char_duplicates_ratio=1.0,
+                               new_line_ratio=float("inf")),
+}
 
 
-def _repetition(**on):
-    off = dict(dup_line_frac=None, dup_para_frac=None, dup_line_char_frac=None, dup_para_char_frac=None,
-               top_n_grams=(), dup_n_grams=())
-    return GopherRepetitionFilter(**{**off, **on})
+def _only(cls):
+    """A maker of ``cls`` with only the checks given switched on."""
+    return lambda **on: cls(**{**OFF[cls], **on})
 
 
-def _c4(**on):
-    off = dict(filter_lorem_ipsum=False, filter_curly_bracket=False, min_num_sentences=-1)
-    return C4QualityFilter(**{**off, **on})
-
-
-def _fineweb(**on):
-    off = dict(line_punct_thr=0.0, short_line_thr=1.0, char_duplicates_ratio=1.0, new_line_ratio=float("inf"))
-    return FineWebQualityFilter(**{**off, **on})
+_gopher, _repetition = _only(GopherQualityFilter), _only(GopherRepetitionFilter)
+_c4, _fineweb = _only(C4QualityFilter), _only(FineWebQualityFilter)
 
 
 CHECKS = {

@@ -93,3 +93,31 @@ def test_a_document_cut_by_repeated_text_removal_is_judged_on_what_is_left(tmp_p
     dec_whole = decisions(whole)
     assert dec_whole[short]["kept"]
     assert json.load(open(f"{whole}/corpus/state/doc_decisions/dump={DUMP}/decisions.json"))["remeasured"] == 0
+
+
+def test_a_paragraph_repeated_in_its_own_document_is_emitted_once_and_judged_so(tmp_path):
+    """A page that holds its article twice (a mobile and a desktop copy), each copy labelled
+    good, fails Gopher's repeated n-grams as it is; the corpus drops the
+    second copy (``repeated_in_document``), so the page is judged, and emitted, with each
+    text once. A paragraph labelled bad, or one whose copies differ, is left alone."""
+    rng = random.Random(5)
+    article = [sentence(rng) for _ in range(5)]
+    paras = ([("body>div.mobile>p", s, "good") for s in article] + [(NAV, "Home", "bad"), (NAV, "Home", "bad")]
+             + [("body>div.desktop>p", s.upper(), "good") for s in article]       # equal once normalised
+             + [("body>div.desktop>p", article[0].split(".")[0] + ", again.", "good")])
+    text, labels = page(paras)
+    docs = [{"docId": doc_id(DUMP, "twice"), "url": "https://news.example.com/twice", "text": text, "labels": labels}]
+    assert {"gopher_dup_5gram", "gopher_dup_10gram"} <= fired(kept_metrics(text, labels, "en"))
+    lake = str(tmp_path / "lake")
+    write_archive(lake, DUMP, "arch-00000.warc.gz", docs)
+    run(lake)
+    con = duckdb.connect()
+    rows = con.execute(f"""SELECT idx, rule, value, threshold FROM
+        read_parquet('{lake}/corpus/decisions/paragraphs/*/*.parquet') ORDER BY idx""").fetchall()
+    assert rows == [(i, "repeated_in_document", 2.0, 2.0) for i in range(8, 13)]
+    from warclake.tasks.corpus.steps.decide import repeated_in_document
+    assert repeated_in_document(text, labels) == {8, 9, 10, 11, 12}
+    dec = decisions(lake)[docs[0]["docId"]]
+    assert dec["kept"], dec["rules"]
+    state = json.load(open(f"{lake}/corpus/state/doc_decisions/dump={DUMP}/decisions.json"))
+    assert state["remeasured"] == 1

@@ -60,7 +60,12 @@ PATHS = ["body>p", "body>div.nav>ul>li", "body>footer>p", "html>body>div#main>ar
          # class names with and without a boundary after the chrome word, and layouts
          "body>div.commented>p", "body>div.sidebar-right>p", "body>div.left-sidebar>p",
          "body>div.global-nav-false", "body>div.Main-Nav_links>a", "body>div.nav--x", "body>div.site-",
-         "body>div.a.NAVIGATION#x>p", "body>div.right-sidebar#page-content>p", "body>ul.nav-open-menu>li"]
+         "body>div.a.NAVIGATION#x>p", "body>div.right-sidebar#page-content>p", "body>ul.nav-open-menu>li",
+         # a page's frame: items that differ only in their digits, chrome on it and past it, not ASCII
+         "body>div#comments>article#c-1>p", "body>div#comments>article#c-22>p", "body>div#comments>article#c-22",
+         "body>div#comments>div.comment-3_wrap>p", "body>div#comments>div.comment-47_wrap>p",
+         "body>div.sidebar-container>main>p", "body>div.sidebar-container>nav.é>p", "body>div.menu-ü>p",
+         "body>div#comments>p.ü1", "body>div#comments>", "body>div#comments>>p"]
 LANGS = ("en", "en", "ja", "zh", "th", "de", None)
 LABELS = ("good", "bad", None)
 

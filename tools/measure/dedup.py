@@ -16,7 +16,8 @@ false pairs that hold one.
 Repeated-text removal is scored through ``tools.measure.corpus_repeated.paragraph_decisions``
 (``docs -> table(docId, paragraph, kept)``, paragraph = index in the document): the share of
 template paragraphs removed on sites with several pages in the set, and the share of
-main-content characters lost.
+main-content characters lost (and of those whose text the document keeps in no other
+paragraph: a later copy dropped loses no text).
 """
 from __future__ import annotations
 
@@ -126,9 +127,13 @@ def repeated_text_scores(docs: pa.Table, truth: pa.Table, decisions: pa.Table) -
     per_host = defaultdict(int)
     for h in hosts:
         per_host[h] += 1
-    tmpl = tmpl_removed = main_chars = main_lost = 0
+    from warclake.tasks.corpus.signals.normalise import normalise
+
+    tmpl = tmpl_removed = main_chars = main_lost = main_gone = 0
     for doc_id, text, host in zip(docs.column("docId").to_pylist(), docs.column("text").to_pylist(), hosts):
-        for i, (chunk, role) in enumerate(zip(text.split("\n\n"), roles[doc_id])):
+        chunks = text.split("\n\n")
+        held = {normalise(c.partition("\x1c")[2]) for i, c in enumerate(chunks) if kept.get((doc_id, i), True)}
+        for i, (chunk, role) in enumerate(zip(chunks, roles[doc_id])):
             removed = not kept.get((doc_id, i), True)
             if role == "template" and per_host[host] >= 3:
                 tmpl += 1
@@ -137,8 +142,10 @@ def repeated_text_scores(docs: pa.Table, truth: pa.Table, decisions: pa.Table) -
                 n = len(chunk.partition("\x1c")[2])
                 main_chars += n
                 main_lost += n if removed else 0
+                main_gone += n if removed and normalise(chunk.partition("\x1c")[2]) not in held else 0
     return {"template_paragraphs": tmpl, "template_removed": tmpl_removed / tmpl if tmpl else 0.0,
-            "main_chars": main_chars, "main_lost": main_lost / main_chars if main_chars else 0.0}
+            "main_chars": main_chars, "main_lost": main_lost / main_chars if main_chars else 0.0,
+            "main_gone": main_gone / main_chars if main_chars else 0.0}
 
 
 def load_split(out: str, split: str) -> tuple[pa.Table, pa.Table]:
@@ -180,7 +187,8 @@ def report(docs: pa.Table, truth: pa.Table, clusters_of, decisions_of, title: st
         r = repeated_text_scores(docs, truth, decisions_of(docs))
         out.append(f"\n## Repeated-text removal\n\ntemplate paragraphs removed on sites with 3+ documents: "
                    f"{r['template_removed']:.1%} of {r['template_paragraphs']}; main-content characters lost: "
-                   f"{r['main_lost']:.2%} of {r['main_chars']}")
+                   f"{r['main_lost']:.2%} of {r['main_chars']} ({r['main_gone']:.2%} whose text the document "
+                   "keeps nowhere else)")
     return "\n".join(out)
 
 

@@ -2,19 +2,35 @@
 over documents files of a lake, over the gold main texts of the development pages, or over
 gold pages of one split through warclake's extraction and a boilerplate mode (the lake
 documents a crawl of those pages gives; ``--write`` keeps them as a documents file, so
-another checkout's rules can be measured on the same documents)."""
+another checkout's rules can be measured on the same documents; ``--causes`` tells the
+pages each rule drops for the gold's own lines from those it drops for lines the gold
+lacks)."""
 from __future__ import annotations
+
+from collections import Counter
 
 from warclake.tasks.corpus.signals.quality import (
     QUALITY_RULES,
     document_metrics,
     evaluate_rules,
     kept_metrics,
+    kept_text,
 )
-from warclake.tasks.extract.paragraph import PARA_SEP, PATH_SEP
+from warclake.tasks.corpus.steps.decide import repeated_in_document
+from warclake.tasks.extract.paragraph import LINK_END, LINK_START, PARA_SEP, PATH_SEP
 
 # gold sets with independent main-content truth: reader and folder under the gold root
 GOLD_SETS = (("cleaneval", "cleaneval"), ("dragnet", "dragnet"), ("wceb", "wceb_modern_1000"))
+
+
+def gold_lines(gold: str) -> list[str]:
+    """The non-blank lines of a gold main text (one block per line)."""
+    return [ln for ln in gold.split("\n") if ln.strip()]
+
+
+def as_lake_text(lines: list[str]) -> str:
+    """Lines as a lake text of one paragraph each (the gold main text as rules judge it)."""
+    return PARA_SEP.join("body>p" + PATH_SEP + ln for ln in lines)
 
 
 def gold_page_documents(gold_root: str, split: str, mode: str, min_gold_words: int, clean: bool) -> list[dict]:
@@ -48,13 +64,69 @@ def gold_page_documents(gold_root: str, split: str, mode: str, min_gold_words: i
             if not paras:
                 continue
             lang = guess_language([p.plain for p in paras]) or None
-            gold = PARA_SEP.join("body>p" + PATH_SEP + ln for ln in page.gold.split("\n") if ln.strip())
+            gold = as_lake_text(gold_lines(page.gold))
             if clean and evaluate_rules(kept_metrics(gold, None, lang), lang):
                 continue
             labels = classify(mode, paras, lang) if mode != "none" else None
             docs.append({"id": f"{fmt}/{page.id}", "text": join_paragraphs(paras), "paragraph_labels": labels,
-                         "lang": lang})
+                         "lang": lang, "gold": page.gold})
     return docs
+
+
+def emitted_metrics(text: str, labels: list[str] | None, lang: str | None) -> dict[str, float]:
+    """The metrics of the text the corpus emits of one page measured alone: its kept text
+    less the later copies of a paragraph (``repeated_in_document``); no other page of its
+    site makes its template repeated text here."""
+    return kept_metrics(text, labels, lang, repeated_in_document(text, labels))
+
+
+def _plain(line: str) -> str:
+    return " ".join(line.replace(LINK_START, "").replace(LINK_END, "").split()).lower()
+
+
+def kept_gold_lines(kept: str, gold: str) -> str:
+    """The kept text (lake format) less the lines the gold lacks: a line stays when the gold
+    holds its text (compared in lower case, links and extra spaces out), each text as often
+    as the gold holds it."""
+    g = _plain(gold)
+    used: Counter = Counter()
+    paras = []
+    for chunk in kept.split(PARA_SEP) if kept else []:
+        path, sep, body = chunk.partition(PATH_SEP)
+        lines = []
+        for ln in body.split("\n"):
+            t = _plain(ln)
+            used[t] += 1
+            if t and used[t] <= g.count(t):
+                lines.append(ln)
+        if lines:
+            paras.append(path + sep + "\n".join(lines))
+    return PARA_SEP.join(paras)
+
+
+def drop_causes(pages: list[dict], min_recall: float = 0.8) -> dict[str, Counter]:
+    """Per rule (and "any rule"), the gold pages it drops on their kept text, by cause:
+    "extra" when only the lines the gold lacks make it fire (text the boilerplate mode kept
+    beside the main content, or repeated by markup); else "missing" when the kept lines the
+    gold holds have under ``min_recall`` of the gold's characters (main text the boilerplate
+    mode left out), and "gold" when they have more (the gold's own text as the lake lays it
+    out in paragraphs, lines, paths and links)."""
+    out: dict[str, Counter] = {}
+    for d in pages:
+        fired = {r.name for r, _, _ in evaluate_rules(emitted_metrics(d["text"], d["paragraph_labels"], d["lang"]),
+                                                       d["lang"])}
+        if not fired:
+            continue
+        kept = kept_text(d["text"], d["paragraph_labels"], repeated_in_document(d["text"], d["paragraph_labels"]))
+        on_gold = kept_gold_lines(kept, d["gold"])
+        still = {r.name for r, _, _ in evaluate_rules(kept_metrics(on_gold, None, d["lang"]), d["lang"])}
+        held = sum(len(_plain(ln)) for c in on_gold.split(PARA_SEP) for ln in c.partition(PATH_SEP)[2].split("\n")
+                   ) if on_gold else 0
+        short = held < min_recall * len(_plain(d["gold"]))
+        for name, on_its_lines in (("any rule", bool(still)), *((n, n in still) for n in fired)):
+            cause = ("missing" if short else "gold") if on_its_lines else "extra"
+            out.setdefault(name, Counter())[cause] += 1
+    return out
 
 
 def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
@@ -66,9 +138,9 @@ def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
 
     docs = []
     for page in gold_pages(gold_root):
-        lines = [ln for ln in page.gold.split("\n") if ln.strip()]
+        lines = gold_lines(page.gold)
         if lines:
-            docs.append((PARA_SEP.join("body>p" + PATH_SEP + ln for ln in lines), None,
+            docs.append((as_lake_text(lines), None,
                          guess_language(lines) or None))
     return docs
 
@@ -98,10 +170,10 @@ def stage_drops(set_dir: str, gold_root: str, clean_ids: str | None) -> tuple[in
         gold = {p.id: p.gold for p in gold_pages(gold_root)}
 
         def clean(src: str) -> bool:
-            lines = [ln for ln in gold.get(src, "").split("\n") if ln.strip()]
+            lines = gold_lines(gold.get(src, ""))
             if len(" ".join(lines).split()) < 50:
                 return False
-            text = PARA_SEP.join("body>p" + PATH_SEP + ln for ln in lines)
+            text = as_lake_text(lines)
             return not evaluate_rules(document_metrics(text, None, "en"), "en")
         real = {d for d, k, src in zip(*(truth.column(c).to_pylist() for c in ("docId", "kind", "main_source")))
                 if k in ("original", "same_site", "unrelated") and clean(src)}
@@ -125,36 +197,47 @@ def stage_drops(set_dir: str, gold_root: str, clean_ids: str | None) -> tuple[in
     return len(rows), drops
 
 
+# the command line: (names, argparse keywords) per option
+OPTIONS = (
+    (("files",), dict(nargs="*", help="documents parquet files of a lake")),
+    (("--gold-main",), dict(metavar="DIR", help="instead: the main texts of the gold pages under DIR "
+                                                 "(cleaneval/, dragnet/, ...)")),
+    (("--gold-pages",), dict(metavar="DIR", help="instead: the gold pages under DIR through extraction and "
+                                                  "--boilerplate")),
+    (("--split",), dict(default="heldout", help="split of --gold-pages (default %(default)s)")),
+    (("--boilerplate",), dict(default="sieve", help="boilerplate mode of --gold-pages (default %(default)s)")),
+    (("--min-gold-words",), dict(type=int, default=50, help="--gold-pages: only pages whose gold main text has "
+                                                            "this many words (default %(default)s)")),
+    (("--clean",), dict(action="store_true", help="--gold-pages: only pages whose gold main text passes every "
+                                                  "rule at the defaults")),
+    (("--causes",), dict(action="store_true", help="--gold-pages: per rule, the pages it drops by cause: lines the "
+                                                   "gold lacks, main text left out, the gold's own lines")),
+    (("--write",), dict(metavar="PARQUET", help="write the documents measured to this file")),
+    (("--whole-pages",), dict(action="store_true", help="measure whole pages, not the text the corpus keeps "
+                                                        "(good paragraphs)")),
+    (("--with-page-repeats",), dict(action="store_true", help="measure the good paragraphs with the later copies "
+                                                              "of a text in the page (repeated_in_document off)")),
+    (("--neardup-set",), dict(metavar="DIR", help="instead: drops after the whole stage over the held-back "
+                                                  "near-duplicate set under DIR")),
+    (("--clean-ids",), dict(metavar="JSON", help="--neardup-set: the clean pages' ids (read, or written)")),
+    (("--langs",), dict(type=int, default=6, help="columns for this many languages")),
+)
+
+
+
 def main(argv: list[str] | None = None) -> None:
     """``python -m tools.measure.quality_rules [PARQUET...] [--gold-main DIR]``: per rule,
     the share of the documents it would drop, by language (the most frequent ones), and
     the CPU time of :func:`document_metrics` per document."""
     import argparse
     import time
-    from collections import Counter
 
     import pyarrow.parquet as pq
 
     ap = argparse.ArgumentParser(prog="python -m tools.measure.quality_rules",
                                  description=main.__doc__.split("\n\n")[0])
-    ap.add_argument("files", nargs="*", help="documents parquet files of a lake")
-    ap.add_argument("--gold-main", metavar="DIR",
-                    help="instead: the main texts of the gold pages under DIR (cleaneval/, dragnet/, ...)")
-    ap.add_argument("--gold-pages", metavar="DIR",
-                    help="instead: the gold pages under DIR through extraction and --boilerplate")
-    ap.add_argument("--split", default="heldout", help="split of --gold-pages (default %(default)s)")
-    ap.add_argument("--boilerplate", default="sieve", help="boilerplate mode of --gold-pages (default %(default)s)")
-    ap.add_argument("--min-gold-words", type=int, default=50,
-                    help="--gold-pages: only pages whose gold main text has this many words (default %(default)s)")
-    ap.add_argument("--clean", action="store_true",
-                    help="--gold-pages: only pages whose gold main text passes every rule at the defaults")
-    ap.add_argument("--write", metavar="PARQUET", help="write the documents measured to this file")
-    ap.add_argument("--whole-pages", action="store_true",
-                    help="measure whole pages, not the text the corpus keeps (good paragraphs)")
-    ap.add_argument("--neardup-set", metavar="DIR",
-                    help="instead: drops after the whole stage over the held-back near-duplicate set under DIR")
-    ap.add_argument("--clean-ids", metavar="JSON", help="--neardup-set: the clean pages' ids (read, or written)")
-    ap.add_argument("--langs", type=int, default=6, help="columns for this many languages")
+    for names, kw in OPTIONS:
+        ap.add_argument(*names, **kw)
     a = ap.parse_args(argv)
     if a.neardup_set:
         from tools.measure.neardup_set import DEFAULT_GOLD
@@ -174,6 +257,17 @@ def main(argv: list[str] | None = None) -> None:
                 ("id", pa.string()), ("text", pa.string()), ("paragraph_labels", pa.list_(pa.string())),
                 ("lang", pa.string())])), a.write)
         docs += [(d["text"], d["paragraph_labels"], d["lang"]) for d in pages]
+        if a.causes:
+            causes = drop_causes(pages)
+            print(f"{len(pages)} pages; per rule, the pages it drops, by cause (drop_causes): lines the gold "
+                  "lacks (extra), main text left out (missing), the gold's own lines (gold)")
+            print("| rule | dropped | extra | missing | gold |\n|---|---:|---:|---:|---:|")
+            for rule in [r.name for r in QUALITY_RULES] + ["any rule"]:
+                if rule in causes:
+                    c = causes[rule]
+                    print(f"| {rule} | {sum(c.values()) / len(pages):.1%} | {c['extra']} | {c['missing']} "
+                          f"| {c['gold']} |")
+            return
     for f in a.files:
         t = pq.read_table(f, columns=["text", "paragraph_labels", "lang"])
         docs += zip(*(t.column(c).to_pylist() for c in ("text", "paragraph_labels", "lang")))
@@ -182,7 +276,8 @@ def main(argv: list[str] | None = None) -> None:
     metrics, cpu = [], []
     for d in docs:
         t0 = time.process_time_ns()
-        metrics.append(document_metrics(*d) if a.whole_pages else kept_metrics(*d))
+        metrics.append(document_metrics(*d) if a.whole_pages else kept_metrics(*d) if a.with_page_repeats
+                       else emitted_metrics(*d))
         cpu.append(time.process_time_ns() - t0)
     sizes = sorted(len(d[0]) for d in docs)
     per_doc = sorted(cpu)

@@ -208,6 +208,10 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
       the paragraph's own host: the site's template.
     A paragraph labelled good (or, without labels, not under a page-furniture path) needs
     the higher ``*_good`` counts; text seen only two or three times is kept (a quotation).
+    - ``repeated_in_document``: a kept paragraph (labelled good, or in a document without
+      labels) whose text an earlier kept paragraph of its document holds: the corpus emits
+      each text once per document (a page's mobile and desktop copies, a forum's quoted
+      posts, a title repeated as a heading). ``value``: the copies in the document.
     """
     if not para_files or not host_files:
         return PARA_DECISIONS.empty_table()
@@ -251,15 +255,48 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
             FROM keyed p
             JOIN per_key t ON t.kind = p.kind AND t.key = p.key
             LEFT JOIN per_host h ON h.kind = p.kind AND h.key = p.key AND h.host IS NOT DISTINCT FROM p.host
+        ), repeated AS (
+            SELECT docId, idx::INT AS idx, dump, lang,
+                   CASE WHEN n_domains >= t_dom THEN 'repeated_across_sites' ELSE 'site_template' END AS rule,
+                   (CASE WHEN n_domains >= t_dom THEN n_domains ELSE site_pages END)::DOUBLE AS value,
+                   (CASE WHEN n_domains >= t_dom THEN t_dom ELSE t_site END)::DOUBLE AS threshold,
+                   text_hash, group_hash
+            FROM judged WHERE n_domains >= t_dom OR site_pages >= t_site
+        ), in_document AS (   -- a kept text's later copies in its own document
+            SELECT docId, idx::INT AS idx, dump, lang, 'repeated_in_document' AS rule, copies::DOUBLE AS value,
+                   2.0::DOUBLE AS threshold, text_hash, NULL::BIGINT AS group_hash
+            FROM (SELECT *, count(*) OVER (PARTITION BY docId, text_hash) AS copies,
+                         row_number() OVER (PARTITION BY docId, text_hash ORDER BY idx) AS nth
+                  FROM mine WHERE label = 'good' OR label IS NULL)
+            WHERE nth > 1
         )
-        SELECT docId, idx::INT AS idx, dump, lang,
-               CASE WHEN n_domains >= t_dom THEN 'repeated_across_sites' ELSE 'site_template' END AS rule,
-               (CASE WHEN n_domains >= t_dom THEN n_domains ELSE site_pages END)::DOUBLE AS value,
-               (CASE WHEN n_domains >= t_dom THEN t_dom ELSE t_site END)::DOUBLE AS threshold,
-               text_hash, group_hash, ? AS run_id, ? AS config_fingerprint
-        FROM judged WHERE n_domains >= t_dom OR site_pages >= t_site
+        SELECT *, ? AS run_id, ? AS config_fingerprint FROM (
+            SELECT * FROM repeated
+            UNION ALL
+            SELECT i.* FROM in_document i ANTI JOIN repeated USING (docId, idx))
         ORDER BY docId, idx""", [run_id, fingerprint])
     return out.cast(PARA_DECISIONS)
+
+
+def repeated_in_document(text: str | None, labels: list[str] | None, min_chars: int = 1) -> frozenset[int]:
+    """The positions (from 1) ``repeated_in_document`` drops in one lake text, as the
+    paragraph decisions find them: kept paragraphs (labelled good; all without labels) of
+    ``min_chars`` normalised characters or more whose normalised text a kept paragraph
+    before them holds. The tools measure single pages with it."""
+    from warclake.tasks.corpus.signals.normalise import normalise, split_paragraphs
+
+    seen: set[str] = set()
+    out = []
+    for i, (_, body) in enumerate(split_paragraphs(text), 1):
+        if labels is not None and (i > len(labels) or labels[i - 1] != "good"):
+            continue
+        t = normalise(body)
+        if not t or len(t) < min_chars:
+            continue
+        if t in seen:
+            out.append(i)
+        seen.add(t)
+    return frozenset(out)
 
 
 def run_id_of(key: dict) -> str:
