@@ -638,12 +638,27 @@ cdef uint64_t _groups_of(const uint32_t *s, Py_ssize_t n) noexcept:
 
 def matrix(list paragraphs, str lang):
     """``features.python_matrix(paragraphs, lang)``, computed in C."""
+    return _matrix(paragraphs, lang, NCOLS, None)[0]
+
+
+def matrix_parts(list paragraphs, str lang, Py_ssize_t width):
+    """(X, paths, plains): ``matrix``'s columns in the first columns of an (n, width) array
+    whose other columns are 0 (the structure columns' room: no copy into a wider matrix),
+    the paragraphs' paths and their plain texts (``Paragraph.plain``: the text itself when
+    it has no link marker)."""
+    plains = []
+    X, paths = _matrix(paragraphs, lang, width if width > NCOLS else NCOLS, plains)
+    return X, paths, plains
+
+
+cdef tuple _matrix(list paragraphs, str lang, Py_ssize_t width, list plains):
+    """(the matrix, the paragraphs' paths); the plain texts appended to ``plains`` unless None."""
     if not CONFIGURED:
         raise RuntimeError("sieve_features is not configured")
     cdef Py_ssize_t n = len(paragraphs)
-    X = np.zeros((n, NCOLS), dtype=np.float64)
+    X = np.zeros((n, width), dtype=np.float64)
     if n == 0:
-        return X
+        return X, []
     cdef double[:, ::1] x = X
     cdef LangConfig cfg = _lang(lang)
     cdef _Page pg = _Page()
@@ -690,6 +705,9 @@ def matrix(list paragraphs, str lang):
                 nl += 1
             codes[pos] = c
             pos += 1
+        if plains is not None:
+            plains.append(text if pos - total_chars == L else
+                          PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND, codes + total_chars, pos - total_chars))
         total_chars = pos
         off[i + 1] = pos
         links[i] = nl
@@ -1131,7 +1149,7 @@ def matrix(list paragraphs, str lang):
     # ---- numpy's logarithms, on arrays of the reference's types ----
     X[:, C_NTAGS] = NP_LOG1P(ntags_a)
     _add_context(x, n)
-    return X
+    return X, paths
 
 
 cdef bint _good_follows(Py_ssize_t i, signed char[::1] classes, double[::1] lengths, int64_t max_dist) noexcept:

@@ -42,6 +42,9 @@ cdef unsigned char KW_TEXT[KW_SETS][KW_MAX][KW_MAX_LEN]
 cdef int KW_LEN[KW_SETS][KW_MAX]
 cdef unsigned char KW_AT[KW_SETS][256][KW_MAX]
 cdef int KW_N[KW_SETS][256]
+# of set s's words starting with byte b, the bits (second byte & 63), all bits for a word of
+# one byte: a position whose next byte is not among them starts no word (a quick test)
+cdef uint64_t KW_NEXT[KW_SETS][256]
 cdef bint KW_ON[KW_SETS]
 cdef enum:
     SET_DATE = 0
@@ -91,15 +94,18 @@ cdef int SHARE_COL[32]
 cdef int SHORT_CHARS, HEAD_CHARS
 cdef object DIGIT, DATE_LINE, RECORD_LINE, COMMENT_HEAD, RELATED_HEAD
 cdef dict _ELEMENT_CACHE = {}
-# the stems by first letter, each letter's in STEMS order
+# the stems of two letters or more by their first two letters, each pair's in STEMS order,
+# and the one-letter stem of each letter (-1: none; in STEMS order it comes after the
+# longer stems of its letter, so a position tries its pair's stems, then its letter's)
 cdef enum:
     MAX_STEMS = 256
     MAX_STEM_LEN = 32
 cdef unsigned char STEM_TEXT[MAX_STEMS][MAX_STEM_LEN]
 cdef int STEM_LEN[MAX_STEMS]
 cdef int STEM_BIT[MAX_STEMS]
-cdef int BY_LETTER[26][MAX_STEMS]
-cdef int N_BY_LETTER[26]
+cdef int BY_PAIR[26 * 26][MAX_STEMS]
+cdef int N_BY_PAIR[26 * 26]
+cdef int SINGLE[26]
 cdef int _CACHE_LIMIT = 32768
 
 
@@ -126,8 +132,10 @@ def configure(structure, int first) -> None:
     if len(STEMS) > MAX_STEMS:
         raise ValueError("too many stems")
     cdef int k, c
+    for c in range(26 * 26):
+        N_BY_PAIR[c] = 0
     for c in range(26):
-        N_BY_LETTER[c] = 0
+        SINGLE[c] = -1
     for k in range(len(STEMS)):
         w = STEMS[k]
         if not (0 < len(w) < MAX_STEM_LEN) or not all(97 <= b <= 122 for b in w):
@@ -136,9 +144,12 @@ def configure(structure, int first) -> None:
         STEM_BIT[k] = STEM_BITS[k]
         for c in range(len(w)):
             STEM_TEXT[k][c] = w[c]
-        c = w[0] - 97
-        BY_LETTER[c][N_BY_LETTER[c]] = k
-        N_BY_LETTER[c] += 1
+        if len(w) == 1:
+            SINGLE[w[0] - 97] = k
+            continue
+        c = 26 * (w[0] - 97) + w[1] - 97
+        BY_PAIR[c][N_BY_PAIR[c]] = k
+        N_BY_PAIR[c] += 1
     C_DATE, C_RECORD = idx["date_line"], idx["record_line"]
     C_PARENT, C_GRAND = idx["parent_records"], idx["grandparent_records"]
     C_SHARE = idx["grandparent_record_share"]
@@ -219,6 +230,7 @@ cdef int _set_keywords(int kw, tuple words) except -1:
     KW_ON[kw] = words is not None
     for b in range(256):
         KW_N[kw][b] = 0
+        KW_NEXT[kw][b] = 0
     if words is None:
         return 0
     if len(words) > KW_MAX:
@@ -233,6 +245,7 @@ cdef int _set_keywords(int kw, tuple words) except -1:
         b = w[0]
         KW_AT[kw][b][KW_N[kw][b]] = k
         KW_N[kw][b] += 1
+        KW_NEXT[kw][b] |= (<uint64_t>1 << (w[1] & 63)) if len(w) > 1 else ~(<uint64_t>0)
     return 0
 
 
@@ -246,10 +259,17 @@ cdef bint _has_any(const unsigned char* buf, Py_ssize_t n, int kw):
         return True
     for p in range(n):
         b = buf[p]
+        if p + 1 < n and not (KW_NEXT[kw][b] >> (buf[p + 1] & 63)) & 1:
+            continue
         for i in range(KW_N[kw][b]):
             k = KW_AT[kw][b][i]
             m = KW_LEN[kw][k]
-            if m <= n - p and memcmp(buf + p, KW_TEXT[kw][k], m) == 0:
+            if m > n - p:
+                continue
+            j = 1       # the words are short: compared in place, not by a call
+            while j < m and buf[p + j] == KW_TEXT[kw][k][j]:
+                j += 1
+            if j == m:
                 return True
     return False
 
@@ -304,7 +324,7 @@ cdef inline unsigned char _low(unsigned char c) nogil:
 cdef int _ascii_element_bits(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) nogil:
     """``_element_bits`` of the ASCII element s[start:end], lower-cased on the fly."""
     cdef Py_ssize_t i = start, p, run_end, j
-    cdef int bits = 0, k, kk, m, letter
+    cdef int bits = 0, k, kk, m, letter, pair
     cdef unsigned char c
     while i < end and s[i] != 46 and s[i] != 35:     # the tag: up to "." or "#"
         i += 1
@@ -319,20 +339,26 @@ cdef int _ascii_element_bits(const unsigned char* s, Py_ssize_t start, Py_ssize_
         p = i
         while p < run_end:
             letter = _low(s[p]) - 97
-            for kk in range(N_BY_LETTER[letter]):
-                k = BY_LETTER[letter][kk]
-                m = STEM_LEN[k]
-                if m > run_end - p:
-                    continue
-                j = 1
-                while j < m and _low(s[p + j]) == STEM_TEXT[k][j]:
-                    j += 1
-                if j == m:
-                    bits |= STEM_BIT[k]
-                    p += m
-                    break
-            else:
-                p += 1
+            m = 0
+            if p + 1 < run_end:     # the stems of the first two letters, longest first
+                pair = 26 * letter + _low(s[p + 1]) - 97
+                for kk in range(N_BY_PAIR[pair]):
+                    k = BY_PAIR[pair][kk]
+                    m = STEM_LEN[k]
+                    if m > run_end - p:
+                        m = 0
+                        continue
+                    j = 2
+                    while j < m and _low(s[p + j]) == STEM_TEXT[k][j]:
+                        j += 1
+                    if j == m:
+                        bits |= STEM_BIT[k]
+                        break
+                    m = 0
+            if m == 0 and SINGLE[letter] >= 0:
+                m = 1
+                bits |= STEM_BIT[SINGLE[letter]]
+            p += m if m else 1
         i = run_end
     return bits
 

@@ -98,6 +98,25 @@ def test_empty_and_degenerate_pages():
 
 
 @compiled_only
+def test_the_wide_matrix_holds_the_core_columns_and_the_texts_it_read():
+    # matrix_parts writes the core columns into a matrix with the structure columns' room
+    # and hands the paths and plain texts on to them: the same as matrix and Paragraph.plain
+    from warclake.tasks.native import sieve_features as sf
+
+    paras = [Paragraph("body>div.nav>a", "\x02Home\x03 | \x02News\x03", 2),
+             Paragraph("body>p", "plain text, no link", 0), Paragraph("body>p", "stray \x02 \ud800 x", 1),
+             Paragraph("body>p", "\x03\x02\x02\x03", 0), Paragraph("body>p", "日本語\x02リンク\x03😀", 3)]
+    width = len(features.NAMES)
+    X, paths, plains = sf.matrix_parts(paras, "en", width)
+    core = sf.matrix(paras, "en")
+    assert X.shape == (len(paras), width)
+    assert X[:, :core.shape[1]].tobytes() == core.tobytes() and not X[:, core.shape[1]:].any()
+    assert paths == [p.path for p in paras] and plains == [p.plain for p in paras]
+    assert plains[1] is paras[1].text    # no marker: the text itself, not a copy
+    assert sf.matrix_parts([], "en", width)[0].shape == (0, width)
+
+
+@compiled_only
 def test_a_close_density_threshold_takes_the_exact_deviation():
     # two kept chunks: stdev of two values is |a - b| / sqrt(2); a tie at the threshold
     # must be decided as statistics.stdev decides it

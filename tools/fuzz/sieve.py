@@ -12,7 +12,8 @@ names of every feature group in camelCase and capitals, huge texts and paths, ``
 of any size, and repeats. Each page gets a random language (stoplists, CJK, none).
 
 Both paths must give the same feature matrix bit for bit, the same tree scores of the
-shipped model bit for bit and the same labels; a difference is printed with its case
+shipped model bit for bit and the same labels, and ``matrix_parts`` the paragraphs' paths
+and plain texts; a difference is printed with its case
 number. A crash of the compiled code kills the process: the last ``case`` line printed
 (every 1,000 cases, flushed) locates it. Exit 1 on any difference.
 
@@ -154,6 +155,7 @@ def main(argv=None) -> int:
           f"{getattr(sys.modules.get('warclake.tasks.native.sieve_structure'), '__file__', '')}",
           flush=True)
     forest = model.load()
+    sf = sys.modules["warclake.tasks.native.sieve_features"]
 
     def both(paras, lang):
         X = _outcome(features._COMPILED, paras, lang)
@@ -165,6 +167,10 @@ def main(argv=None) -> int:
             return False, f"columns {cols[:8]}"
         if compiled.margin(forest, X).tobytes() != forest.margin(R).tobytes():
             return False, "tree scores"
+        parts = _outcome(sf.matrix_parts, paras, lang, len(features.NAMES))
+        if isinstance(parts, tuple) and len(parts) == 3 and (
+                parts[1] != [p.path for p in paras] or parts[2] != [p.plain for p in paras]):
+            return False, "paths or plain texts of matrix_parts"
         return True, ""
 
     html_seeds: list = _hostile_shapes()

@@ -154,7 +154,7 @@ def choose_matrix():
 
     def check(sf) -> None:
         _configure(sf, features)
-        full = features.with_structure(sf.matrix, _structure_fill(features))
+        full = features.with_structure(sf.matrix, _structure_fill(features), sf.matrix_parts)
         matrices = []
         for paras, lang in _check_pages():
             X = full(paras, lang)

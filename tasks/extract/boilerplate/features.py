@@ -196,11 +196,22 @@ def matrix(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     return python_matrix(paragraphs, lang)
 
 
-def with_structure(core_matrix, fill=None):
+def with_structure(core_matrix, fill=None, core_parts=None):
     """The whole matrix from a function computing the CORE_NAMES columns (the compiled
     module): the structure columns are added by ``fill(X, paths, plains, in_main_column)``
-    (the compiled ``sieve_structure``) or else by ``structure``, as in ``python_matrix``."""
+    (the compiled ``sieve_structure``) or else by ``structure``, as in ``python_matrix``.
+    With ``fill``, ``core_parts(paragraphs, lang, width)`` (the compiled ``matrix_parts``)
+    may stand for ``core_matrix``: it gives the core columns already in a matrix of the
+    whole width, and the paths and plain texts it read."""
     in_main = _IDX["in_main"]
+    if fill is not None and core_parts is not None:
+        width = len(NAMES)
+
+        def full_in_place(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
+            X, paths, plains = core_parts(paragraphs, lang, width)
+            fill(X, paths, plains, in_main)
+            return X
+        return full_in_place
 
     def full(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
         core = core_matrix(paragraphs, lang)

@@ -39,4 +39,5 @@ def probabilities(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
 
 def classify(paragraphs: list[Paragraph], lang: str) -> list[str]:
     cutoff = load().cutoff
-    return ["good" if v > cutoff else "bad" for v in probabilities(paragraphs, lang)]
+    # as Python floats (the same values): no numpy scalar per paragraph
+    return ["good" if v > cutoff else "bad" for v in probabilities(paragraphs, lang).tolist()]
