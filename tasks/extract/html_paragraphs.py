@@ -153,6 +153,15 @@ _CODES, _TAG_NAMES, _TEXT_ID, _COMMENT_ID = _tag_ids()
 # references; only then is every text node cleaned (rare, so checked once per page).
 _CTRL_REF = re.compile(r"&#(?:0*[1-5](?![0-9])|[xX]0*[1-5](?![0-9a-fA-F]))")
 _CTRL_REF_BYTES = re.compile(_CTRL_REF.pattern.encode())
+
+
+def dirty_bytes(html: bytes) -> bool:
+    """The UTF-8 page carries the walk's sentinel characters U+0001-U+0005, raw or as
+    character references."""
+    return (b"\x01" in html or b"\x02" in html or b"\x03" in html or b"\x04" in html
+            or b"\x05" in html or _CTRL_REF_BYTES.search(html) is not None)
+
+
 _BR_RUN = re.compile("\x01+")
 _PRE_LINK_START = re.compile("\x02([\x04\x05 \n]+)")
 _PRE_LINK_END = re.compile("([\x04\x05 \n]+)\x03")
@@ -295,8 +304,7 @@ def _paragraphs(html, max_paragraphs, compiled, valid_utf8: bool = False, scan=N
         if scan is not None:   # made on the bytes with their BOM: it holds no '&', '<' or U+0001-5
             dirty, noscript = scan[2], scan[3]
         else:
-            dirty = (b"\x01" in html or b"\x02" in html or b"\x03" in html or b"\x04" in html
-                     or b"\x05" in html or _CTRL_REF_BYTES.search(html) is not None)
+            dirty = dirty_bytes(html)
             noscript = _long_noscript(html, _NOSCRIPT_BYTES, _NOSCRIPT_END_BYTES)
     else:
         if isinstance(html, (bytes, bytearray, memoryview)):

@@ -4,7 +4,7 @@
 
 * ``lt``, ``end_tags``: the ``<`` bytes and the ``</`` pairs (:func:`html_limits.too_complex`);
 * ``dirty``: the page carries the walk's sentinel characters U+0001-U+0005, raw or as
-  character references (``html_paragraphs._CTRL_REF``);
+  character references (``html_paragraphs.dirty_bytes``);
 * ``long_noscript``: a ``<noscript>`` whose raw text may hold ``NOSCRIPT_MIN_CHARS``
   characters (``html_paragraphs._long_noscript``).
 
@@ -18,11 +18,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from warclake.tasks.extract.html_paragraphs import (
-    _CTRL_REF_BYTES,
     _NOSCRIPT_BYTES,
     _NOSCRIPT_END_BYTES,
     NOSCRIPT_MIN_CHARS,
     _long_noscript,
+    dirty_bytes,
 )
 
 
@@ -35,9 +35,7 @@ class PageScan(NamedTuple):
 
 def reference_scan(html: bytes) -> PageScan:
     """The scan in Python: what the compiled one must equal."""
-    dirty = (b"\x01" in html or b"\x02" in html or b"\x03" in html or b"\x04" in html
-             or b"\x05" in html or _CTRL_REF_BYTES.search(html) is not None)
-    return PageScan(html.count(b"<"), html.count(b"</"), dirty,
+    return PageScan(html.count(b"<"), html.count(b"</"), dirty_bytes(html),
                     _long_noscript(html, _NOSCRIPT_BYTES, _NOSCRIPT_END_BYTES))
 
 
