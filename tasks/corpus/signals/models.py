@@ -12,7 +12,8 @@ Which text each model reads:
 - fastText: the document's paragraphs the corpus would keep before repeated-text removal
   (those labelled good; all when the document has no labels), plain text, joined by a
   space (fastText reads one line); the decision step scores again, less the paragraphs
-  repeated-text removal drops, the documents that lose one (``steps/kept_metrics.py``). It is scored by the compiled scorer
+  repeated-text removal drops, the documents that lose one (``steps/kept_metrics.py``).
+  It is scored by the compiled scorer
   (``tasks/native/corpus_fasttext.pyx``) straight from the documents' Arrow buffers, which
   gives what the ``fasttext`` package's ``predict`` gives (``fasttext_format.py`` defines
   it); the package scores instead when the scorer is not built, fails its check, meets a

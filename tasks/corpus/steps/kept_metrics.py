@@ -61,11 +61,12 @@ def remeasured(documents: dict[str, str], touched: dict[str, dict[str, list[int]
             if not at:
                 continue
             part = group.take(at)
-            for d, text, labels, lang in zip(*(_values(part, c) for c in ("docId", "text", "paragraph_labels", "lang"))):
+            values = [_values(part, c) for c in ("docId", "text", "paragraph_labels", "lang")]
+            for d, text, labels, lang in zip(*values):
                 ids.append(d)
                 rows.append(kept_metrics(text or "", labels, lang, frozenset(want[d])))
             if fasttext:
-                scores.extend(kept_fasttext_scores(part, want, models).to_pylist())
+                scores.extend(kept_fasttext_scores(part.column("text"), *values[:3], want, models).to_pylist())
     metrics = Metrics.of(rows)
     out = {"docId": pa.array(ids, pa.string()),
            "metrics": metrics_column(metrics) if rows else pa.array([], pa.map_(pa.string(), pa.float64()))}
@@ -74,18 +75,18 @@ def remeasured(documents: dict[str, str], touched: dict[str, dict[str, list[int]
     return pa.table(out)
 
 
-def kept_fasttext_scores(part: pa.Table, dropped: dict[str, list[int]], models) -> pa.Array:
-    """The fastText score of each document of ``part`` over its kept paragraphs less those of
-    ``dropped`` (docId -> positions from 1): the same scorer, with those paragraphs labelled
-    otherwise than good."""
+def kept_fasttext_scores(text_column, doc_ids: list, texts: list, labels: list,
+                         dropped: dict[str, list[int]], models) -> pa.Array:
+    """The fastText score of each document (its ``text`` column, and its ids, texts and
+    labels as Python values) over its kept paragraphs less those of ``dropped`` (docId ->
+    positions from 1): the same scorer, with those paragraphs labelled otherwise than good."""
     from warclake.tasks.corpus.signals.models import document_fasttext_scores, kept_before_repeats
 
-    labels = []
-    for d, text, labs in zip(*(part.column(c).to_pylist() if c in part.column_names else [None] * part.num_rows
-                               for c in ("docId", "text", "paragraph_labels"))):
+    relabelled = []
+    for d, text, labs in zip(doc_ids, texts, labels):
         n = len(text.split("\n\n")) if text else 0
         gone = set(dropped.get(d, ()))
-        labels.append(["good" if k and i not in gone else "dropped"
-                       for i, k in enumerate(kept_before_repeats(labs, n), 1)])
-    table = pa.table({"text": part.column("text"), "paragraph_labels": pa.array(labels, pa.list_(pa.string()))})
+        relabelled.append(["good" if k and i not in gone else "dropped"
+                           for i, k in enumerate(kept_before_repeats(labs, n), 1)])
+    table = pa.table({"text": text_column, "paragraph_labels": pa.array(relabelled, pa.list_(pa.string()))})
     return document_fasttext_scores(table, models)
