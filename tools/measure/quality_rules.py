@@ -197,34 +197,6 @@ def stage_drops(set_dir: str, gold_root: str, clean_ids: str | None) -> tuple[in
     return len(rows), drops
 
 
-# the command line: (names, argparse keywords) per option
-OPTIONS = (
-    (("files",), dict(nargs="*", help="documents parquet files of a lake")),
-    (("--gold-main",), dict(metavar="DIR", help="instead: the main texts of the gold pages under DIR "
-                                                 "(cleaneval/, dragnet/, ...)")),
-    (("--gold-pages",), dict(metavar="DIR", help="instead: the gold pages under DIR through extraction and "
-                                                  "--boilerplate")),
-    (("--split",), dict(default="heldout", help="split of --gold-pages (default %(default)s)")),
-    (("--boilerplate",), dict(default="sieve", help="boilerplate mode of --gold-pages (default %(default)s)")),
-    (("--min-gold-words",), dict(type=int, default=50, help="--gold-pages: only pages whose gold main text has "
-                                                            "this many words (default %(default)s)")),
-    (("--clean",), dict(action="store_true", help="--gold-pages: only pages whose gold main text passes every "
-                                                  "rule at the defaults")),
-    (("--causes",), dict(action="store_true", help="--gold-pages: per rule, the pages it drops by cause: lines the "
-                                                   "gold lacks, main text left out, the gold's own lines")),
-    (("--write",), dict(metavar="PARQUET", help="write the documents measured to this file")),
-    (("--whole-pages",), dict(action="store_true", help="measure whole pages, not the text the corpus keeps "
-                                                        "(good paragraphs)")),
-    (("--with-page-repeats",), dict(action="store_true", help="measure the good paragraphs with the later copies "
-                                                              "of a text in the page (repeated_in_document off)")),
-    (("--neardup-set",), dict(metavar="DIR", help="instead: drops after the whole stage over the held-back "
-                                                  "near-duplicate set under DIR")),
-    (("--clean-ids",), dict(metavar="JSON", help="--neardup-set: the clean pages' ids (read, or written)")),
-    (("--langs",), dict(type=int, default=6, help="columns for this many languages")),
-)
-
-
-
 def main(argv: list[str] | None = None) -> None:
     """``python -m tools.measure.quality_rules [PARQUET...] [--gold-main DIR]``: per rule,
     the share of the documents it would drop, by language (the most frequent ones), and
@@ -236,8 +208,30 @@ def main(argv: list[str] | None = None) -> None:
 
     ap = argparse.ArgumentParser(prog="python -m tools.measure.quality_rules",
                                  description=main.__doc__.split("\n\n")[0])
-    for names, kw in OPTIONS:
-        ap.add_argument(*names, **kw)
+    ap.add_argument("files", nargs="*", help="documents parquet files of a lake")
+    ap.add_argument("--gold-main", metavar="DIR", help="instead: the main texts of the gold pages under "
+                    "DIR (cleaneval/, dragnet/, ...)")
+    ap.add_argument("--gold-pages", metavar="DIR", help="instead: the gold pages under DIR through "
+                    "extraction and --boilerplate")
+    ap.add_argument("--split", default="heldout", help="split of --gold-pages (default %(default)s)")
+    ap.add_argument("--boilerplate", default="sieve", help="boilerplate mode of --gold-pages (default "
+                    "%(default)s)")
+    ap.add_argument("--min-gold-words", type=int, default=50, help="--gold-pages: only pages whose gold "
+                    "main text has this many words (default %(default)s)")
+    ap.add_argument("--clean", action="store_true", help="--gold-pages: only pages whose gold main text "
+                    "passes every rule at the defaults")
+    ap.add_argument("--causes", action="store_true", help="--gold-pages: per rule, the pages it drops by "
+                    "cause: lines the gold lacks, main text left out, the gold's own lines")
+    ap.add_argument("--write", metavar="PARQUET", help="write the documents measured to this file")
+    ap.add_argument("--whole-pages", action="store_true", help="measure whole pages, not the text the "
+                    "corpus keeps (good paragraphs)")
+    ap.add_argument("--with-page-repeats", action="store_true", help="measure the good paragraphs with the "
+                    "later copies of a text in the page (repeated_in_document off)")
+    ap.add_argument("--neardup-set", metavar="DIR", help="instead: drops after the whole stage over the "
+                    "held-back near-duplicate set under DIR")
+    ap.add_argument("--clean-ids", metavar="JSON", help="--neardup-set: the clean pages' ids (read, or "
+                    "written)")
+    ap.add_argument("--langs", type=int, default=6, help="columns for this many languages")
     a = ap.parse_args(argv)
     if a.neardup_set:
         from tools.measure.neardup_set import DEFAULT_GOLD
