@@ -1,11 +1,11 @@
 """The language stage's compiled text scans equal their Python references, on the fixed
-check texts, on generated ones, and on the Latin buffers and pages a crawl gives."""
+check texts, on generated ones, and on pages of many scripts and encodings."""
 import codecs
 import os
 
 import pytest
-from conftest import shared_data
 
+from conftest import shared_data
 from warclake.tasks.extract import language as lang
 
 SCREEN = (lang.SCREEN_MIN_WORDS, lang.SCREEN_MIN_SHARE, lang.SCREEN_MIN_DISTINCT,
