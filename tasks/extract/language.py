@@ -155,8 +155,8 @@ READ_FACTOR = 4   # how far past the window skipped blocks may carry the Uzushio
 # Blocks a reader never sees, by how they open, in the usual spellings (a case-blind pattern
 # is ~2x slower over a page), and how they close.
 _HIDDEN_NAMES = ("script", "style", "svg", "noscript", "template")
-_HIDDEN_OPEN = re.compile("<(" + "|".join(v for n in _HIDDEN_NAMES for v in (n, n.upper(), n.title()))
-                          + r")(?![\w-])|<!--")
+_OPENERS = tuple(v for n in _HIDDEN_NAMES for v in (n, n.upper(), n.title()))
+_HIDDEN_OPEN = re.compile("<(" + "|".join(_OPENERS) + r")(?![\w-])|<!--")
 _HIDDEN_CLOSE = {v: re.compile(rf"</{n}\s*>", re.I) for n in _HIDDEN_NAMES for v in (n, n.upper(), n.title())}
 
 
@@ -649,7 +649,7 @@ def _compiled_text():
     from warclake.tasks.native import load_checked
 
     def check(module) -> None:
-        module.configure(ENGLISH_WORDS, FOREIGN_WORDS, _HIDDEN_OPEN, _HIDDEN_CLOSE)
+        module.configure(ENGLISH_WORDS, FOREIGN_WORDS, _OPENERS, _HIDDEN_CLOSE)
         for text in CHECK_TEXTS:
             for max_chars, window in ((UZUSHIO_BUFFER_CHARS, LANG_WINDOW_CHARS), (10, 100), (3, 7)):
                 got = module.language_buffer(text, max_chars, window, READ_FACTOR)

@@ -2,7 +2,7 @@
 the English screen), equal to their references in ``tasks/extract/language.py``."""
 from re import Pattern
 
-def configure(english_words: frozenset[str], foreign_words: frozenset[str], hidden_open: Pattern[str],
+def configure(english_words: frozenset[str], foreign_words: frozenset[str], openers: tuple[str, ...],
               hidden_close: dict[str, Pattern[str]]) -> None: ...
 def latin_letters(text: str) -> int: ...
 def english_words_share(text: str, letters: int, min_words: int, min_share: float, min_distinct: int,

@@ -9,6 +9,8 @@ regular expressions' ``\\s``; ``Py_UNICODE_ISALNUM`` and ``Py_UNICODE_ISDECIMAL`
 own patterns, so only the character loops are here.
 """
 from cpython.unicode cimport (
+    Py_UCS1,
+    Py_UCS2,
     Py_UNICODE_ISALNUM,
     Py_UNICODE_ISDECIMAL,
     Py_UNICODE_ISSPACE,
@@ -21,6 +23,7 @@ from cpython.unicode cimport (
 )
 from libc.stdint cimport uint32_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memchr
 
 cdef enum:
     MAX_WORD = 16          # longer words are in neither word list (checked by configure)
@@ -36,18 +39,21 @@ cdef Entry SLOTS[TABLE]
 cdef uint32_t WORD_CHARS[TABLE * MAX_WORD]
 cdef int N_ENGLISH = 0
 cdef bint CONFIGURED = False
-cdef object HIDDEN_OPEN = None    # language._HIDDEN_OPEN
-cdef object HIDDEN_CLOSE = None   # language._HIDDEN_CLOSE
+cdef object HIDDEN_CLOSE = None   # language._HIDDEN_CLOSE: opener spelling -> its closer
+cdef tuple OPENERS = ()           # the openers' spellings, in the pattern's order
+cdef char FIRSTS[128]             # the ASCII characters an opener (or "!--") starts with
 
 
 cdef inline uint64_t _mix(uint64_t h, uint32_t c) noexcept nogil:
     return (h ^ c) * 1099511628211ULL
 
 
-def configure(english_words, foreign_words, hidden_open, hidden_close) -> None:
-    """The screen's word lists (lower-case words of at most MAX_WORD characters) and the
-    hidden blocks' patterns (``language._HIDDEN_OPEN`` and ``_HIDDEN_CLOSE``)."""
-    global N_ENGLISH, CONFIGURED, HIDDEN_OPEN, HIDDEN_CLOSE
+def configure(english_words, foreign_words, openers, hidden_close) -> None:
+    """The screen's word lists (lower-case words of at most MAX_WORD characters), the
+    spellings of the hidden blocks' openers in the order ``language._HIDDEN_OPEN`` tries them
+    (each matched after a ``<``, then not followed by a word character or ``-``; ``<!--``
+    after them) and their closers' patterns (``language._HIDDEN_CLOSE``)."""
+    global N_ENGLISH, CONFIGURED, OPENERS, HIDDEN_CLOSE
     cdef int i, k, used = 0
     cdef uint64_t h
     cdef Py_ssize_t slot
@@ -74,7 +80,15 @@ def configure(english_words, foreign_words, hidden_open, hidden_close) -> None:
         SLOTS[slot].english = i if i < N_ENGLISH else -1
         SLOTS[slot].foreign = w in foreign_words
         used += len(w)
-    HIDDEN_OPEN = hidden_open
+    OPENERS = tuple(openers)
+    for i in range(128):
+        FIRSTS[i] = 0
+    FIRSTS[0x21] = 1
+    for o in OPENERS:
+        if o:
+            FIRSTS[ord(o[0]) & 0x7F] = 1
+    if not all(isinstance(o, str) and o.isascii() and o in hidden_close for o in OPENERS):
+        raise ValueError("an opener is not an ASCII spelling with a closer")
     HIDDEN_CLOSE = hidden_close
     CONFIGURED = True
 
@@ -203,40 +217,124 @@ cdef int _put(Out *o, uint32_t c) except -1:
     return 0
 
 
+ctypedef fused char_t:   # a str's code units, by its kind
+    Py_UCS1
+    Py_UCS2
+    Py_UCS4
+
+
 cdef inline bint _skipped(Py_UCS4 c) noexcept:
-    # [\x00-\x7e\s]
-    return c <= 0x7E or Py_UNICODE_ISSPACE(c)
+    # [\x00-\x7e\s]; above U+007E whitespace starts at U+0085
+    return c <= 0x7E or (c >= 0x85 and Py_UNICODE_ISSPACE(c))
 
 
-cdef Py_ssize_t _collapse_into(Out *o, int kind, void *data, Py_ssize_t a, Py_ssize_t b) except -1:
-    """Append _SKIPPED.sub(" ", text[a:b]); the number of characters appended."""
-    cdef Py_ssize_t i = a, start = o.n
-    cdef Py_UCS4 c
+cdef Py_ssize_t _collapse(Out *o, const char_t *d, Py_ssize_t a, Py_ssize_t b) except -1:
+    """Append _SKIPPED.sub(" ", text[a:b]) (d: the text's code units); the characters appended."""
+    cdef Py_ssize_t i = a, start = o.n, need
+    cdef uint32_t *p
+    need = o.n + (b - a)   # never more than one character out per character in
+    if need > o.cap:
+        p = <uint32_t *> realloc(o.p, max(need, 2 * o.cap) * sizeof(uint32_t))
+        if p == NULL:
+            raise MemoryError()
+        o.p, o.cap = p, max(need, 2 * o.cap)
+    p = o.p
     while i < b:
-        c = PyUnicode_READ(kind, data, i)
-        if _skipped(c):
-            _put(o, 32)
+        if _skipped(d[i]):
+            p[o.n] = 32
+            o.n += 1
             i += 1
-            while i < b and _skipped(PyUnicode_READ(kind, data, i)):
+            while i < b and _skipped(d[i]):
                 i += 1
         else:
-            _put(o, c)
+            p[o.n] = d[i]
+            o.n += 1
             i += 1
     return o.n - start
 
 
+cdef Py_ssize_t _collapse_into(Out *o, int kind, void *data, Py_ssize_t a, Py_ssize_t b) except -1:
+    if kind == 1:
+        return _collapse(o, <const Py_UCS1 *> data, a, b)
+    if kind == 2:
+        return _collapse(o, <const Py_UCS2 *> data, a, b)
+    return _collapse(o, <const Py_UCS4 *> data, a, b)
+
+
+cdef Py_ssize_t _find_lt(const char_t *d, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    """The first "<" in d[i:end], or end."""
+    while i < end and d[i] != 0x3C:
+        i += 1
+    return i
+
+
+cdef inline bint _name_char(Py_UCS4 c) noexcept:
+    # [\w-] of a str pattern
+    if c < 0x80:
+        return (0x30 <= c <= 0x39) or (0x41 <= c <= 0x5A) or (0x61 <= c <= 0x7A) or c == 0x5F or c == 0x2D
+    return Py_UNICODE_ISALNUM(c)
+
+
+cdef Py_ssize_t _opener_at(int kind, void *data, Py_ssize_t i, Py_ssize_t end, Py_ssize_t *after):
+    """Which opener _HIDDEN_OPEN matches at the "<" at i in text[:end] (its index; -1 for a
+    comment, -2 for none), and where the match ends."""
+    cdef Py_ssize_t k, m, j
+    cdef str o
+    if i + 1 >= end:
+        return -2
+    cdef Py_UCS4 first = PyUnicode_READ(kind, data, i + 1)
+    if first >= 0x80 or not FIRSTS[first]:   # no opener starts so: the usual "<div", "</p"
+        return -2
+    for k in range(len(OPENERS)):
+        o = <str> OPENERS[k]
+        m = PyUnicode_GET_LENGTH(o)
+        if i + 1 + m > end:
+            continue
+        for j in range(m):
+            if PyUnicode_READ(kind, data, i + 1 + j) != PyUnicode_READ(PyUnicode_KIND(o), PyUnicode_DATA(o), j):
+                break
+        else:
+            if i + 1 + m == end or not _name_char(PyUnicode_READ(kind, data, i + 1 + m)):
+                after[0] = i + 1 + m
+                return k
+    if (i + 4 <= end and PyUnicode_READ(kind, data, i + 1) == 0x21 and PyUnicode_READ(kind, data, i + 2) == 0x2D
+            and PyUnicode_READ(kind, data, i + 3) == 0x2D):
+        after[0] = i + 4
+        return -1
+    return -2
+
+
 cdef tuple _next_hidden_block(str text, Py_ssize_t pos, Py_ssize_t bound, Py_ssize_t limit):
-    """language._next_hidden_block, by its own patterns."""
-    block = HIDDEN_OPEN.search(text, pos, min(limit, bound + 10))
-    if block is None or block.start() >= bound:
-        return bound, bound
-    name = block.group(1)
-    cdef Py_ssize_t end
-    if name is None:
-        end = text.find("-->", block.end(), limit)
-        return block.start(), (end + 3 if end >= 0 else limit)
-    close = HIDDEN_CLOSE[name].search(text, block.end(), limit)
-    return block.start(), (close.end() if close else limit)
+    """language._next_hidden_block: the openers found here, their ends by the closers' patterns."""
+    cdef Py_ssize_t end = min(limit, bound + 10), i, k, after = 0, close_at
+    cdef int kind = PyUnicode_KIND(text)
+    cdef void *data = PyUnicode_DATA(text)
+    cdef const char *bytes_
+    cdef const char *hit
+    i = pos
+    while i < end:
+        if kind == 1:   # one byte per character: memchr finds the next "<"
+            bytes_ = <const char *> data
+            hit = <const char *> memchr(bytes_ + i, 0x3C, end - i)
+            if hit == NULL:
+                break
+            i = hit - bytes_
+        else:
+            i = _find_lt(<const Py_UCS2 *> data, i, end) if kind == 2 else _find_lt(<const Py_UCS4 *> data, i, end)
+            if i >= end:
+                break
+        if i >= bound:   # whatever opens from here, the answer is (bound, bound)
+            break
+        k = _opener_at(kind, data, i, end, &after)
+        if k == -2:
+            i += 1
+            continue
+        if k == -1:
+            close_at = text.find("-->", after, limit)
+            return i, (close_at + 3 if close_at >= 0 else limit)
+        close = HIDDEN_CLOSE[OPENERS[k]].search(text, after, limit)
+        return i, (close.end() if close else limit)
+    return bound, bound
 
 
 def language_buffer(str text, Py_ssize_t max_chars, Py_ssize_t window, Py_ssize_t read_factor):

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     opts = parse_options("language_text", __doc__, argv, 10_000)
     if opts.module:
         native = load_module_file("warclake.tasks.native.language_text", opts.module)
-        native.configure(lang.ENGLISH_WORDS, lang.FOREIGN_WORDS, lang._HIDDEN_OPEN, lang._HIDDEN_CLOSE)
+        native.configure(lang.ENGLISH_WORDS, lang.FOREIGN_WORDS, lang._OPENERS, lang._HIDDEN_CLOSE)
     else:
         native = lang._TEXT
     if native is None:
