@@ -5,8 +5,9 @@
 ``reference_latin_letters``, ``reference_english_words_share``); these give the same values.
 Character classes are CPython's own (``Py_UNICODE_ISSPACE`` is ``str.isspace`` and the
 regular expressions' ``\\s``; ``Py_UNICODE_ISALNUM`` and ``Py_UNICODE_ISDECIMAL`` make their
-``\\w`` and ``\\d``), and the hidden blocks' openers and closers are found by the reference's
-own patterns, so only the character loops are here.
+``\\w`` and ``\\d``). The hidden blocks' openers are matched here as ``_HIDDEN_OPEN`` matches
+them (the spellings it lists, in its order, not followed by a word character or ``-``); their
+closers, which match case-blind as Unicode folds case, by the reference's own patterns.
 """
 from cpython.unicode cimport (
     Py_UCS1,
