@@ -17,6 +17,7 @@ NATIVE = [("warclake.tasks.native.lexbor_walk", "tasks/native/lexbor_walk.pyx"),
           ("warclake.tasks.native.corpus_step", "tasks/native/corpus_step.pyx"),
           ("warclake.tasks.native.language_trigrams", "tasks/native/language_trigrams.pyx"),
           ("warclake.tasks.native.page_scan", "tasks/native/page_scan.pyx"),
+          ("warclake.tasks.native.language_text", "tasks/native/language_text.pyx"),
           ("warclake.tasks.native.corpus_fasttext", "tasks/native/corpus_fasttext.pyx")]
 
 

@@ -107,6 +107,14 @@ _SKIPPED = re.compile(r"[\x00-\x7e\s]+")
 
 
 def language_buffer(text: str, max_chars: int = UZUSHIO_BUFFER_CHARS, window: int = LANG_WINDOW_CHARS) -> str:
+    """:func:`reference_language_buffer`, by the compiled scan when it is in use."""
+    if _TEXT is None:
+        return reference_language_buffer(text, max_chars, window)
+    return _TEXT.language_buffer(text, max_chars, window, READ_FACTOR)
+
+
+def reference_language_buffer(text: str, max_chars: int = UZUSHIO_BUFFER_CHARS,
+                              window: int = LANG_WINDOW_CHARS) -> str:
     """The Uzushio buffer: characters >= U+007F of the first ``window`` characters a reader
     can see, runs of skipped characters or whitespace collapsed to one space, at most
     ``max_chars`` long.
@@ -147,8 +155,8 @@ READ_FACTOR = 4   # how far past the window skipped blocks may carry the Uzushio
 # Blocks a reader never sees, by how they open, in the usual spellings (a case-blind pattern
 # is ~2x slower over a page), and how they close.
 _HIDDEN_NAMES = ("script", "style", "svg", "noscript", "template")
-_HIDDEN_OPEN = re.compile("<(" + "|".join(v for n in _HIDDEN_NAMES for v in (n, n.upper(), n.title()))
-                          + r")(?![\w-])|<!--")
+_OPENERS = tuple(v for n in _HIDDEN_NAMES for v in (n, n.upper(), n.title()))
+_HIDDEN_OPEN = re.compile("<(" + "|".join(_OPENERS) + r")(?![\w-])|<!--")
 _HIDDEN_CLOSE = {v: re.compile(rf"</{n}\s*>", re.I) for n in _HIDDEN_NAMES for v in (n, n.upper(), n.title())}
 
 
@@ -330,6 +338,14 @@ _NOT_ASCII_LETTERS = re.compile(r"[^A-Za-z]+")
 
 
 def english_words_share(text: str, letters: int) -> float | None:
+    """:func:`reference_english_words_share`, by the compiled scan when it is in use."""
+    if _TEXT is None:
+        return reference_english_words_share(text, letters)
+    return _TEXT.english_words_share(text, letters, SCREEN_MIN_WORDS, SCREEN_MIN_SHARE, SCREEN_MIN_DISTINCT,
+                                     SCREEN_MAX_FOREIGN, SCREEN_MAX_ACCENTED)
+
+
+def reference_english_words_share(text: str, letters: int) -> float | None:
     """The screen's score of a clearly English ``text`` (``letters``: its Latin letters):
     English function words / (English + foreign function words), at least 0.95; None when
     the text is not clearly English."""
@@ -350,6 +366,11 @@ def english_words_share(text: str, letters: int) -> float | None:
 
 
 def latin_letters(text: str) -> int:
+    """Latin letters in ``text``: :func:`reference_latin_letters`, compiled when in use."""
+    return reference_latin_letters(text) if _TEXT is None else _TEXT.latin_letters(text)
+
+
+def reference_latin_letters(text: str) -> int:
     """Latin letters in ``text`` (deleting the rest is ~2x cheaper than listing them)."""
     return len(_NOT_LATIN_LETTERS.sub("", text))
 
@@ -606,6 +627,47 @@ def _has_cjk(text: str, window: int) -> bool:
     if not (units >= 0x3040).any():  # 8x faster than the regex on pages with curly quotes
         return False
     return _CJK.search(text, 0, window) is not None
+
+
+# Fixed texts of the compiled scans' import-time check: hidden blocks in every spelling (cut
+# by the window, nested, unclosed), whitespace beyond ASCII, the screen's edge cases
+# (accented and non-Latin words, digits and underscores inside words, too few words).
+CHECK_TEXTS = (
+    "", "plain ascii <p>text</p>", "<p>caf\u00e9 \u65e5\u672c\u8a9e\u3000\u00a0x\u2028y</p>",
+    "<head><script>var s='\u65e5';</script><STYLE a>\u00e9</STYLE ><!-- \u672c -->\u8a9e<svg>\u00f6</svg>"
+    "<scripts>\u00fc</scripts><Noscript>\u00e4</noscript ><template>\u00df</TEMPLATE>\u00ff<!--",
+    "<script>" + "x" * 250 + "</script>\u65e5\u672c\u8a9e" + "\u3042 " * 900,
+    "\u0130stanbul \u0131 \u017f \u212a <SCRİPT>\u00e9</ſcript>\u00e8 <script-x>\u00e0</script-x>",
+    ("The house and the garden that they have with this and which would be there, "
+     "where the children are not but the mother could be when some of them were, "
+     "\u00e9t\u00e9 caf\u00e9 der und das dog_s 2nd x\u00b2 \u0661\u0662 THE And ") * 3,
+    "the the the the and and and and with with with with that that that that were",
+)
+
+
+def _compiled_text():
+    from warclake.tasks.native import load_checked
+
+    def check(module) -> None:
+        module.configure(ENGLISH_WORDS, FOREIGN_WORDS, _OPENERS, _HIDDEN_CLOSE)
+        for text in CHECK_TEXTS:
+            for max_chars, window in ((UZUSHIO_BUFFER_CHARS, LANG_WINDOW_CHARS), (10, 100), (3, 7)):
+                got = module.language_buffer(text, max_chars, window, READ_FACTOR)
+                if got != reference_language_buffer(text, max_chars, window):
+                    raise ValueError(f"Uzushio buffer differs ({text[:30]!r})")
+            letters = reference_latin_letters(text)
+            if module.latin_letters(text) != letters:
+                raise ValueError(f"Latin letters differ ({text[:30]!r})")
+            got = module.english_words_share(text, letters, SCREEN_MIN_WORDS, SCREEN_MIN_SHARE,
+                                             SCREEN_MIN_DISTINCT, SCREEN_MAX_FOREIGN, SCREEN_MAX_ACCENTED)
+            if got != reference_english_words_share(text, letters):
+                raise ValueError(f"English screen differs ({text[:30]!r})")
+
+    module, _, _ = load_checked("language_text", "language text scans", "Python language text scans", check)
+    return module
+
+
+_TEXT = _compiled_text()
 
 
 def detect_language(text: str, targets: tuple[str, ...] = ("ja",), paragraphs_text: str | None = None,

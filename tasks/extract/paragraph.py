@@ -41,7 +41,7 @@ class Paragraph:
 
 def join_paragraphs(paragraphs: list[Paragraph]) -> str:
     """The Uzushio ``text`` column: ``path\\x1ctext`` paragraphs joined by blank lines."""
-    return PARA_SEP.join(p.path + PATH_SEP + p.text for p in paragraphs)
+    return PARA_SEP.join([f"{p.path}{PATH_SEP}{p.text}" for p in paragraphs])
 
 
 def split_document(text: str) -> list[Paragraph]:

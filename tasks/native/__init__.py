@@ -211,7 +211,7 @@ _LABELS = {"lexbor_walk": "paragraph walk", "sieve_features": "sieve features",
            "sieve_structure": "sieve structure", "corpus_signatures": "corpus signatures",
            "corpus_quality": "corpus quality metrics", "corpus_step": "corpus per-archive pass",
            "language_trigrams": "first-pass language scores", "page_scan": "page pre-scan",
-           "corpus_fasttext": "fastText scorer"}
+           "language_text": "language text scans", "corpus_fasttext": "fastText scorer"}
 
 
 def describe_all() -> str:
@@ -220,6 +220,7 @@ def describe_all() -> str:
     the lazy ones asked, then whatever :func:`load_checked` noted is listed."""
     import warclake.tasks.extract.boilerplate.features  # noqa: F401 - the sieve's choice is made on import
     import warclake.tasks.extract.html_paragraphs  # noqa: F401 - the walk's choice is made on import
+    import warclake.tasks.extract.language  # noqa: F401 - the text scans' choice is made on import
     import warclake.tasks.extract.page_scan  # noqa: F401 - the pre-scan's choice is made on import
     from warclake.tasks.corpus.signals import archive_pass, fasttext_native, quality, signatures
 

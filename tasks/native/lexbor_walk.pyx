@@ -310,6 +310,7 @@ cdef size_t _normalise_bytes(unsigned char *a, size_t n, unsigned char *b) noexc
     cdef bint pending = False
     cdef unsigned char c
     cdef bint run_nl
+    cdef unsigned int marks = 0     # bit c: the control byte c (1-31, not whitespace) is kept
     # " ".join(raw.split())
     while i < n:
         c = a[i]
@@ -321,6 +322,10 @@ cdef size_t _normalise_bytes(unsigned char *a, size_t n, unsigned char *b) noexc
             a[j] = c
             j += 1
             i += 1
+            while i < n and a[i] > 32 and a[i] < 0x80:   # the rest of a run of visible ASCII
+                a[j] = a[i]
+                j += 1
+                i += 1
             continue
         w = _space_len(a, i, n)
         if w:
@@ -331,11 +336,14 @@ cdef size_t _normalise_bytes(unsigned char *a, size_t n, unsigned char *b) noexc
             a[j] = 32
             j += 1
             pending = False
-        a[j] = a[i]
+        if c < 32:
+            marks |= (<unsigned int> 1) << c
+        a[j] = c
         j += 1
         i += 1
     n = j
-    if _has_byte(a, n, 1):
+    # (no step below adds or removes a byte 1, 2, 4 or 5 but the one that handles it)
+    if marks & (1 << 1):
         n = _replace(a, n, " \x01", 2, "\x01", 1, b)
         n = _replace(b, n, "\x01 ", 2, "\x01", 1, a)
         if _has(a, n, "\x01\x01"):
@@ -349,7 +357,7 @@ cdef size_t _normalise_bytes(unsigned char *a, size_t n, unsigned char *b) noexc
         for i in range(n):
             if a[i] == 1:
                 a[i] = 10
-    if _has_byte(a, n, 2):
+    if marks & (1 << 2):
         n0 = n
         n = _replace(a, n, "\x02\x03", 2, "", 0, b)
         n = _replace(b, n, "\x02 \x03", 3, " ", 1, a)
@@ -396,7 +404,7 @@ cdef size_t _normalise_bytes(unsigned char *a, size_t n, unsigned char *b) noexc
         memcpy(b, a + i, n - i)
         memcpy(a, b, n - i)
         n -= i
-    if _has_byte(a, n, 4) or _has_byte(a, n, 5):
+    if marks & ((1 << 4) | (1 << 5)):
         n = _pre_lines(a, n, b)
     # a paragraph of only zero-width characters, spaces and markers is empty
     i = 0

@@ -9,7 +9,7 @@ from warclake.tasks import native
 
 NAMES = ("paragraph walk", "sieve features", "sieve structure", "corpus signatures", "corpus quality metrics",
          "corpus per-archive pass", "first-pass language scores", "page pre-scan",
-         "fastText scorer")
+         "language text scans", "fastText scorer")
 
 
 def version(**env) -> subprocess.CompletedProcess:
@@ -21,12 +21,12 @@ def test_version_lists_every_module_the_loader_checked():
     text = native.describe_all()
     # (tooling loaded earlier in this process, e.g. the training histograms, is listed after)
     assert {"lexbor_walk", "sieve_features", "corpus_signatures", "corpus_quality",
-            "language_trigrams", "page_scan"} <= set(native.LOADED)
+            "language_trigrams", "page_scan", "language_text"} <= set(native.LOADED)
     parts = dict(p.split(": ", 1) for p in text.split("; "))
     assert tuple(parts)[:len(NAMES)] == NAMES
     for name, (what, status, _) in native.LOADED.items():
         assert parts[native._LABELS.get(name, what)].split(" ")[0] == status
-    # a fresh process lists the same nine, each compiled or python with its reason
+    # a fresh process lists the same ten, each compiled or python with its reason
     out = version().stdout
     assert out.startswith("warclake ")
     listed = dict(p.split(": ", 1) for p in out[out.index("(") + 1:out.rindex(")")].split("; "))
