@@ -29,15 +29,17 @@ cdef extern from *:
     #define FT_FNV_PRIME 16777619u
     #define FT_NGRAM_MUL 116049371ull
     #define FT_GOLDEN 0x9E3779B97F4A7C15ull
+    #define FT_MAX_TOKEN 0x7FFFFFFFll
     """
     const uint32_t FNV_OFFSET "FT_FNV_OFFSET"
     const uint32_t FNV_PRIME "FT_FNV_PRIME"
     const uint64_t NGRAM_MUL "FT_NGRAM_MUL"       # fastText's word n-gram hash
     const uint64_t GOLDEN "FT_GOLDEN"
+    const int64_t MAX_TOKEN "FT_MAX_TOKEN"       # a token's length is an int32 (a C constant: no Python int)
     void prefetch "__builtin_prefetch"(const void *p) noexcept nogil
 
 cdef enum:
-    AHEAD = 16       # look-ups and rows are prefetched this many tokens ahead (memory latency)
+    AHEAD = 32       # look-ups and rows are prefetched this many tokens ahead (memory latency)
 
 
 cdef enum:
@@ -116,6 +118,15 @@ cdef inline Py_ssize_t slot_of(const ModelData *m, uint32_t h) noexcept nogil:
     return <Py_ssize_t> ((<uint64_t> h * GOLDEN) >> (64 - m.slot_bits))
 
 
+cdef inline bint same_bytes(const uint8_t *a, const uint8_t *b, Py_ssize_t n) noexcept nogil:
+    # a word is a few bytes: a loop here costs less than a call to memcmp
+    cdef Py_ssize_t i
+    for i in range(n):
+        if a[i] != b[i]:
+            return False
+    return True
+
+
 cdef inline int64_t lookup(const ModelData *m, const uint8_t *w, Py_ssize_t n, uint32_t h) noexcept nogil:
     """The entry of the token ``w[:n]`` (hash ``h``), or -1."""
     cdef Py_ssize_t s = slot_of(m, h), mask = (<Py_ssize_t> 1 << m.slot_bits) - 1
@@ -126,7 +137,7 @@ cdef inline int64_t lookup(const ModelData *m, const uint8_t *w, Py_ssize_t n, u
             return -1
         if t.hash == h and t.length == n:
             if n <= INLINE:
-                if memcmp(t.bytes, w, n) == 0:
+                if same_bytes(t.bytes, w, n):
                     return t.entry
             elif memcmp(m.ebytes + m.eoff[t.entry], w, n) == 0:
                 return t.entry
@@ -176,7 +187,7 @@ cdef class Model:
         while (<Py_ssize_t> 1 << bits) < 2 * n + 2:
             bits += 1
         size, mask = <Py_ssize_t> 1 << bits, (<Py_ssize_t> 1 << bits) - 1
-        if n >= 1 << 31:
+        if n > MAX_TOKEN:
             raise ValueError("too many dictionary entries")
         self.m.slot_bits = bits
         self.m.slot = <Slot *> calloc(size, sizeof(Slot))
@@ -185,7 +196,7 @@ cdef class Model:
         for i in range(size):
             self.m.slot[i].entry = -1
         for e in range(n):
-            if entry_off[e + 1] < entry_off[e] or entry_off[e + 1] - entry_off[e] >= 1 << 31:
+            if entry_off[e + 1] < entry_off[e] or entry_off[e + 1] - entry_off[e] > MAX_TOKEN:
                 raise ValueError("entry offsets go back")
             length = entry_off[e + 1] - entry_off[e]
             h = FNV_OFFSET
@@ -280,12 +291,12 @@ cdef inline int push_byte(Line *s, uint8_t b) except -1:
     return 0
 
 
-cdef int end_token(Line *s) except -1:
+cdef inline int end_token(Line *s) except -1:
     """The token being read is complete; a "</s>" ends the line (fastText's getLine)."""
     cdef Py_ssize_t n = s.cur_len
     if n == 0:
         return 0
-    if n >= 1 << 31:
+    if n > MAX_TOKEN:
         raise ValueError("a token of 2 GB")
     s.buf[s.pos] = 62    # ">"
     s.pos += 1
@@ -454,8 +465,10 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
     row (no word the model knows), or a NaN in fastText's arithmetic."""
     cdef const ModelData *m = &model.m
     cdef Line s
-    cdef Py_ssize_t nd = valid.shape[0], di, a, e, p, q, bs, k, nlab, pi, kept, content
+    cdef Py_ssize_t nd = valid.shape[0], di, a, e, p, q, bs, k, nlab, pi, kept, content, pos, run
     cdef const uint8_t *d = &data[0]
+    cdef uint8_t *buf
+    cdef uint32_t h
     cdef const uint8_t *hit
     cdef uint8_t b, kind
     cdef double prob
@@ -506,24 +519,42 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
                     kept += 1
                     hit = <const uint8_t *> memchr(d + p, PATH_CH, q - p) if q > p else NULL
                     bs = p if hit == NULL else hit - d + 1
-                    for k in range(bs, q):
+                    # room for every byte of the paragraph, each token's "<" and ">" and
+                    # the line's "</s>": the bytes of a run of word bytes are then
+                    # copied and hashed in locals, not through ``s``
+                    grow(<void **> &s.buf, &s.buf_cap, s.pos + 2 * (q - bs) + 8, 1)
+                    k = bs
+                    while k < q:
                         b = d[k]
                         kind = BYTE_CLASS[b]
                         if kind == WORD_BYTE:
-                            if s.cur_len and s.pos + 3 <= s.buf_cap:   # push_byte's usual case
-                                s.buf[s.pos] = b
-                                s.pos += 1
-                                s.cur_len += 1
-                                s.cur_hash = fnv_step(s.cur_hash, b)
-                            else:
-                                push_byte(&s, b)
                             content = 1
-                        elif kind == SEPARATOR:
+                            buf, pos = s.buf, s.pos
+                            if s.cur_len == 0:     # the token opens with "<"
+                                buf[pos] = 60
+                                pos += 1
+                                s.cur_start, s.cur_hash = pos, FNV_OFFSET
+                            h, run = s.cur_hash, pos
+                            while True:
+                                buf[pos] = b
+                                pos += 1
+                                h = fnv_step(h, b)
+                                k += 1
+                                if k == q:
+                                    break
+                                b = d[k]
+                                if BYTE_CLASS[b] != WORD_BYTE:
+                                    break
+                            s.cur_len += pos - run
+                            s.pos, s.cur_hash = pos, h
+                            continue
+                        if kind == SEPARATOR:
                             content = 1
                             if s.cur_len:
                                 end_token(&s)
                                 if s.stopped:
                                     break
+                        k += 1
                 if q >= e:
                     break
                 p = q + 2
