@@ -150,3 +150,18 @@ def test_keep_repeats_in_document_keeps_a_pages_copies_and_judges_them(tmp_path)
     assert con.execute(f"""SELECT count(*) FROM
         read_parquet('{lake}/corpus/decisions/paragraphs/*/*.parquet')""").fetchone() == (0,)
     assert {p.name: p.stat().st_mtime_ns for p in Path(signed).iterdir()} == before
+
+
+def test_keep_repeats_in_document_reaches_the_corpus_stage_after_a_run():
+    """``warclake run --corpus --keep-repeats-in-document`` hands the setting to the corpus
+    flow's parameters (what a deployment stores) and back."""
+    from warclake.cli.corpus import stage_options
+    from warclake.cli.main import build_parser
+    from warclake.flows.corpus_flow import flow_parameters, options_of
+
+    def decide(*extra):
+        args = build_parser().parse_args(["run", "--corpus", *extra, "--dump", DUMP, "--lake", "L", "x.warc.gz"])
+        return options_of(**flow_parameters(stage_options(args))).decide
+
+    assert decide("--keep-repeats-in-document").keep_repeats_in_document is True
+    assert decide().keep_repeats_in_document is False
