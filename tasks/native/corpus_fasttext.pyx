@@ -40,6 +40,27 @@ cdef extern from *:
     #endif
         return k >= 8 ? x : x & ((1ull << (8 * k)) - 1);
     }
+    /* size bytes of zeros, on huge pages where Linux gives them on request: the look-ups
+       and rows are read at random places of tens of megabytes, and with 4 kB pages
+       nearly every read misses the TLB too */
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #include <stdlib.h>
+    static void *ft_alloc_zeroed(size_t size) {
+        void *p = NULL;
+        size_t huge = (size_t) 1 << 21;
+        if (size < huge) return calloc(size ? size : 1, 1);
+        size = (size + huge - 1) & ~(huge - 1);
+        if (posix_memalign(&p, huge, size) != 0) return NULL;
+    #ifdef MADV_HUGEPAGE
+        madvise(p, size, MADV_HUGEPAGE);
+    #endif
+        memset(p, 0, size);
+        return p;
+    }
+    #else
+    static void *ft_alloc_zeroed(size_t size) { return calloc(size ? size : 1, 1); }
+    #endif
     """
     const uint32_t FNV_OFFSET "FT_FNV_OFFSET"
     const uint32_t FNV_PRIME "FT_FNV_PRIME"
@@ -48,6 +69,7 @@ cdef extern from *:
     const int64_t MAX_TOKEN "FT_MAX_TOKEN"       # a token's length is an int32 (a C constant: no Python int)
     const uint64_t KEY_MUL "FT_KEY_MUL"
     uint64_t load_bytes "ft_load"(const uint8_t *p, Py_ssize_t k) noexcept nogil
+    void *alloc_zeroed "ft_alloc_zeroed"(size_t size) noexcept nogil
     void prefetch "__builtin_prefetch"(const void *p) noexcept nogil
 
 cdef enum:
@@ -68,7 +90,7 @@ cdef struct Slot:   # 32 bytes: a look-up reads one cache line
 
 cdef struct ModelData:
     int dim, nwords, nlabels, word_ngrams, bucket, minn, maxn, loss
-    const float *wi
+    float *wi                   # the input matrix, copied on huge pages (``alloc_zeroed``)
     const float *wo
     const uint8_t *ebytes       # the entries' bytes, one after another
     const int64_t *eoff         # entry i: ebytes[eoff[i]:eoff[i + 1]]
@@ -184,6 +206,7 @@ cdef class Model:
 
     def __cinit__(self):
         self.m.slot = NULL
+        self.m.wi = NULL
 
     def __init__(self, const uint8_t[::1] entry_bytes, const int64_t[::1] entry_off, const int8_t[::1] types,
                  const float[:, ::1] wi, const float[:, ::1] wo, int nwords, int word_ngrams, int bucket,
@@ -206,10 +229,14 @@ cdef class Model:
             raise ValueError("the hierarchical softmax needs its tree")
         if entry_off[n] > entry_bytes.shape[0]:
             raise ValueError("entries past their bytes")
-        self.keep = (entry_bytes, entry_off, types, wi, wo, left, parent)
+        self.keep = (entry_bytes, entry_off, types, wo, left, parent)
         self.m.dim, self.m.nwords, self.m.nlabels = wi.shape[1], nwords, n - nwords
         self.m.word_ngrams, self.m.bucket, self.m.minn, self.m.maxn, self.m.loss = word_ngrams, bucket, minn, maxn, loss
-        self.m.wi = &wi[0, 0] if wi.shape[0] else NULL
+        self.m.wi = <float *> alloc_zeroed(wi.shape[0] * wi.shape[1] * sizeof(float))
+        if self.m.wi == NULL:
+            raise MemoryError()
+        if wi.shape[0]:
+            memcpy(self.m.wi, &wi[0, 0], wi.shape[0] * wi.shape[1] * sizeof(float))
         self.m.wo = &wo[0, 0]
         self.m.ebytes = &entry_bytes[0] if entry_bytes.shape[0] else NULL
         self.m.eoff = &entry_off[0]
@@ -224,7 +251,7 @@ cdef class Model:
         if n > MAX_TOKEN:
             raise ValueError("too many dictionary entries")
         self.m.slot_bits = bits
-        self.m.slot = <Slot *> calloc(size, sizeof(Slot))
+        self.m.slot = <Slot *> alloc_zeroed(size * sizeof(Slot))
         if self.m.slot == NULL:
             raise MemoryError()
         for i in range(size):
@@ -255,6 +282,7 @@ cdef class Model:
 
     def __dealloc__(self):
         free(self.m.slot)
+        free(self.m.wi)
 
     def label_index(self, bytes label) -> int:
         """The label's number (0 = the first label), or -1 when the model has none such."""
