@@ -57,6 +57,9 @@ def add_decision_arguments(p) -> None:
     add_model_arguments(p)
     p.add_argument("--drop-all-copies", action="store_true",
                    help="drop every copy of a duplicate cluster instead of keeping one survivor")
+    p.add_argument("--keep-repeats-in-document", action="store_true",
+                   help="keep the later copies of a text within one document (no repeated_in_document rule; "
+                        "redoes only the decisions)")
     p.add_argument("--judge-whole-pages", action="store_true",
                    help="quality rules measure the whole page, boilerplate included, instead of the text "
                         "the corpus keeps (redoes the per-archive step)")
@@ -122,7 +125,8 @@ def decision_config(args) -> DecisionConfig:
         except ValueError:
             raise ValueError(f"--quality {item!r}: expected RULE=NUMBER") from None
     scores = {k[len("score_"):]: v for k, v in vars(args).items() if k.startswith("score_") and v is not None}
-    return DecisionConfig(drop_all_copies=args.drop_all_copies, quality=quality, scores=scores, **kw)
+    return DecisionConfig(drop_all_copies=args.drop_all_copies, quality=quality, scores=scores,
+                          keep_repeats_in_document=args.keep_repeats_in_document, **kw)
 
 
 def stage_options(args, partitions: int = SignatureConfig().partitions, **kw):

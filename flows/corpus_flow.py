@@ -210,6 +210,7 @@ def _run_name() -> str:
       persist_result=False)
 def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = None,
                 quality: dict | None = None, drop_all_copies: bool = DEFAULT.decide.drop_all_copies,
+                keep_repeats_in_document: bool = DEFAULT.decide.keep_repeats_in_document,
                 memory_limit: str = DEFAULT.memory_limit, partitions: int = DEFAULT.sig.partitions,
                 threads: int | None = DEFAULT.threads, judge_whole_pages: bool = DEFAULT.sig.judge_whole_pages,
                 models: dict | None = None,
@@ -217,8 +218,9 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
     """Judge ``dump`` (with every earlier dump it is compared against), or every dump.
 
     thresholds: values of the decision thresholds (similarity, template_min_pages, ...);
-    quality: quality rule name -> threshold; judge_whole_pages: the rules measure whole pages,
-    not the text the corpus keeps; models: the user's models and word lists
+    quality: quality rule name -> threshold; keep_repeats_in_document: no
+    ``repeated_in_document`` rule; judge_whole_pages: the rules measure whole pages, not the
+    text the corpus keeps; models: the user's models and word lists
     (``ScoreModels.as_dict``), whose rules' thresholds are ``thresholds["scores"]``. Bad
     input (thresholds out of range, a lake without documents, a dump still being extracted,
     an older lake schema, a lake that does not answer) ends the run Failed with one line, before any work; so does another corpus
@@ -227,7 +229,7 @@ def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = No
     log = get_run_logger()
     try:
         opts = options_of(thresholds=thresholds, quality=quality, drop_all_copies=drop_all_copies,
-                          memory_limit=memory_limit, partitions=partitions, threads=threads,
+                          keep_repeats_in_document=keep_repeats_in_document, memory_limit=memory_limit, partitions=partitions, threads=threads,
                           judge_whole_pages=judge_whole_pages, models=models)
         with lake_client_errors(lake):   # a lake the store's client cannot use: the CLI's one line
             dumps, archives = prepare(lake, dump, opts.decide, lock=False)
@@ -262,14 +264,16 @@ def summary_line(counts: dict) -> str:
 
 
 def options_of(thresholds: dict | None = None, quality: dict | None = None,
-               drop_all_copies: bool = DEFAULT.decide.drop_all_copies, memory_limit: str = DEFAULT.memory_limit,
-               partitions: int = DEFAULT.sig.partitions, threads: int | None = DEFAULT.threads,
+               drop_all_copies: bool = DEFAULT.decide.drop_all_copies,
+               keep_repeats_in_document: bool = DEFAULT.decide.keep_repeats_in_document,
+               memory_limit: str = DEFAULT.memory_limit, partitions: int = DEFAULT.sig.partitions, threads: int | None = DEFAULT.threads,
                judge_whole_pages: bool = DEFAULT.sig.judge_whole_pages, models: dict | None = None
                ) -> stage.StageOptions:
     """The stage's options from the flow's parameters (``flow_parameters``' inverse); ValueError
     or TypeError for a value out of range, an unknown threshold or a missing model file."""
     return stage.StageOptions(sig=SignatureConfig(partitions=partitions, judge_whole_pages=judge_whole_pages),
                               decide=DecisionConfig(drop_all_copies=drop_all_copies, quality=quality or {},
+                                                    keep_repeats_in_document=keep_repeats_in_document,
                                                     **(thresholds or {})),
                               memory_limit=memory_limit, threads=threads, models=ScoreModels.from_dict(models))
 
@@ -292,7 +296,8 @@ def flow_parameters(options: stage.StageOptions) -> dict:
     d = asdict(options.decide)
     return dict(thresholds={**{k: d[k] for k in THRESHOLD_RANGES}, **({"scores": d["scores"]} if d["scores"] else {})},
                 quality=options.decide.quality,
-                drop_all_copies=options.decide.drop_all_copies, memory_limit=options.memory_limit,
+                drop_all_copies=options.decide.drop_all_copies,
+                keep_repeats_in_document=options.decide.keep_repeats_in_document, memory_limit=options.memory_limit,
                 partitions=options.sig.partitions, threads=options.threads,
                 judge_whole_pages=options.sig.judge_whole_pages,
                 models=options.models.as_dict() if options.models else None)

@@ -70,6 +70,7 @@ class DecisionConfig:
     notice_min_domains_good: int = 10
     min_paragraph_chars: int = 1
     drop_all_copies: bool = False       # drop every copy of a duplicate cluster, keep none
+    keep_repeats_in_document: bool = False   # no repeated_in_document rule: a page's repeated text is kept
     quality: dict = field(default_factory=dict)   # quality rule name -> threshold override
     scores: dict = field(default_factory=dict)    # model-score rule name -> threshold (steps/score_rules.py)
 

@@ -29,15 +29,52 @@ cdef extern from *:
     #define FT_FNV_PRIME 16777619u
     #define FT_NGRAM_MUL 116049371ull
     #define FT_GOLDEN 0x9E3779B97F4A7C15ull
+    #define FT_MAX_TOKEN 0x7FFFFFFFll
+    #define FT_KEY_MUL 0xFF51AFD7ED558CCDull
+    /* the k (1..8) bytes at p as a little-endian number; 8 bytes at p must be readable */
+    static inline uint64_t ft_load(const uint8_t *p, Py_ssize_t k) {
+        uint64_t x;
+        memcpy(&x, p, 8);
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+        x = __builtin_bswap64(x);
+    #endif
+        return k >= 8 ? x : x & ((1ull << (8 * k)) - 1);
+    }
+    /* size bytes of zeros, on huge pages where Linux gives them on request: the look-ups
+       and rows are read at random places of tens of megabytes, and with 4 kB pages
+       nearly every read misses the TLB too */
+    #if defined(__linux__)
+    #include <sys/mman.h>
+    #include <stdlib.h>
+    static void *ft_alloc_zeroed(size_t size) {
+        void *p = NULL;
+        size_t huge = (size_t) 1 << 21;
+        if (size < huge) return calloc(size ? size : 1, 1);
+        size = (size + huge - 1) & ~(huge - 1);
+        if (posix_memalign(&p, huge, size) != 0) return NULL;
+    #ifdef MADV_HUGEPAGE
+        madvise(p, size, MADV_HUGEPAGE);
+    #endif
+        memset(p, 0, size);
+        return p;
+    }
+    #else
+    static void *ft_alloc_zeroed(size_t size) { return calloc(size ? size : 1, 1); }
+    #endif
     """
     const uint32_t FNV_OFFSET "FT_FNV_OFFSET"
     const uint32_t FNV_PRIME "FT_FNV_PRIME"
     const uint64_t NGRAM_MUL "FT_NGRAM_MUL"       # fastText's word n-gram hash
     const uint64_t GOLDEN "FT_GOLDEN"
+    const int64_t MAX_TOKEN "FT_MAX_TOKEN"       # a token's length is an int32 (a C constant: no Python int)
+    const uint64_t KEY_MUL "FT_KEY_MUL"
+    uint64_t load_bytes "ft_load"(const uint8_t *p, Py_ssize_t k) noexcept nogil
+    void *alloc_zeroed "ft_alloc_zeroed"(size_t size) noexcept nogil
     void prefetch "__builtin_prefetch"(const void *p) noexcept nogil
 
 cdef enum:
-    AHEAD = 16       # look-ups and rows are prefetched this many tokens ahead (memory latency)
+    AHEAD = 32       # look-ups and rows are prefetched this many tokens ahead (memory latency)
+    SLACK = 8        # bytes readable past the line's end (``table_key`` reads 8 at a time)
 
 
 cdef enum:
@@ -53,7 +90,7 @@ cdef struct Slot:   # 32 bytes: a look-up reads one cache line
 
 cdef struct ModelData:
     int dim, nwords, nlabels, word_ngrams, bucket, minn, maxn, loss
-    const float *wi
+    float *wi                   # the input matrix, copied on huge pages (``alloc_zeroed``)
     const float *wo
     const uint8_t *ebytes       # the entries' bytes, one after another
     const int64_t *eoff         # entry i: ebytes[eoff[i]:eoff[i + 1]]
@@ -66,25 +103,24 @@ cdef struct ModelData:
 
 
 cdef struct Line:
-    # the line's tokens, each as "<" token ">" in ``buf`` (its character n-grams' word)
+    # the line's tokens, one after another in ``buf`` (separators and link markers left out)
     uint8_t *buf
     Py_ssize_t pos, buf_cap
-    Py_ssize_t cur_start, cur_len    # the token being read
-    uint32_t cur_hash
-    int64_t *start                   # per token: where its bytes start in buf,
-    int32_t *length                  # its length,
-    uint32_t *hash                   # its hash,
+    int64_t *end                     # per token: where its bytes end in buf (the next one's start)
+    Py_ssize_t n_tok, end_cap
+    uint32_t *hash                   # per token: its table key,
     int64_t *entry                   # its dictionary entry (-1: none)
-    Py_ssize_t n_tok, tok_cap
+    Py_ssize_t tok_cap
+    uint8_t *word                    # "<" token ">": the word of a token's character n-grams
+    Py_ssize_t word_cap
     int64_t *ids                     # the rows of the line's word n-grams
     Py_ssize_t n_ids, ids_cap
-    uint32_t *hashes                 # the word tokens' hashes (word n-grams)
+    uint32_t *hashes                 # the word tokens' fastText hashes (word n-grams)
     Py_ssize_t n_hashes, hash_cap
     float *hidden
     float *output
     int32_t *path
     int64_t rows
-    bint stopped                     # a "</s>" token ends the line
 
 
 cdef enum:
@@ -112,8 +148,38 @@ def fnv_hash(const uint8_t[::1] token) -> int:
     return h
 
 
+cdef inline uint32_t fnv(const uint8_t *w, Py_ssize_t n) noexcept nogil:
+    cdef uint32_t h = FNV_OFFSET
+    cdef Py_ssize_t i
+    for i in range(n):
+        h = fnv_step(h, w[i])
+    return h
+
+
+cdef inline uint32_t table_key(const uint8_t *w, Py_ssize_t n) noexcept nogil:
+    """The dictionary table's hash of ``w[:n]``, 8 bytes at a time (``SLACK`` bytes past
+    the end must be readable). The table is this module's own: fastText's word hash (a
+    multiplication per byte, one after the other) is needed only for word n-grams."""
+    cdef uint64_t h = <uint64_t> n * KEY_MUL
+    cdef Py_ssize_t i = 0
+    while i < n:
+        h = (h ^ load_bytes(w + i, n - i)) * KEY_MUL
+        h ^= h >> 29
+        i += 8
+    return <uint32_t> (h ^ (h >> 32))
+
+
 cdef inline Py_ssize_t slot_of(const ModelData *m, uint32_t h) noexcept nogil:
     return <Py_ssize_t> ((<uint64_t> h * GOLDEN) >> (64 - m.slot_bits))
+
+
+cdef inline bint same_bytes(const uint8_t *a, const uint8_t *b, Py_ssize_t n) noexcept nogil:
+    # a word is a few bytes: a loop here costs less than a call to memcmp
+    cdef Py_ssize_t i
+    for i in range(n):
+        if a[i] != b[i]:
+            return False
+    return True
 
 
 cdef inline int64_t lookup(const ModelData *m, const uint8_t *w, Py_ssize_t n, uint32_t h) noexcept nogil:
@@ -126,7 +192,7 @@ cdef inline int64_t lookup(const ModelData *m, const uint8_t *w, Py_ssize_t n, u
             return -1
         if t.hash == h and t.length == n:
             if n <= INLINE:
-                if memcmp(t.bytes, w, n) == 0:
+                if same_bytes(t.bytes, w, n):
                     return t.entry
             elif memcmp(m.ebytes + m.eoff[t.entry], w, n) == 0:
                 return t.entry
@@ -140,14 +206,16 @@ cdef class Model:
 
     def __cinit__(self):
         self.m.slot = NULL
+        self.m.wi = NULL
 
     def __init__(self, const uint8_t[::1] entry_bytes, const int64_t[::1] entry_off, const int8_t[::1] types,
                  const float[:, ::1] wi, const float[:, ::1] wo, int nwords, int word_ngrams, int bucket,
                  int minn, int maxn, int loss, const int32_t[::1] left, const int32_t[::1] parent):
-        cdef Py_ssize_t n = types.shape[0], i, s, size, mask, length
+        cdef Py_ssize_t n = types.shape[0], i, s, size, mask, length, longest = 0
         cdef uint32_t h
         cdef int64_t e
         cdef Slot *t
+        cdef uint8_t *pad = NULL
         cdef int bits = 1
         if entry_off.shape[0] != n + 1 or wi.shape[0] != nwords + bucket or wo.shape[1] != wi.shape[1]:
             raise ValueError("inconsistent model arrays")
@@ -161,10 +229,14 @@ cdef class Model:
             raise ValueError("the hierarchical softmax needs its tree")
         if entry_off[n] > entry_bytes.shape[0]:
             raise ValueError("entries past their bytes")
-        self.keep = (entry_bytes, entry_off, types, wi, wo, left, parent)
+        self.keep = (entry_bytes, entry_off, types, wo, left, parent)
         self.m.dim, self.m.nwords, self.m.nlabels = wi.shape[1], nwords, n - nwords
         self.m.word_ngrams, self.m.bucket, self.m.minn, self.m.maxn, self.m.loss = word_ngrams, bucket, minn, maxn, loss
-        self.m.wi = &wi[0, 0] if wi.shape[0] else NULL
+        self.m.wi = <float *> alloc_zeroed(wi.shape[0] * wi.shape[1] * sizeof(float))
+        if self.m.wi == NULL:
+            raise MemoryError()
+        if wi.shape[0]:
+            memcpy(self.m.wi, &wi[0, 0], wi.shape[0] * wi.shape[1] * sizeof(float))
         self.m.wo = &wo[0, 0]
         self.m.ebytes = &entry_bytes[0] if entry_bytes.shape[0] else NULL
         self.m.eoff = &entry_off[0]
@@ -176,41 +248,47 @@ cdef class Model:
         while (<Py_ssize_t> 1 << bits) < 2 * n + 2:
             bits += 1
         size, mask = <Py_ssize_t> 1 << bits, (<Py_ssize_t> 1 << bits) - 1
-        if n >= 1 << 31:
+        if n > MAX_TOKEN:
             raise ValueError("too many dictionary entries")
         self.m.slot_bits = bits
-        self.m.slot = <Slot *> calloc(size, sizeof(Slot))
+        self.m.slot = <Slot *> alloc_zeroed(size * sizeof(Slot))
         if self.m.slot == NULL:
             raise MemoryError()
         for i in range(size):
             self.m.slot[i].entry = -1
         for e in range(n):
-            if entry_off[e + 1] < entry_off[e] or entry_off[e + 1] - entry_off[e] >= 1 << 31:
+            if entry_off[e + 1] < entry_off[e] or entry_off[e + 1] - entry_off[e] > MAX_TOKEN:
                 raise ValueError("entry offsets go back")
-            length = entry_off[e + 1] - entry_off[e]
-            h = FNV_OFFSET
-            for i in range(entry_off[e], entry_off[e + 1]):
-                h = fnv_step(h, entry_bytes[i])
-            i = lookup(&self.m, self.m.ebytes + entry_off[e], length, h) if length else -1
-            s = slot_of(&self.m, h)
-            while self.m.slot[s].entry >= 0 and self.m.slot[s].entry != i:
-                s = (s + 1) & mask
-            t = &self.m.slot[s]
-            t.entry, t.hash, t.length = e, h, length    # a repeated entry: the last one, as fastText's
-            if length <= INLINE:
-                memcpy(t.bytes, self.m.ebytes + entry_off[e], length)
+            longest = max(longest, entry_off[e + 1] - entry_off[e])
+        pad = <uint8_t *> calloc(longest + SLACK, 1)   # an entry with readable bytes after it
+        if pad == NULL:
+            raise MemoryError()
+        try:
+            for e in range(n):
+                length = entry_off[e + 1] - entry_off[e]
+                if length:
+                    memcpy(pad, self.m.ebytes + entry_off[e], length)
+                h = table_key(pad, length)
+                i = lookup(&self.m, pad, length, h) if length else -1
+                s = slot_of(&self.m, h)
+                while self.m.slot[s].entry >= 0 and self.m.slot[s].entry != i:
+                    s = (s + 1) & mask
+                t = &self.m.slot[s]
+                t.entry, t.hash, t.length = e, h, length    # a repeated entry: the last one, as fastText's
+                if length <= INLINE:
+                    memcpy(t.bytes, pad, length)
+        finally:
+            free(pad)
 
     def __dealloc__(self):
         free(self.m.slot)
+        free(self.m.wi)
 
     def label_index(self, bytes label) -> int:
         """The label's number (0 = the first label), or -1 when the model has none such."""
-        cdef uint32_t h = FNV_OFFSET
-        cdef Py_ssize_t i
-        cdef int64_t e
-        for i in range(len(label)):
-            h = fnv_step(h, label[i])
-        e = lookup(&self.m, <const uint8_t *> <char *> label, len(label), h)
+        cdef bytes padded = label + b"\0" * SLACK
+        cdef const uint8_t *w = <const uint8_t *> <char *> padded
+        cdef int64_t e = lookup(&self.m, w, len(label), table_key(w, len(label)))
         return -1 if e < self.m.nwords else e - self.m.nwords
 
 
@@ -264,75 +342,61 @@ cdef void char_ngrams(const ModelData *m, Line *s, const uint8_t *w, Py_ssize_t 
             n += 1
 
 
-cdef inline int push_byte(Line *s, uint8_t b) except -1:
-    """A byte of the token being read (the first one opens it with "<")."""
-    if s.pos + 3 > s.buf_cap:   # room for "<", the byte and ">"
-        grow(<void **> &s.buf, &s.buf_cap, s.pos + 3, 1)
-    if s.cur_len == 0:
-        s.buf[s.pos] = 60    # "<"
-        s.pos += 1
-        s.cur_start = s.pos
-        s.cur_hash = FNV_OFFSET
-    s.buf[s.pos] = b
-    s.pos += 1
-    s.cur_len += 1
-    s.cur_hash = fnv_step(s.cur_hash, b)
-    return 0
-
-
-cdef int end_token(Line *s) except -1:
-    """The token being read is complete; a "</s>" ends the line (fastText's getLine)."""
-    cdef Py_ssize_t n = s.cur_len
-    if n == 0:
-        return 0
-    if n >= 1 << 31:
-        raise ValueError("a token of 2 GB")
-    s.buf[s.pos] = 62    # ">"
-    s.pos += 1
-    if s.n_tok + 1 > s.tok_cap:
-        n = s.tok_cap
-        grow(<void **> &s.start, &n, s.n_tok + 1, sizeof(int64_t))
-        n = s.tok_cap
-        grow(<void **> &s.length, &n, s.n_tok + 1, sizeof(int32_t))
-        n = s.tok_cap
-        grow(<void **> &s.hash, &n, s.n_tok + 1, sizeof(uint32_t))
-        grow(<void **> &s.entry, &s.tok_cap, s.n_tok + 1, sizeof(int64_t))
-        n = s.cur_len
-    s.start[s.n_tok] = s.cur_start
-    s.length[s.n_tok] = <int32_t> n
-    s.hash[s.n_tok] = s.cur_hash
-    s.n_tok += 1
-    s.cur_len = 0
-    if n == 4 and memcmp(s.buf + s.cur_start, b"</s>", 4) == 0:
-        s.stopped = True
-    return 0
-
-
 cdef int line_rows(const ModelData *m, Line *s) except -1:
     """The rows of the line's tokens into the hidden sum, in fastText's order: each token's
-    (its row, its character n-grams), then the word n-grams. Look-ups and rows are
+    (its row, its character n-grams), then the word n-grams. The line ends at its first
+    "</s>" token, or gets one at its end (fastText's getLine). Look-ups and rows are
     prefetched ahead of their use."""
-    cdef Py_ssize_t i, j, n
+    cdef Py_ssize_t i, j, n, a, last
     cdef int64_t e
     cdef int kind
-    cdef bint eos
     cdef const uint8_t *w
     cdef uint64_t h
+    cdef bint stopped = False
+    grow(<void **> &s.buf, &s.buf_cap, s.pos + 4 + SLACK, 1)
+    grow(<void **> &s.end, &s.end_cap, s.n_tok + 1, sizeof(int64_t))
+    a = 0
+    for i in range(s.n_tok):
+        n = s.end[i] - a
+        if n > MAX_TOKEN:
+            raise ValueError("a token of 2 GB")
+        if n == 4 and memcmp(s.buf + a, b"</s>", 4) == 0:
+            s.n_tok = i + 1
+            stopped = True
+            break
+        a = s.end[i]
+    if not stopped:
+        memcpy(s.buf + s.pos, b"</s>", 4)
+        s.pos += 4
+        s.end[s.n_tok] = s.pos
+        s.n_tok += 1
+    if s.n_tok > s.tok_cap:
+        n = s.tok_cap
+        grow(<void **> &s.hash, &n, s.n_tok, sizeof(uint32_t))
+        grow(<void **> &s.entry, &s.tok_cap, s.n_tok, sizeof(int64_t))
+    a = 0
+    for i in range(s.n_tok):
+        s.hash[i] = table_key(s.buf + a, s.end[i] - a)
+        a = s.end[i]
     for i in range(min(AHEAD, s.n_tok)):
         prefetch(&m.slot[slot_of(m, s.hash[i])])
+    a = 0
     for i in range(s.n_tok):
         if i + AHEAD < s.n_tok:
             prefetch(&m.slot[slot_of(m, s.hash[i + AHEAD])])
-        s.entry[i] = lookup(m, s.buf + s.start[i], s.length[i], s.hash[i])
+        s.entry[i] = lookup(m, s.buf + a, s.end[i] - a, s.hash[i])
+        a = s.end[i]
     for i in range(min(AHEAD, s.n_tok)):
         if s.entry[i] >= 0:
             prefetch_row(m, s.entry[i])
     s.n_hashes = 0
+    last = s.n_tok - 1      # the "</s>": no character n-grams
+    a = 0
     for i in range(s.n_tok):
         if i + AHEAD < s.n_tok and s.entry[i + AHEAD] >= 0:
             prefetch_row(m, s.entry[i + AHEAD])
-        e, w, n = s.entry[i], s.buf + s.start[i], s.length[i]
-        eos = n == 4 and memcmp(w, b"</s>", 4) == 0
+        e, w, n = s.entry[i], s.buf + a, s.end[i] - a
+        a = s.end[i]
         if e >= 0:
             kind = m.etype[e]
         else:
@@ -341,11 +405,15 @@ cdef int line_rows(const ModelData *m, Line *s) except -1:
             continue
         if e >= 0:
             add_row(m, s, e)
-        if m.maxn > 0 and not eos:
-            char_ngrams(m, s, w - 1, n + 2)
+        if m.maxn > 0 and i != last:
+            grow(<void **> &s.word, &s.word_cap, n + 2, 1)
+            s.word[0] = 60    # "<"
+            memcpy(s.word + 1, w, n)
+            s.word[n + 1] = 62    # ">"
+            char_ngrams(m, s, s.word, n + 2)
         if m.word_ngrams > 1:
             grow(<void **> &s.hashes, &s.hash_cap, s.n_hashes + 1, sizeof(uint32_t))
-            s.hashes[s.n_hashes] = s.hash[i]
+            s.hashes[s.n_hashes] = fnv(w, n)
             s.n_hashes += 1
     if m.word_ngrams <= 1:
         return 0
@@ -454,8 +522,11 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
     row (no word the model knows), or a NaN in fastText's arithmetic."""
     cdef const ModelData *m = &model.m
     cdef Line s
-    cdef Py_ssize_t nd = valid.shape[0], di, a, e, p, q, bs, k, nlab, pi, kept, content
+    cdef Py_ssize_t nd = valid.shape[0], di, a, e, p, q, bs, k, nlab, pi, kept, content, pos, n, last
     cdef const uint8_t *d = &data[0]
+    cdef uint8_t *buf
+    cdef int64_t *ends
+    cdef uint8_t sep
     cdef const uint8_t *hit
     cdef uint8_t b, kind
     cdef double prob
@@ -483,10 +554,11 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
                 if nlab < 0 or lab_off[di] < 0 or lab_off[di + 1] > lab_code.shape[0]:
                     raise ValueError("label offsets outside the codes")
             memset(s.hidden, 0, m.dim * sizeof(float))
-            s.rows, s.pos, s.cur_len, s.n_tok, s.stopped = 0, 0, 0, 0, False
+            s.rows, s.pos, s.n_tok = 0, 0, 0
             kept = content = pi = 0
+            last = 0       # where the token being read starts in buf
             p = a
-            while not s.stopped:
+            while True:
                 # the paragraph [p, q): up to the next "\n\n" (str.split's)
                 q = p
                 while True:
@@ -499,44 +571,40 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
                         break
                     q += 1
                 if nlab < 0 or (pi < nlab and lab_code[lab_off[di] + pi] == 1):
-                    if kept:
-                        end_token(&s)     # the space joining two paragraphs
-                        if s.stopped:
-                            break
+                    if kept and s.pos != last:     # the space joining two paragraphs ends a token
+                        s.end[s.n_tok] = s.pos
+                        s.n_tok += 1
+                        last = s.pos
                     kept += 1
                     hit = <const uint8_t *> memchr(d + p, PATH_CH, q - p) if q > p else NULL
                     bs = p if hit == NULL else hit - d + 1
+                    # room for every byte and a token end per byte (and one more); then
+                    # each byte without a branch: copied (kept when a word byte), a token
+                    # ending at a separator after word bytes
+                    grow(<void **> &s.buf, &s.buf_cap, s.pos + (q - bs) + 1, 1)
+                    grow(<void **> &s.end, &s.end_cap, s.n_tok + (q - bs) + 2, sizeof(int64_t))
+                    buf, ends, pos, n = s.buf, s.end, s.pos, s.n_tok
                     for k in range(bs, q):
                         b = d[k]
                         kind = BYTE_CLASS[b]
-                        if kind == WORD_BYTE:
-                            if s.cur_len and s.pos + 3 <= s.buf_cap:   # push_byte's usual case
-                                s.buf[s.pos] = b
-                                s.pos += 1
-                                s.cur_len += 1
-                                s.cur_hash = fnv_step(s.cur_hash, b)
-                            else:
-                                push_byte(&s, b)
-                            content = 1
-                        elif kind == SEPARATOR:
-                            content = 1
-                            if s.cur_len:
-                                end_token(&s)
-                                if s.stopped:
-                                    break
+                        buf[pos] = b
+                        ends[n] = pos
+                        pos += kind == WORD_BYTE
+                        sep = kind == SEPARATOR
+                        n += sep & (pos != last)
+                        last ^= (last ^ pos) & -(<Py_ssize_t> sep)     # a separator: the next token starts here
+                        content |= kind != MARKER
+                    s.pos, s.n_tok = pos, n
                 if q >= e:
                     break
                 p = q + 2
                 pi += 1
             if content == 0 and kept <= 1:    # an empty line: no prediction asked
                 continue
-            end_token(&s)
-            if not s.stopped:    # the line's end: "</s>"
-                push_byte(&s, 60)
-                push_byte(&s, 47)
-                push_byte(&s, 115)
-                push_byte(&s, 62)
-                end_token(&s)
+            if s.pos != last:
+                grow(<void **> &s.end, &s.end_cap, s.n_tok + 1, sizeof(int64_t))
+                s.end[s.n_tok] = s.pos
+                s.n_tok += 1
             line_rows(m, &s)
             if s.rows == 0:
                 continue
@@ -549,8 +617,8 @@ def score_documents(Model model, const int64_t[::1] offsets, const uint8_t[::1] 
         free(s.output)
         free(s.path)
         free(s.buf)
-        free(s.start)
-        free(s.length)
+        free(s.end)
+        free(s.word)
         free(s.hash)
         free(s.entry)
         free(s.ids)

@@ -6,6 +6,7 @@ import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import duckdb
 
@@ -121,3 +122,46 @@ def test_a_paragraph_repeated_in_its_own_document_is_emitted_once_and_judged_so(
     assert dec["kept"], dec["rules"]
     state = json.load(open(f"{lake}/corpus/state/doc_decisions/dump={DUMP}/decisions.json"))
     assert state["remeasured"] == 1
+
+
+def test_keep_repeats_in_document_keeps_a_pages_copies_and_judges_them(tmp_path):
+    """``--keep-repeats-in-document`` switches the rule off: the page that holds its article
+    twice keeps both copies, so nothing of it is dropped as repeated and Gopher's repeated
+    n-grams judge it with them; only the decisions are redone, the signatures stay."""
+    rng = random.Random(5)
+    article = [sentence(rng) for _ in range(5)]
+    text, labels = page([("body>div.mobile>p", s, "good") for s in article]
+                        + [("body>div.desktop>p", s, "good") for s in article])
+    doc = doc_id(DUMP, "twice")
+    lake = str(tmp_path / "lake")
+    write_archive(lake, DUMP, "arch-00000.warc.gz", [{"docId": doc, "url": "https://news.example.com/twice",
+                                                      "text": text, "labels": labels}])
+    run(lake)
+    assert decisions(lake)[doc]["kept"]
+    signed = f"{lake}/corpus/state/signatures/dump={DUMP}"
+    before = {p.name: p.stat().st_mtime_ns for p in Path(signed).iterdir()}
+    assert before
+    done = subprocess.run([sys.executable, "-m", "warclake", "corpus", "--lake", lake, "--keep-repeats-in-document",
+                           "--no-report", "-q"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    dec = decisions(lake)[doc]
+    assert not dec["kept"] and dec["rule"].startswith("gopher_dup_"), dec
+    con = duckdb.connect()
+    assert con.execute(f"""SELECT count(*) FROM
+        read_parquet('{lake}/corpus/decisions/paragraphs/*/*.parquet')""").fetchone() == (0,)
+    assert {p.name: p.stat().st_mtime_ns for p in Path(signed).iterdir()} == before
+
+
+def test_keep_repeats_in_document_reaches_the_corpus_stage_after_a_run():
+    """``warclake run --corpus --keep-repeats-in-document`` hands the setting to the corpus
+    flow's parameters (what a deployment stores) and back."""
+    from warclake.cli.corpus import stage_options
+    from warclake.cli.main import build_parser
+    from warclake.flows.corpus_flow import flow_parameters, options_of
+
+    def decide(*extra):
+        args = build_parser().parse_args(["run", "--corpus", *extra, "--dump", DUMP, "--lake", "L", "x.warc.gz"])
+        return options_of(**flow_parameters(stage_options(args))).decide
+
+    assert decide("--keep-repeats-in-document").keep_repeats_in_document is True
+    assert decide().keep_repeats_in_document is False

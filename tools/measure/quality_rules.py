@@ -4,7 +4,8 @@ gold pages of one split through warclake's extraction and a boilerplate mode (th
 documents a crawl of those pages gives; ``--write`` keeps them as a documents file, so
 another checkout's rules can be measured on the same documents; ``--causes`` tells the
 pages each rule drops for the gold's own lines from those it drops for lines the gold
-lacks)."""
+lacks; ``--gold-floor`` the pages each rule drops on their kept text beside those it drops
+on their gold main text itself)."""
 from __future__ import annotations
 
 from collections import Counter
@@ -129,6 +130,26 @@ def drop_causes(pages: list[dict], min_recall: float = 0.8) -> dict[str, Counter
     return out
 
 
+def gold_floor(pages: list[dict]) -> tuple[Counter, Counter, Counter]:
+    """Per rule (and "any rule"), the pages it drops on the text the corpus keeps of them,
+    the pages it drops on their gold main text (a paragraph per line, emitted as the kept
+    text is: each text once), and the pages it drops on both: the gold's share is the floor a perfect extraction
+    would still have, the page's own nature (a listing has no sentences), not the rules'
+    judging of extraction."""
+    kept, gold, both = Counter(), Counter(), Counter()
+    for d in pages:
+        on_kept = {r.name for r, _, _ in evaluate_rules(emitted_metrics(d["text"], d["paragraph_labels"], d["lang"]),
+                                                         d["lang"])}
+        on_gold = {r.name for r, _, _ in evaluate_rules(emitted_metrics(as_lake_text(gold_lines(d["gold"])), None,
+                                                                        d["lang"]), d["lang"])}
+        for names, out in ((on_kept, kept), (on_gold, gold), (on_kept & on_gold, both)):
+            out.update(names)
+        kept["any rule"] += bool(on_kept)
+        gold["any rule"] += bool(on_gold)
+        both["any rule"] += bool(on_kept) and bool(on_gold)
+    return kept, gold, both
+
+
 def _gold_main_documents(gold_root: str) -> list[tuple[str, None, str | None]]:
     """The gold main texts of the development pages as lake documents (one paragraph per
     line): text a person judged to be the page's content, so a rule dropping it is a
@@ -222,6 +243,8 @@ def main(argv: list[str] | None = None) -> None:
                     "passes every rule at the defaults")
     ap.add_argument("--causes", action="store_true", help="--gold-pages: per rule, the pages it drops by "
                     "cause: lines the gold lacks, main text left out, the gold's own lines")
+    ap.add_argument("--gold-floor", action="store_true", help="--gold-pages: per rule, the pages it drops on "
+                    "their kept text beside those it drops on their gold main text (the floor; 0 with --clean)")
     ap.add_argument("--write", metavar="PARQUET", help="write the documents measured to this file")
     ap.add_argument("--whole-pages", action="store_true", help="measure whole pages, not the text the "
                     "corpus keeps (good paragraphs)")
@@ -251,6 +274,16 @@ def main(argv: list[str] | None = None) -> None:
                 ("id", pa.string()), ("text", pa.string()), ("paragraph_labels", pa.list_(pa.string())),
                 ("lang", pa.string())])), a.write)
         docs += [(d["text"], d["paragraph_labels"], d["lang"]) for d in pages]
+        if a.gold_floor:
+            kept, gold, both = gold_floor(pages)
+            n = len(pages)
+            print(f"{n} pages; per rule, the pages it drops on the text the corpus keeps of them, on their gold main "
+                  "text (the floor), and on both (gold_floor)")
+            print("| rule | kept text | gold text | both |\n|---|---:|---:|---:|")
+            for rule in [r.name for r in QUALITY_RULES] + ["any rule"]:
+                if kept[rule] or gold[rule]:
+                    print(f"| {rule} | {kept[rule] / n:.1%} | {gold[rule] / n:.1%} | {both[rule] / n:.1%} |")
+            return
         if a.causes:
             causes = drop_causes(pages)
             print(f"{len(pages)} pages; per rule, the pages it drops, by cause (drop_causes): lines the gold "

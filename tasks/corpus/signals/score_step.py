@@ -26,6 +26,9 @@ from warclake.tasks.lake.layout import remove_quietly
 STEP = "model_scores"
 TABLES = ("model_scores", "para_model_scores")
 READ_COLUMNS = ["docId", "text", "lang", "paragraph_labels"]
+# the columns whose values repeat (a label, the models' fingerprints) are dictionary-encoded;
+# the ids and scores are not (a dictionary of unique values only costs time)
+DICTIONARY_COLUMNS = (["fasttext_label", "fasttext_model"], ["lm_model", "word_list"])
 
 
 def score_key(archive_key: dict, models: ScoreModels) -> dict:
@@ -46,8 +49,8 @@ class ArchiveScorer:
         self.documents = self.paragraphs = 0
         self.seconds = 0.0
         try:
-            for tmp, schema in zip(self.tmps, (DOC_SCORES, PARA_SCORES)):
-                self.writers.append(pq.ParquetWriter(tmp, schema, compression="zstd"))
+            for tmp, schema, repeated in zip(self.tmps, (DOC_SCORES, PARA_SCORES), DICTIONARY_COLUMNS):
+                self.writers.append(pq.ParquetWriter(tmp, schema, compression="zstd", use_dictionary=repeated))
         except BaseException:
             self.discard()
             raise

@@ -211,7 +211,8 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
     - ``repeated_in_document``: a kept paragraph (labelled good, or in a document without
       labels) whose text an earlier kept paragraph of its document holds: the corpus emits
       each text once per document (a page's mobile and desktop copies, a forum's quoted
-      posts, a title repeated as a heading). ``value``: the copies in the document.
+      posts, a title repeated as a heading). ``value``: the copies in the document. Not
+      with ``keep_repeats_in_document``.
     """
     if not para_files or not host_files:
         return PARA_DECISIONS.empty_table()
@@ -268,7 +269,7 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
             FROM (SELECT *, count(*) OVER (PARTITION BY docId, text_hash) AS copies,
                          row_number() OVER (PARTITION BY docId, text_hash ORDER BY idx) AS nth
                   FROM mine WHERE label = 'good' OR label IS NULL)
-            WHERE nth > 1
+            WHERE nth > 1 AND NOT {'true' if cfg.keep_repeats_in_document else 'false'}
         )
         SELECT *, ? AS run_id, ? AS config_fingerprint FROM (
             SELECT * FROM repeated
