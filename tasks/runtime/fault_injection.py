@@ -67,9 +67,10 @@ def _fail(kind: str) -> None:
             time.sleep(1)
     if kind == "swell":
         hoard = []
-        while True:   # ~1 GB a second, until the parent stops this process
-            hoard.append(bytearray(40 << 20))
-            time.sleep(0.04)
+        while True:   # 2 GB at once, then ~1 GB a second, until the parent stops this process
+            hoard.append(bytearray(40 << 20))   # (at once: a loaded machine must not make it a timeout)
+            if len(hoard) > 50:
+                time.sleep(0.04)
 
 
 def _stop(kind: str) -> None:
