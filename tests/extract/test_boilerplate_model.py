@@ -190,3 +190,6 @@ def test_cutoff_is_chosen_on_the_tuning_pages_of_gold_sets(tmp_path):
     assert cutoff in train.CUTOFF_GRID
     # the article is kept and the menus dropped at the chosen cutoff
     assert list(at) == [f"folder:{tmp_path.name}"] and at[f"folder:{tmp_path.name}"] > 0.95
+    # a fixed operating point (--cutoff) is kept, and the sets' F1 at it reported
+    fixed, at_fixed = train.cutoff_on_gold(model.load(), [f"folder:{tmp_path}"], fixed=0.9999)
+    assert fixed == 0.9999 and at_fixed[f"folder:{tmp_path.name}"] < at[f"folder:{tmp_path.name}"]
