@@ -6,14 +6,15 @@
 writes ``tasks/extract/boilerplate/sieve.json`` (or ``--out``). The shipped model comes from this
 command (the main-content notion: CLEANEVAL's wider notion at half weight; WCXB's pages of
 seven types, which hold the modern benchmark's pages with revised truth, in its place; the
-operating point chosen on Dragnet's and WCXB's tuning parts)::
+trees' depth and number and the operating point chosen on an inner split of the tuning
+pages, reports/boilerplate_eval.md; Dragnet's and WCXB's F1 at it recorded)::
 
     python -m tools.train_sieve \\
         --gold cleaneval:../shared/data/gold/cleaneval/cleaneval-dev,../shared/data/gold/cleaneval/cleaneval-final \\
         --gold cleaneval:../shared/data/gold/cleaneval/CleanPortalEval-master \\
         --gold readability:../shared/data/gold/mozilla_readability_testpages \\
         --gold wcxb:../shared/data/gold/wcxb_dev --gold dragnet:../shared/data/gold/dragnet \\
-        --mix cleaneval:cleaneval-dev=0.5 \\
+        --mix cleaneval:cleaneval-dev=0.5 --depth 5 --trees 160 --cutoff 0.4 \\
         --cutoff-gold dragnet:../shared/data/gold/dragnet --cutoff-gold wcxb:../shared/data/gold/wcxb_dev
 
 Deterministic on one machine: fixed seed, pages in sorted order, row subsampling from a seeded
@@ -57,6 +58,9 @@ The operating point (the cutoff on the predicted probability) is chosen in one o
   kept text against its gold text, averaged over the sets with equal weight. Use
   main-content gold here (Dragnet, the modern pages, CleanPortalEval), and sets the model
   was not trained on where possible, so the choice sees honest probabilities.
+* ``--cutoff P``: fixed at P, e.g. a value chosen on an inner split of the tuning pages
+  (probabilities of pages the model was not trained on); with ``--cutoff-gold`` the F1 at P
+  on those sets is recorded (``meta.f1_at_cutoff``, compared by ``--check``).
 * otherwise by 4-fold cross-validation over the training pages, maximising the
   page-averaged token F1 computed from the aligned labels (the notion of the training mix).
 """
@@ -393,30 +397,33 @@ def _kept_counts(gold: str, texts: list[str]):
 
 
 def cutoff_on_gold(forest: Forest, specs: list[str], log=None,
-                   pages: dict | None = None, per_set: int = 0) -> tuple[float, dict]:
+                   pages: dict | None = None, per_set: int = 0,
+                   fixed: float | None = None) -> tuple[float, dict]:
     """The cutoff maximising the mean over ``specs`` of the page-averaged token F1 of the kept
-    text against the gold text (tuning pages only); also each set's F1 at that cutoff.
-    ``pages`` may hold a spec's ``gold_pages`` already computed (the training set's)."""
+    text against the gold text (tuning pages only), or ``fixed`` when given; also each set's
+    F1 at that cutoff. ``pages`` may hold a spec's ``gold_pages`` already computed (the
+    training set's)."""
     from warclake.tasks.evaluation.metrics import prf
 
-    per_set = []
+    grid = CUTOFF_GRID if fixed is None else [fixed]
+    scores = []
     for spec in specs:
         got = (pages or {}).get(spec)
         if got is None:
             got = gold_pages(spec, per_set=per_set)
-        counts = {c: [] for c in CUTOFF_GRID}
+        counts = {c: [] for c in grid}
         for gold, texts, X in got:
             prob = forest.predict_proba(X) if X is not None else np.zeros(0)
             page_counts = _kept_counts(gold, texts)
-            for c in CUTOFF_GRID:
+            for c in grid:
                 counts[c].append(page_counts(prob > c))
-        per_set.append({c: prf(v)["f1"] for c, v in counts.items()})
+        scores.append({c: prf(v)["f1"] for c, v in counts.items()})
         if log:
             log(f"  cutoff scores on {spec.partition(':')[0]}: {len(got)} pages")
-    mean = [float(np.mean([s[c] for s in per_set])) for c in CUTOFF_GRID]
-    best = float(CUTOFF_GRID[int(np.argmax(mean))])
+    mean = [float(np.mean([s[c] for s in scores])) for c in grid]
+    best = float(grid[int(np.argmax(mean))])
     return best, {spec.partition(":")[0] + ":" + Path(spec.partition(":")[2]).name:
-                  round(s[best], 4) for spec, s in zip(specs, per_set)}
+                  round(s[best], 4) for spec, s in zip(specs, scores)}
 
 
 def parser() -> argparse.ArgumentParser:
@@ -438,6 +445,9 @@ def parser() -> argparse.ArgumentParser:
                     help="choose the cutoff on the tuning pages of these gold sets by their "
                          "mean token F1 (repeatable); default: cross-validation on the labels")
     ap.add_argument("--no-cv", action="store_true", help="keep the cutoff at 0.5 (faster)")
+    ap.add_argument("--cutoff", type=float, default=None, metavar="P",
+                    help="the operating point, fixed (e.g. one chosen on an inner split of the "
+                         "tuning pages); with --cutoff-gold their F1 at it is recorded")
     ap.add_argument("--pages-per-set", type=int, default=0, metavar="N",
                     help="only the first N tuning pages (by id) of each set: a small model, "
                          "for a quick check of the training itself (default: all)")
@@ -477,8 +487,9 @@ def train(args: argparse.Namespace, command: list[str]) -> tuple[Forest, dict, n
     w = page_weights(w, groups, source, mix, prm["weight_floor"])
     log(f"{n_pages} pages, {len(y)} paragraphs, {y.mean():.3f} good; features "
         f"{time.time() - t0:.0f}s")
-    cutoff, cv_f1 = (0.5, float("nan")) if args.no_cv or args.cutoff_gold else choose_cutoff(
-        X, y, w, groups, toks, prm, log=log)
+    fixed = args.cutoff is not None
+    cutoff, cv_f1 = (0.5, float("nan")) if args.no_cv or args.cutoff_gold or fixed else \
+        choose_cutoff(X, y, w, groups, toks, prm, log=log)
     forest = fit_forest(X, y, w, prm, log=log)
     meta = {"trained_on": [s.partition(":")[0] + ":" + ",".join(Path(p).name for p in
                            s.partition(":")[2].split(",")) for s in args.gold],
@@ -488,9 +499,12 @@ def train(args: argparse.Namespace, command: list[str]) -> tuple[Forest, dict, n
         meta["pages_per_set"] = args.pages_per_set
     if args.cutoff_gold:
         cutoff, at_cutoff = cutoff_on_gold(forest, args.cutoff_gold, log=log, pages=known,
-                                           per_set=args.pages_per_set)
-        meta["cutoff_chosen_on"] = at_cutoff
+                                           per_set=args.pages_per_set, fixed=args.cutoff)
+        meta["cutoff_chosen_on" if not fixed else "f1_at_cutoff"] = at_cutoff
         log(f"cutoff {cutoff} (tuning page token F1 at it: {at_cutoff})")
+    elif fixed:
+        cutoff = args.cutoff
+        log(f"cutoff {cutoff} (fixed)")
     else:
         meta["cv_page_token_f1"] = cv_f1
         log(f"cutoff {cutoff} (cross-validated page token F1 vs labels {cv_f1:.4f})")
@@ -541,7 +555,7 @@ def compare_models(shipped: dict, again: dict, X: np.ndarray) -> tuple[bool, lis
     problems += [f"{k} differs" for k in same if shipped.get(k) != again.get(k)]
     problems += [f"meta {k} differs" for k in ("pages", "paragraphs", "params", "command")
                  if ma.get(k) != mb.get(k)]
-    fa, fb = ma.get("cutoff_chosen_on", {}), mb.get("cutoff_chosen_on", {})
+    fa, fb = (m.get("cutoff_chosen_on") or m.get("f1_at_cutoff", {}) for m in (ma, mb))
     for name in sorted(set(fa) | set(fb)):
         diff = abs(fa.get(name, float("nan")) - fb.get(name, float("nan")))
         lines.append(f"  F1 at the cutoff on {name}: {fa.get(name)} shipped, {fb.get(name)} retrained")

@@ -94,6 +94,6 @@ def test_eval_on_the_held_back_japanese_pages_scores_the_sieve_above_its_floor(t
     rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
             for line in table.splitlines() if line.startswith("| ") and "---" not in line}
     f1 = {k: float(v[0]) for k, v in rows.items() if k in ("none", "sieve")}
-    # measured 0.882 (keep-everything 0.519) on the 18 held-back pages
-    assert f1["sieve"] >= 0.87 and f1["none"] < 0.6
+    # measured 0.911 (keep-everything 0.519) on the 18 held-back pages
+    assert f1["sieve"] >= 0.90 and f1["none"] < 0.6
     assert "18 pages" in table

@@ -132,7 +132,7 @@ def _check_margin(sf, matrices) -> None:
     from warclake.tasks.extract.boilerplate.forest import Forest
 
     rng = np.random.default_rng(18)
-    for trees, depth in ((200, 4), (7, 3), (130, 2), (1, 1)):
+    for trees, depth in ((200, 4), (9, 5), (7, 3), (130, 2), (1, 1)):
         n_int = 2 ** depth - 1
         n_feat = matrices[0].shape[1]
         forest = Forest(rng.integers(0, n_feat, (trees, n_int)),
