@@ -204,15 +204,21 @@ cdef struct Out:
     Py_ssize_t n, cap
 
 
-cdef int _put(Out *o, uint32_t c) except -1:
+cdef int _reserve(Out *o, Py_ssize_t need) except -1:
+    """Room for ``need`` characters in all."""
     cdef Py_ssize_t cap
     cdef uint32_t *p
-    if o.n == o.cap:
-        cap = 2 * o.cap if o.cap else 1024
+    if need > o.cap:
+        cap = max(need, 2 * o.cap, 1024)
         p = <uint32_t *> realloc(o.p, cap * sizeof(uint32_t))
         if p == NULL:
             raise MemoryError()
         o.p, o.cap = p, cap
+    return 0
+
+
+cdef int _put(Out *o, uint32_t c) except -1:
+    _reserve(o, o.n + 1)
     o.p[o.n] = c
     o.n += 1
     return 0
@@ -231,14 +237,9 @@ cdef inline bint _skipped(Py_UCS4 c) noexcept:
 
 cdef Py_ssize_t _collapse(Out *o, const char_t *d, Py_ssize_t a, Py_ssize_t b) except -1:
     """Append _SKIPPED.sub(" ", text[a:b]) (d: the text's code units); the characters appended."""
-    cdef Py_ssize_t i = a, start = o.n, need
+    cdef Py_ssize_t i = a, start = o.n
     cdef uint32_t *p
-    need = o.n + (b - a)   # never more than one character out per character in
-    if need > o.cap:
-        p = <uint32_t *> realloc(o.p, max(need, 2 * o.cap) * sizeof(uint32_t))
-        if p == NULL:
-            raise MemoryError()
-        o.p, o.cap = p, max(need, 2 * o.cap)
+    _reserve(o, o.n + (b - a))   # never more than one character out per character in
     p = o.p
     while i < b:
         if _skipped(d[i]):

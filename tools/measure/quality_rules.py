@@ -81,6 +81,11 @@ def emitted_metrics(text: str, labels: list[str] | None, lang: str | None) -> di
     return kept_metrics(text, labels, lang, repeated_in_document(text, labels))
 
 
+def fired_on_emitted(text: str, labels: list[str] | None, lang: str | None) -> set[str]:
+    """The rules that drop one page measured on the text the corpus emits of it."""
+    return {r.name for r, _, _ in evaluate_rules(emitted_metrics(text, labels, lang), lang)}
+
+
 def _plain(line: str) -> str:
     return " ".join(line.replace(LINK_START, "").replace(LINK_END, "").split()).lower()
 
@@ -114,8 +119,7 @@ def drop_causes(pages: list[dict], min_recall: float = 0.8) -> dict[str, Counter
     out in paragraphs, lines, paths and links)."""
     out: dict[str, Counter] = {}
     for d in pages:
-        fired = {r.name for r, _, _ in evaluate_rules(emitted_metrics(d["text"], d["paragraph_labels"], d["lang"]),
-                                                       d["lang"])}
+        fired = fired_on_emitted(d["text"], d["paragraph_labels"], d["lang"])
         if not fired:
             continue
         kept = kept_text(d["text"], d["paragraph_labels"], repeated_in_document(d["text"], d["paragraph_labels"]))
@@ -133,15 +137,13 @@ def drop_causes(pages: list[dict], min_recall: float = 0.8) -> dict[str, Counter
 def gold_floor(pages: list[dict]) -> tuple[Counter, Counter, Counter]:
     """Per rule (and "any rule"), the pages it drops on the text the corpus keeps of them,
     the pages it drops on their gold main text (a paragraph per line, emitted as the kept
-    text is: each text once), and the pages it drops on both: the gold's share is the floor a perfect extraction
-    would still have, the page's own nature (a listing has no sentences), not the rules'
-    judging of extraction."""
+    text is: each text once), and the pages it drops on both: the gold's share is the floor
+    a perfect extraction would still have, the page's own nature (a listing has no
+    sentences), not the rules' judging of extraction."""
     kept, gold, both = Counter(), Counter(), Counter()
     for d in pages:
-        on_kept = {r.name for r, _, _ in evaluate_rules(emitted_metrics(d["text"], d["paragraph_labels"], d["lang"]),
-                                                         d["lang"])}
-        on_gold = {r.name for r, _, _ in evaluate_rules(emitted_metrics(as_lake_text(gold_lines(d["gold"])), None,
-                                                                        d["lang"]), d["lang"])}
+        on_kept = fired_on_emitted(d["text"], d["paragraph_labels"], d["lang"])
+        on_gold = fired_on_emitted(as_lake_text(gold_lines(d["gold"])), None, d["lang"])
         for names, out in ((on_kept, kept), (on_gold, gold), (on_kept & on_gold, both)):
             out.update(names)
         kept["any rule"] += bool(on_kept)
