@@ -15,9 +15,9 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from warclake.tasks.lake.catalog import build_catalog
-from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.lake.catalog import build_catalog
 
 CFG = ExtractConfig.from_langs("ja")
 PAGES = 4

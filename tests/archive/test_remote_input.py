@@ -5,13 +5,13 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
-from warclake.flows.dump_flow import is_transient
-from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.extract.archive import extract_archive
-from warclake.tasks.lake.layout import Lake
 from tools.faults.server import FaultServer
-from warclake.tasks.sample_dump import make_dump
+from warclake.flows.dump_flow import is_transient
 from warclake.tasks.archive.reader import TransientInputError
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.sample_dump import make_dump
 
 # Tiny timeout: a stalled read gives up fast; the server stalls far longer than that.
 CFG = ExtractConfig.from_langs("ja,en", net_timeout=0.5, net_resumes=3)

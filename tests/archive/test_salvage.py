@@ -10,9 +10,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import shared_data
-from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.extract.archive import extract_archive
 from warclake.tasks.archive.reader import ArchiveReader
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.extract.config import ExtractConfig
 
 CC = shared_data("warc", "resiliparse", "tests", "data")
 CFG = ExtractConfig.from_langs("all")

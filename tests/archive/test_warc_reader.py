@@ -3,12 +3,11 @@ import io
 import os
 
 import pytest
-
-from conftest import shared_data
 from warcio.archiveiterator import ArchiveIterator
 
-from warclake.tasks.sample_dump import make_dump
+from conftest import shared_data
 from warclake.tasks.archive.reader import ArchiveReader, TransientInputError
+from warclake.tasks.sample_dump import make_dump
 
 SHARED = shared_data("warc")
 
@@ -138,8 +137,8 @@ def test_arc_records_get_the_same_document_ids_on_every_run(tmp_path):
     not follow it, or a re-run would change every ARC document's docId."""
     import pyarrow.parquet as pq
 
-    from warclake.tasks.extract.config import ExtractConfig
     from warclake.tasks.extract.archive import extract_archive
+    from warclake.tasks.extract.config import ExtractConfig
 
     arc = os.path.join(SHARED, "warcio/test/data/example.arc.gz")
     ids = []

@@ -6,10 +6,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from support.http_server import LocalHTTPServer
-from warclake.cli.main import main
-from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.extract.archive import extract_archive
 from tools.faults.server import FaultServer
+from warclake.cli.main import main
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.sample_dump import make_dump
 
 

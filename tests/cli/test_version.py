@@ -4,7 +4,6 @@ import subprocess
 import sys
 
 from conftest import REPO
-
 from warclake.tasks import native
 
 NAMES = ("paragraph walk", "sieve features", "sieve structure", "corpus signatures", "corpus quality metrics",

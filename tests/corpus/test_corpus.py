@@ -15,9 +15,9 @@ import pytest
 
 from support.corpus_lake import doc_id, known_lake, page, sentence, write_archive
 from support.corpus_runs import DUMP, decision_bytes, decisions, run, second_dump
-from warclake.tasks.lake.catalog import connect_catalog
-from warclake.tasks.corpus.signals.quality import QUALITY_RULES, evaluate_rules
 from warclake.tasks.corpus.settings import DecisionConfig
+from warclake.tasks.corpus.signals.quality import QUALITY_RULES, evaluate_rules
+from warclake.tasks.lake.catalog import connect_catalog
 
 QUALITY_NAMES = {r.name for r in QUALITY_RULES}
 

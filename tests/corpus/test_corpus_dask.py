@@ -8,8 +8,8 @@ import shutil
 import pytest
 
 from support.corpus_lake import known_lake, write_archive
-from support.dask_cluster import two_worker_processes
 from support.corpus_runs import DUMP, decision_bytes, judged_known_lake, run
+from support.dask_cluster import two_worker_processes
 from support.s3_lake import remote_decision_bytes, s3, upload_lake  # noqa: F401  (s3 is a fixture)
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")

@@ -16,13 +16,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from support.s3_lake import s3_fixture
-from warclake.tasks.extract import archive as extraction
-from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.corpus.signals.archive_step import STEP, archive_key, sign_archive
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
 from warclake.tasks.corpus.settings import SignatureConfig
-from warclake.tasks.corpus.stage import StageOptions, run_stage
+from warclake.tasks.corpus.signals.archive_step import STEP, archive_key, sign_archive
 from warclake.tasks.corpus.signals.summaries import finished_archives
+from warclake.tasks.corpus.stage import StageOptions, run_stage
+from warclake.tasks.extract import archive as extraction
+from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.lake.layout import archive_name
 from warclake.tasks.sample_dump import make_dump
 

@@ -9,17 +9,17 @@ import os
 import random
 
 import numpy as np
-import pytest
 import pyarrow.parquet as pq
+import pytest
 
 from support.corpus_lake import T0, doc_id, page, sentence, write_archive
-from warclake.tasks.lake.catalog import connect_catalog
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
-from warclake.tasks.corpus.signals.normalise import normalise
-from warclake.tasks.corpus.steps.para_groups import KEY_BLOCKS, MAX_BITS, near_pairs
 from warclake.tasks.corpus.settings import DecisionConfig
+from warclake.tasks.corpus.signals.normalise import normalise
 from warclake.tasks.corpus.signals.signatures import text_hashes
 from warclake.tasks.corpus.stage import StageOptions, finish
+from warclake.tasks.corpus.steps.para_groups import KEY_BLOCKS, MAX_BITS, near_pairs
+from warclake.tasks.lake.catalog import connect_catalog
 
 D1, D2 = "CC-MAIN-2024-18", "CC-MAIN-2024-22"
 REVIEWED = ("This page was last reviewed on {} by the editorial team of the Northfield Gazette, who check "

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, shared_data
+from tools.fuzz import signatures as fuzz_signatures
 from warclake.tasks import native
 from warclake.tasks.corpus.signals import signatures as sg
 from warclake.tasks.corpus.signals.quality import is_chrome_path
 from warclake.tasks.extract.paragraph import join_paragraphs
-from tools.fuzz import signatures as fuzz_signatures
 
 compiled_only = pytest.mark.skipif(
     os.environ.get(native.ENV) == "0", reason="WARCLAKE_NATIVE=0: the compiled signatures are off")
@@ -34,9 +34,9 @@ def test_the_installed_package_runs_the_compiled_signatures():
 @compiled_only
 @pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
 def test_real_pages_give_the_reference_values():
+    from warclake.tasks.evaluation.gold import decode_page, read_cleaneval
     from warclake.tasks.extract.boilerplate import classify
     from warclake.tasks.extract.html_paragraphs import extract_paragraphs
-    from warclake.tasks.evaluation.gold import decode_page, read_cleaneval
 
     texts, labels = [], []
     for page in read_cleaneval(Path(shared_data("gold", "cleaneval", "cleaneval-dev")))[:60]:

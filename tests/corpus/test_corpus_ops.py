@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from support.s3_lake import ONE_CLIENT_ATTEMPT, kill_when_held, race_for_lock, s3_fixture
 from support.corpus_runs import DUMP, judged_known_lake, split_lake
+from support.s3_lake import ONE_CLIENT_ATTEMPT, kill_when_held, race_for_lock, s3_fixture
 
 BUCKET = "warclake-ops"
 
@@ -76,8 +76,8 @@ def metadata_requests(reqs) -> dict:
 
 def global_step_requests(s3, url: str) -> tuple[dict, dict]:
     """Requests of the global steps of the dump: doing them, then finding them done."""
-    from warclake.tasks.corpus.storage.layout import CorpusLayout
     from warclake.tasks.corpus.stage import GLOBAL_STEPS, DumpContext, StageOptions
+    from warclake.tasks.corpus.storage.layout import CorpusLayout
 
     out = []
     for _ in range(2):
@@ -91,9 +91,9 @@ def global_step_requests(s3, url: str) -> tuple[dict, dict]:
 
 def test_the_global_steps_read_one_manifest_however_many_archives(s3, reference, tmp_path):
     from warclake.tasks.corpus.checks import prepare
+    from warclake.tasks.corpus.stage import GLOBAL_STATE_STEPS, StageOptions, run_stage
     from warclake.tasks.corpus.storage.dump_inputs import dump_inputs
     from warclake.tasks.corpus.storage.layout import CorpusLayout
-    from warclake.tasks.corpus.stage import GLOBAL_STATE_STEPS, StageOptions, run_stage
 
     counts = {}
     for n in (2, 6):

@@ -11,10 +11,10 @@ from datetime import timedelta
 import pyarrow.parquet as pq
 
 from support.corpus_lake import T0, doc_id, page, write_archive
-from warclake.tasks.lake.catalog import connect_catalog
 from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
 from warclake.tasks.corpus.settings import DecisionConfig
 from warclake.tasks.corpus.stage import StageOptions, finish
+from warclake.tasks.lake.catalog import connect_catalog
 
 D1, D2 = "CC-MAIN-2024-18", "CC-MAIN-2024-22"
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, shared_data
+from tools.fuzz import quality as fuzz_quality
 from warclake.tasks import native
 from warclake.tasks.corpus.signals import quality as q
 from warclake.tasks.extract.paragraph import join_paragraphs
-from tools.fuzz import quality as fuzz_quality
 
 compiled_only = pytest.mark.skipif(
     os.environ.get(native.ENV) == "0", reason="WARCLAKE_NATIVE=0: the compiled metrics are off")
@@ -31,9 +31,9 @@ def test_the_installed_package_runs_the_compiled_metrics():
 @compiled_only
 @pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
 def test_real_pages_give_the_reference_values():
+    from warclake.tasks.evaluation.gold import decode_page, read_cleaneval
     from warclake.tasks.extract.boilerplate import classify
     from warclake.tasks.extract.html_paragraphs import extract_paragraphs
-    from warclake.tasks.evaluation.gold import decode_page, read_cleaneval
 
     seen = set()
     for i, page in enumerate(read_cleaneval(Path(shared_data("gold", "cleaneval", "cleaneval-dev")))[:60]):
@@ -123,7 +123,8 @@ def test_compiled_chrome_paths_follow_is_chrome_path():
     classes and ids with a place word before them, any letter case) and leave the others to it."""
     import random
 
-    from warclake.tasks.native import corpus_quality as cq, corpus_signatures as cs
+    from warclake.tasks.native import corpus_quality as cq
+    from warclake.tasks.native import corpus_signatures as cs
 
     parts = ["nav", "Nav", "NAV", "navigation", "footer", "header", "aside", "menu", "sidebar",
              "breadcrumb", "Breadcrumbs", "comment", "Comments", "cookie", "site", "main", "page",

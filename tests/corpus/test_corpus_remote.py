@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from support import procs
-from support.s3_lake import BUCKET, ONE_CLIENT_ATTEMPT, remote_decision_bytes, s3, upload_lake  # noqa: F401 (s3: a fixture)
 from support.corpus_runs import DUMP, judged_known_lake
+from support.s3_lake import BUCKET, ONE_CLIENT_ATTEMPT, remote_decision_bytes, s3, upload_lake  # noqa: F401 (s3: a fixture)
 
 
 def cli(*args, env=None):
@@ -29,10 +29,10 @@ def local_reference(tmp_path_factory):
 
 
 def test_a_remote_lake_gives_the_local_decisions_reports_and_exports(s3, local_reference, tmp_path):
-    from warclake.tasks.lake.catalog import connect_catalog
     from warclake.tasks.corpus.checks import prepare
-    from warclake.tasks.corpus.steps.export import export_corpus
     from warclake.tasks.corpus.stage import StageOptions, finish
+    from warclake.tasks.corpus.steps.export import export_corpus
+    from warclake.tasks.lake.catalog import connect_catalog
 
     fs = s3["fs"]
     lake = upload_lake(s3, local_reference["pristine"], "lake")

@@ -15,10 +15,9 @@ from collections import Counter
 import pytest
 
 from support.corpus_lake import known_lake
+from support.corpus_runs import DUMP, second_dump, split_lake
 from support.dask_cluster import two_worker_processes
 from support.s3_lake import s3_fixture
-from support.corpus_runs import DUMP, second_dump
-from support.corpus_runs import split_lake
 
 BUCKET = "warclake-rerun"
 

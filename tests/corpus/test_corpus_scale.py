@@ -18,10 +18,10 @@ NAME = f"{DUMP}-00000.warc.gz"
 
 @pytest.mark.parametrize("exact", [False, True])
 def test_generated_outputs_are_the_per_archive_steps_values(tmp_path, exact):
-    from warclake.tasks.corpus.signals.archive_step import sign_archive
-    from warclake.tasks.corpus.settings import SignatureConfig
-    from warclake.tasks.lake.layout import Lake
     from tools.measure.corpus_scale import T0, Generator, Pool
+    from warclake.tasks.corpus.settings import SignatureConfig
+    from warclake.tasks.corpus.signals.archive_step import sign_archive
+    from warclake.tasks.lake.layout import Lake
 
     sig = SignatureConfig()
     rng = random.Random(3)

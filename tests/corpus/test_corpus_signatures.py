@@ -3,10 +3,15 @@ import random
 
 import numpy as np
 
-from warclake.tasks.corpus.steps.components import component_labels
 from warclake.tasks.corpus.signals.normalise import hash64, normalise, split_paragraphs
-from warclake.tasks.corpus.signals.signatures import (EMPTY_MINHASH, band_keys, estimated_jaccard, minhash,
-                                               simhash64)
+from warclake.tasks.corpus.signals.signatures import (
+    EMPTY_MINHASH,
+    band_keys,
+    estimated_jaccard,
+    minhash,
+    simhash64,
+)
+from warclake.tasks.corpus.steps.components import component_labels
 
 
 def shingles(t: str, n: int) -> set[str]:

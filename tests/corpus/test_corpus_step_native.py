@@ -18,12 +18,12 @@ import pyarrow as pa
 import pytest
 
 from conftest import REPO, shared_data
+from tools.fuzz import step as fuzz_step
 from warclake.tasks import native
+from warclake.tasks.corpus.settings import SignatureConfig
 from warclake.tasks.corpus.signals import archive_pass as ap
 from warclake.tasks.corpus.signals import archive_step
-from warclake.tasks.corpus.settings import SignatureConfig
 from warclake.tasks.extract.paragraph import join_paragraphs
-from tools.fuzz import step as fuzz_step
 
 compiled_only = pytest.mark.skipif(
     os.environ.get(native.ENV) == "0", reason="WARCLAKE_NATIVE=0: the compiled pass is off")
@@ -105,9 +105,9 @@ def test_a_counts_table_whose_name_and_slot_disagree_is_refused_at_import(tmp_pa
 @compiled_only
 @pytest.mark.shared_data("gold", "cleaneval", "cleaneval-dev")
 def test_real_pages_give_the_reference_values_and_count_their_own_metrics(monkeypatch):
+    from warclake.tasks.evaluation.gold import decode_page, read_cleaneval
     from warclake.tasks.extract.boilerplate import classify
     from warclake.tasks.extract.html_paragraphs import extract_paragraphs
-    from warclake.tasks.evaluation.gold import decode_page, read_cleaneval
 
     docs = []
     for page in read_cleaneval(Path(shared_data("gold", "cleaneval", "cleaneval-dev")))[:60]:

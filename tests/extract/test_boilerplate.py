@@ -3,8 +3,13 @@ rules (jusText, the seed-002 density filter, BTE), plus the registry and the sie
 import pytest
 
 from warclake.tasks.extract.boilerplate import MODES, bte, classify, clean_text, density, justext
-from warclake.tasks.extract.boilerplate.text import (function_char_density, guess_language, stoplist,
-                                              stopword_density, word_units)
+from warclake.tasks.extract.boilerplate.text import (
+    function_char_density,
+    guess_language,
+    stoplist,
+    stopword_density,
+    word_units,
+)
 from warclake.tasks.extract.paragraph import Paragraph
 
 # ~230 characters of ordinary English prose: stop-word density well above 0.32.

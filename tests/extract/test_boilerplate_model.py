@@ -4,8 +4,8 @@ import json
 import numpy as np
 import pytest
 
-from warclake.tasks.extract.boilerplate import features, model
 from tools import train_sieve as train
+from warclake.tasks.extract.boilerplate import features, model
 from warclake.tasks.extract.paragraph import Paragraph
 
 

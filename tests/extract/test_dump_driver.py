@@ -154,7 +154,6 @@ def test_the_lock_is_held_for_the_run_and_released_after(archives, tmp_path):
 
 def test_the_corpus_stage_s_runner_sees_each_dump_s_steps_in_order(tmp_path):
     from support.corpus_lake import known_lake
-
     from warclake.tasks.corpus import stage
     from warclake.tasks.corpus.checks import prepare
 

@@ -11,8 +11,8 @@ from support.reference_features import text_row, use_reference
 from support.tricky_pages import page, text
 from warclake.tasks.extract import boilerplate
 from warclake.tasks.extract.boilerplate import compiled, features
-from warclake.tasks.extract.boilerplate.text_columns import text_columns
 from warclake.tasks.extract.boilerplate.text import word_units
+from warclake.tasks.extract.boilerplate.text_columns import text_columns
 from warclake.tasks.extract.html_paragraphs import extract_paragraphs
 
 
@@ -85,8 +85,8 @@ def test_features_and_labels_equal_the_plain_path_on_real_pages(monkeypatch):
 
 def _lake_documents(path, lake):
     from support.lakegen import read_lake
-    from warclake.tasks.extract.config import ExtractConfig
     from warclake.tasks.extract.archive import extract_archive
+    from warclake.tasks.extract.config import ExtractConfig
 
     extract_archive(str(path), "D", str(lake), ExtractConfig.from_langs("all", boilerplate="sieve"))
     docs, ledger, _ = read_lake(str(lake), "D", path.name)

@@ -5,8 +5,8 @@ import pytest
 
 from conftest import shared_data
 from support.lakegen import read_lake, write_warc
-from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.html_limits import nesting_depth, too_complex
 
 LIMIT, TAGS = ExtractConfig().max_depth, ExtractConfig().max_tags
@@ -69,9 +69,9 @@ def test_hostile_records_are_too_complex_and_the_archive_goes_on(tmp_path):
 
 @pytest.mark.shared_data("gold", "wceb_modern_1000")
 def test_no_development_page_comes_near_the_limits():
+    from warclake.tasks.evaluation.gold import decode_page, read_gold
     from warclake.tasks.extract.html_paragraphs import extract_paragraphs
     from warclake.tasks.extract.paragraph import join_paragraphs
-    from warclake.tasks.evaluation.gold import decode_page, read_gold
 
     cfg = ExtractConfig()
     for spec in (f"wceb:{shared_data('gold', 'wceb_modern_1000')}",

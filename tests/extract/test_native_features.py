@@ -11,17 +11,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from support import tricky_pages
 from conftest import REPO, shared_data
+from support import tricky_pages
 from support.native_fallback import hiding, run_python, warclake_lines
-
-from warclake.tasks.extract import boilerplate
+from tools.make_dump import make_dump
 from warclake.tasks import native
+from warclake.tasks.extract import boilerplate
 from warclake.tasks.extract.boilerplate import compiled, features, model
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.html_paragraphs import extract_paragraphs
 from warclake.tasks.extract.paragraph import Paragraph
-from tools.make_dump import make_dump
 
 compiled_only = pytest.mark.skipif(
     features._COMPILED is None and os.environ.get(native.ENV) == "0",

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from support import tricky_pages
 from conftest import shared_data
-
+from support import tricky_pages
 from warclake.tasks.extract import html_paragraphs as hp
 from warclake.tasks.extract.charset import decode_body
 from warclake.tasks.extract.html_limits import too_complex

@@ -15,17 +15,16 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from support import tricky_pages
 from conftest import REPO, shared_data
+from support import tricky_pages
 from support.native_fallback import hiding, run_python, warclake_lines
-
-from warclake.tasks.extract import html_paragraphs as hp
-from warclake.tasks import native
-from warclake.tasks.extract.boilerplate import features, model
-from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.extract.archive import extract_archive
 from tools.fuzz import paragraph_walk as fuzz_native
 from tools.make_dump import make_dump
+from warclake.tasks import native
+from warclake.tasks.extract import html_paragraphs as hp
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.extract.boilerplate import features, model
+from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.sample_dump import make_dump as make_sample_dump
 
 compiled_only = pytest.mark.skipif(

@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 
 from conftest import shared_data
-
-from warclake.tasks.extract.paragraph import LINK_END, LINK_START, PATH_SEP, join_paragraphs, split_document
 from warclake.tasks.extract.html_paragraphs import MAX_PATH_ELEMENTS, extract_paragraphs
+from warclake.tasks.extract.paragraph import LINK_END, LINK_START, PATH_SEP, join_paragraphs, split_document
 
 S, A, Z = PATH_SEP, LINK_START, LINK_END
 

@@ -7,8 +7,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from support import procs
-from warclake.tasks.sample_dump import make_dump
 from support.procs import run_installed as run
+from warclake.tasks.sample_dump import make_dump
 
 pytestmark = pytest.mark.slow
 

@@ -12,11 +12,11 @@ import urllib.request
 import pyarrow.parquet as pq
 import pytest
 
+from conftest import REPO
 from support.http_server import LocalHTTPServer
 from support.procs import free_port, stop
 from warclake.tasks.sample_dump import make_dump
 
-from conftest import REPO
 BIN = os.path.dirname(sys.executable)
 LANGS = "ja,en"
 

@@ -4,8 +4,8 @@ import os
 import pyarrow.parquet as pq
 import pytest
 
-from warclake.flows.dump_flow import extract_dump
 from support.http_server import LocalHTTPServer
+from warclake.flows.dump_flow import extract_dump
 from warclake.tasks.sample_dump import make_dump
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")

@@ -6,9 +6,16 @@ import duckdb
 import pytest
 
 from support.lakegen import make_lake
-from warclake.tasks.lake.catalog import (CATALOG_NAME, build_catalog, charset_label_sql, connect_catalog,
-                                  install_views, read_sql, sql_literal)
 from warclake.tasks.extract.paragraph import split_document
+from warclake.tasks.lake.catalog import (
+    CATALOG_NAME,
+    build_catalog,
+    charset_label_sql,
+    connect_catalog,
+    install_views,
+    read_sql,
+    sql_literal,
+)
 
 
 def count(con, sql, params=None):

@@ -9,16 +9,16 @@ import sys
 
 import pytest
 
+from support.lakegen import make_lake
 from warclake.cli.main import main
 from warclake.tasks.extract import archive as extract_module
-from warclake.tasks.lake.catalog import build_catalog
 from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.lake.catalog import build_catalog
 from warclake.tasks.lake.dump_lock import DumpLock, DumpLocked
 from warclake.tasks.lake.layout import Lake
 from warclake.tasks.lake.owners import host
 from warclake.tasks.reporting import write_report
 from warclake.tasks.sample_dump import make_dump
-from support.lakegen import make_lake
 
 
 def dead_pid() -> int:

@@ -8,7 +8,6 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import REPO, shared_data
-
 from support.procs import run_installed as run
 
 pytestmark = pytest.mark.slow

@@ -427,8 +427,8 @@ def test_stage_seconds_say_where_each_dumps_time_went(lake, tables):
 
 
 def test_the_extractor_times_its_stages(tmp_path):
-    from warclake.tasks.extract.config import ExtractConfig
     from warclake.tasks.extract.archive import extract_archive
+    from warclake.tasks.extract.config import ExtractConfig
     from warclake.tasks.reporting import run_reports
     from warclake.tasks.sample_dump import make_dump
 

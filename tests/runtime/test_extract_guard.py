@@ -12,11 +12,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from warclake.cli.main import main
-from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.archive.reader import ArchiveReader
 from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.lake.layout import Lake
 from warclake.tasks.sample_dump import make_dump
-from warclake.tasks.archive.reader import ArchiveReader
 
 DUMP = "TEST-DUMP"
 LANGS = "ja,en"

@@ -9,8 +9,8 @@ import sys
 import time
 import urllib.request
 
-from warclake.tasks.sample_dump import make_dump
 from warclake.tasks.archive.reader import ArchiveReader
+from warclake.tasks.sample_dump import make_dump
 
 DUMP = "TEST-DUMP"
 

@@ -4,8 +4,8 @@ import errno
 
 import pytest
 
-from warclake.tasks.runtime.transient import is_transient
 from warclake.tasks.archive.reader import TransientInputError
+from warclake.tasks.runtime.transient import is_transient
 
 
 @pytest.mark.parametrize("exc", [TransientInputError("reset"), ConnectionResetError(), TimeoutError(),
@@ -39,8 +39,7 @@ def attempts_of(policy, errors):
 
 
 def test_extract_gives_an_archive_whose_worker_died_two_more_attempts_and_no_other_error():
-    from warclake.tasks.runtime.retries import WorkerDied
-    from warclake.tasks.runtime.retries import WORKER
+    from warclake.tasks.runtime.retries import WORKER, WorkerDied
 
     died = [WorkerDied(f"death {i}") for i in range(3)]
     assert attempts_of(WORKER, died[:2]) == ("done", 3)

@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 
-
 from support import procs
 from support.s3_lake import ONE_CLIENT_ATTEMPT, server_and_archive_fixtures
 

@@ -10,12 +10,12 @@ import time
 
 import pyarrow.parquet as pq
 
-from warclake.tasks.extract.config import ExtractConfig
-from warclake.tasks.extract.archive import extract_archive
-from warclake.tasks.lake.layout import Lake
-from warclake.tasks.sample_dump import make_dump
 from warclake.tasks.archive.reader import ArchiveReader
+from warclake.tasks.extract.archive import extract_archive
+from warclake.tasks.extract.config import ExtractConfig
+from warclake.tasks.lake.layout import Lake
 from warclake.tasks.runtime.supervisor import RecordWatch
+from warclake.tasks.sample_dump import make_dump
 
 LANGS = "ja,en"
 

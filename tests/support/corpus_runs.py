@@ -12,7 +12,6 @@ from warclake.tasks.corpus.checks import check_inputs, dumps_to_process
 from warclake.tasks.corpus.settings import DecisionConfig
 from warclake.tasks.corpus.stage import StageOptions, finish
 
-
 DUMP = "CC-MAIN-2024-18"
 
 

@@ -10,8 +10,8 @@ from collections import defaultdict
 import numpy as np
 
 from warclake.tasks.extract.boilerplate import features, justext
-from warclake.tasks.extract.paragraph import Paragraph
 from warclake.tasks.extract.boilerplate.text import word_units
+from warclake.tasks.extract.paragraph import Paragraph
 
 _POS = {c: k for k, c in enumerate(features.PATH_COLS)}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from conftest import DURATIONS, _LONG_FIRST, merged_durations, read_durations, suite_files, unit_names
+from conftest import _LONG_FIRST, DURATIONS, merged_durations, read_durations, suite_files, unit_names
 
 
 def test_every_listed_unit_is_a_test_file_there_is():

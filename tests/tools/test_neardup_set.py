@@ -7,11 +7,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import shared_data
-from warclake.tasks.extract.paragraph import split_document
 from tools.measure import dedup as eval_dedup
 from tools.measure import neardup_set
 from tools.measure.dedup import pairwise_scores
 from warclake.tasks.evaluation.gold import read_cleaneval
+from warclake.tasks.extract.paragraph import split_document
 
 DEV = Path(shared_data("gold", "cleaneval", "cleaneval-dev"))
 

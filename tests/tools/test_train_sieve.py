@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from conftest import REPO
-
 from tools import train_sieve
 
 SMALL_MODEL = os.path.join(REPO, "tests", "tools", "sieve_small.json")
