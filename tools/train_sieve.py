@@ -129,11 +129,12 @@ def set_label(spec: str) -> str:
 
 
 def build_dataset(specs: list[str], log=print, split: str = "tuning", with_source=False,
-                  pages_out: dict | None = None, per_set: int = 0):
+                  pages_out: dict | None = None, per_set: int = 0, page_list: list | None = None):
     """Feature rows of the pages of ``split`` (training: always "tuning"). With
     ``with_source`` also the gold FORMAT of each page (one entry per page). ``pages_out``
     ({spec: None}) receives the ``gold_pages`` of those of its specs that are trained on
-    (for ``cutoff_on_gold``)."""
+    (for ``cutoff_on_gold``); ``page_list`` each page's (``GoldPage``, its set's spec, its
+    paragraph texts), page ``k`` being the rows of group ``k``."""
     from warclake.tasks.evaluation.gold import decode_page, read_gold
     from warclake.tasks.extract.html_paragraphs import extract_paragraphs
 
@@ -154,6 +155,8 @@ def build_dataset(specs: list[str], log=print, split: str = "tuning", with_sourc
         X = features.matrix(paras, guess_language(texts)) if paras else None
         if pages_out and pages_out.get(spec) is not None:
             pages_out[spec][i] = (page.gold, texts, X)
+        if page_list is not None:
+            page_list.append((page, spec, texts))
         if not paras:
             continue
         y, cnt = label_paragraphs(texts, page.gold)
@@ -429,8 +432,6 @@ def cutoff_on_gold(forest: Forest, specs: list[str], log=None,
 def parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="python -m tools.train_sieve", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--gold", action="append", metavar="FORMAT:PATH",
-                    help="gold set(s) to train on; only their tuning split is used")
     ap.add_argument("--check", action="store_true",
                     help="retrain with the arguments recorded in the model of --out (the shipped "
                          "one by default; run from the repository root) and compare the result "
@@ -438,22 +439,30 @@ def parser() -> argparse.ArgumentParser:
                          "compare_models")
     ap.add_argument("--out", type=Path,
                     default=Path(features.__file__).with_name(MODEL_FILE), help="model file to write")
+    ap.add_argument("--no-cv", action="store_true", help="keep the cutoff at 0.5 (faster)")
+    ap.add_argument("--cutoff", type=float, default=None, metavar="P",
+                    help="the operating point, fixed (e.g. one chosen on an inner split of the "
+                         "tuning pages); with --cutoff-gold their F1 at it is recorded")
+    add_training_args(ap)
+    return ap
+
+
+def add_training_args(ap: argparse.ArgumentParser) -> None:
+    """The options that say what a model is trained on and how (also
+    ``tools.measure.sieve_inner_split``'s)."""
+    ap.add_argument("--gold", action="append", metavar="FORMAT:PATH",
+                    help="gold set(s) to train on; only their tuning split is used")
     ap.add_argument("--mix", action="append", default=[], metavar="FORMAT=WEIGHT",
                     help="weight of each page of a gold format relative to the others "
                          "(default 1), e.g. readability=2")
     ap.add_argument("--cutoff-gold", action="append", default=[], metavar="FORMAT:PATH",
                     help="choose the cutoff on the tuning pages of these gold sets by their "
                          "mean token F1 (repeatable); default: cross-validation on the labels")
-    ap.add_argument("--no-cv", action="store_true", help="keep the cutoff at 0.5 (faster)")
-    ap.add_argument("--cutoff", type=float, default=None, metavar="P",
-                    help="the operating point, fixed (e.g. one chosen on an inner split of the "
-                         "tuning pages); with --cutoff-gold their F1 at it is recorded")
     ap.add_argument("--pages-per-set", type=int, default=0, metavar="N",
                     help="only the first N tuning pages (by id) of each set: a small model, "
                          "for a quick check of the training itself (default: all)")
     for k, v in DEFAULTS.items():
         ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
-    return ap
 
 
 def main(argv=None) -> int:
