@@ -54,6 +54,9 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--cutoffs", default="0.3,0.35,0.4,0.45,0.5",
                     help="fixed operating points to score besides the chosen one (comma-separated)")
     ap.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
+    ap.add_argument("--pages", default=None, metavar="FILE",
+                    help="also write each page's out-of-fold result as JSON lines: its id, set, page "
+                         "type, fold, the fold's cutoff and each paragraph's probability")
     return ap
 
 
@@ -61,8 +64,9 @@ def _set_name(spec: str) -> str:
     return train_sieve.set_label(spec)
 
 
-def inner_split(args: argparse.Namespace, log=None) -> dict:
-    """The figures described above, as {row name: {column: value}} plus the cutoffs chosen."""
+def inner_split(args: argparse.Namespace, log=None, pages_out=None) -> dict:
+    """The figures described above, as {row name: {column: value}} plus the cutoffs chosen;
+    ``pages_out`` (a text file) receives each page's result as a JSON line."""
     prm = {k: getattr(args, k) for k in train_sieve.DEFAULTS}
     listed: list = []
     X, y, share, groups, _toks, _n, source = train_sieve.build_dataset(
@@ -97,6 +101,10 @@ def inner_split(args: argparse.Namespace, log=None) -> dict:
         for i, (page, spec, texts) in enumerate(listed):
             if page_fold[i] != k:
                 continue
+            if pages_out is not None:
+                pages_out.write(json.dumps({"id": page.id, "set": _set_name(spec), "type": page.page_type,
+                                            "fold": k, "cutoff": cutoff,
+                                            "prob": [round(float(v), 5) for v in prob[i]]}) + "\n")
             table = train_sieve._kept_counts(page.gold, texts)
             for name, c in rows:
                 keep = prob[i] > c
@@ -131,7 +139,12 @@ def main(argv=None) -> int:
     if not args.gold:
         parser().error("--gold is required")
     t0 = time.time()
-    result = inner_split(args, log=lambda m: print(m, file=sys.stderr))
+    log = lambda m: print(m, file=sys.stderr)  # noqa: E731
+    if args.pages:
+        with open(args.pages, "w", encoding="utf-8") as pages_out:
+            result = inner_split(args, log, pages_out)
+    else:
+        result = inner_split(args, log)
     print(markdown(result))
     print(f"({time.time() - t0:.0f} s)", file=sys.stderr)
     if args.json:
