@@ -15,7 +15,9 @@ pages, reports/boilerplate_eval.md; Dragnet's and WCXB's F1 at it recorded)::
         --gold readability:../shared/data/gold/mozilla_readability_testpages \\
         --gold wcxb:../shared/data/gold/wcxb_dev --gold dragnet:../shared/data/gold/dragnet \\
         --mix cleaneval:cleaneval-dev=0.5 --depth 5 --trees 160 --cutoff 0.4 \\
-        --cutoff-gold dragnet:../shared/data/gold/dragnet --cutoff-gold wcxb:../shared/data/gold/wcxb_dev
+        --cutoff-gold dragnet:../shared/data/gold/dragnet --cutoff-gold wcxb:../shared/data/gold/wcxb_dev \\
+        --page-kind-types collection,listing,documentation,service --page-kind-trees 100 \\
+        --page-kind-depth 3 --listing-cutoff 0.15
 
 Deterministic on one machine: fixed seed, pages in sorted order, row subsampling from a seeded
 generator; the gradient histograms are compiled (``tools.sieve_histograms``) when built and
@@ -63,6 +65,11 @@ The operating point (the cutoff on the predicted probability) is chosen in one o
   on those sets is recorded (``meta.f1_at_cutoff``, compared by ``--check``).
 * otherwise by 4-fold cross-validation over the training pages, maximising the
   page-averaged token F1 computed from the aligned labels (the notion of the training mix).
+
+``--page-kind-types`` also trains the page-kind trees (``page_kind``): over each training
+page's summary row, whether its WCXB page type is one of those listed (content spread over
+records, cards and sections); a page they call listing-like then takes ``--listing-cutoff``
+instead of the model's cutoff, in the cutoff choice and F1 above as at run time.
 """
 from __future__ import annotations
 
@@ -76,7 +83,7 @@ from pathlib import Path
 import numpy as np
 
 from warclake.tasks.evaluation.metrics import tokens
-from warclake.tasks.extract.boilerplate import features
+from warclake.tasks.extract.boilerplate import features, page_kind
 from warclake.tasks.extract.boilerplate.model import MODEL_FILE, Forest
 from warclake.tasks.extract.boilerplate.text import guess_language
 
@@ -403,7 +410,8 @@ def cutoff_on_gold(forest: Forest, specs: list[str], log=None,
                    pages: dict | None = None, per_set: int = 0,
                    fixed: float | None = None) -> tuple[float, dict]:
     """The cutoff maximising the mean over ``specs`` of the page-averaged token F1 of the kept
-    text against the gold text (tuning pages only), or ``fixed`` when given; also each set's
+    text against the gold text (tuning pages only; each page's cutoff moved by the page-kind
+    trees when the forest has them), or ``fixed`` when given; also each set's
     F1 at that cutoff. ``pages`` may hold a spec's ``gold_pages`` already computed (the
     training set's)."""
     from warclake.tasks.evaluation.metrics import prf
@@ -417,9 +425,10 @@ def cutoff_on_gold(forest: Forest, specs: list[str], log=None,
         counts = {c: [] for c in grid}
         for gold, texts, X in got:
             prob = forest.predict_proba(X) if X is not None else np.zeros(0)
+            listing = page_kind.listing_probability(forest, X) if X is not None else 0.0
             page_counts = _kept_counts(gold, texts)
             for c in grid:
-                counts[c].append(page_counts(prob > c))
+                counts[c].append(page_counts(prob > page_kind.moved_cutoff(c, forest, listing)))
         scores.append({c: prf(v)["f1"] for c, v in counts.items()})
         if log:
             log(f"  cutoff scores on {spec.partition(':')[0]}: {len(got)} pages")
@@ -461,8 +470,32 @@ def add_training_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--pages-per-set", type=int, default=0, metavar="N",
                     help="only the first N tuning pages (by id) of each set: a small model, "
                          "for a quick check of the training itself (default: all)")
+    ap.add_argument("--page-kind-types", default="", metavar="TYPE,...",
+                    help="train the page-kind trees (tasks/extract/boilerplate/page_kind.py): "
+                         "pages of these WCXB page types are listing-like, all others not "
+                         "(default: none, one cutoff for every page)")
+    ap.add_argument("--page-kind-trees", type=int, default=100)
+    ap.add_argument("--page-kind-depth", type=int, default=3)
+    ap.add_argument("--listing-cutoff", type=float, default=0.15, metavar="P",
+                    help="with --page-kind-types: the cutoff of a page the page-kind trees call listing-like")
     for k, v in DEFAULTS.items():
         ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
+
+
+def fit_page_kind(X: np.ndarray, groups: np.ndarray, types: list[str], args: argparse.Namespace,
+                  prm: dict) -> tuple[Forest, dict]:
+    """The page-kind trees: page ``k`` (the rows of group ``k``, page type ``types[k]``) is
+    listing-like when its type is one of ``--page-kind-types``; pages without paragraphs
+    are left out. The tree options are the paragraph model's but for number and depth."""
+    kinds = {t.strip() for t in args.page_kind_types.split(",") if t.strip()}
+    starts = np.searchsorted(groups, np.arange(len(types) + 1))
+    pages = [k for k in range(len(types)) if starts[k + 1] > starts[k]]
+    V = np.array([page_kind.vector(X[starts[k]:starts[k + 1]], features.NAMES) for k in pages])
+    t = np.array([1.0 if types[k] in kinds else 0.0 for k in pages])
+    kind = fit_forest(V, t, np.ones(len(pages)), dict(prm, trees=args.page_kind_trees,
+                                                      depth=args.page_kind_depth))
+    return kind, {"types": sorted(kinds), "pages": len(pages), "listing_like": int(t.sum()),
+                  "trees": args.page_kind_trees, "depth": args.page_kind_depth}
 
 
 def main(argv=None) -> int:
@@ -474,7 +507,7 @@ def main(argv=None) -> int:
     if not args.gold:
         ap.error("--gold is required (or --check)")
     t0 = time.time()
-    forest, meta, _ = train(args, _command(argv))
+    forest, meta, _, _ = train(args, _command(argv))
     write_model(args.out, forest, meta)
     _log(f"wrote {args.out} in {time.time() - t0:.0f}s")
     return 0
@@ -484,15 +517,18 @@ def _log(message: str) -> None:
     print(message, file=sys.stderr)
 
 
-def train(args: argparse.Namespace, command: list[str]) -> tuple[Forest, dict, np.ndarray]:
-    """The model the arguments describe, its meta, and the feature rows it was trained on."""
+def train(args: argparse.Namespace, command: list[str]) -> tuple[Forest, dict, np.ndarray, np.ndarray]:
+    """The model the arguments describe, its meta, the feature rows it was trained on and
+    their pages (a group number per row)."""
     prm = {k: getattr(args, k) for k in DEFAULTS}
     log = _log
     t0 = time.time()
     mix = parse_mix(args.mix)
     known = {spec: None for spec in args.cutoff_gold}
+    listed: list = []
     X, y, w, groups, toks, n_pages, source = build_dataset(args.gold, log, with_source=True,
-                                                           pages_out=known, per_set=args.pages_per_set)
+                                                           pages_out=known, per_set=args.pages_per_set,
+                                                           page_list=listed)
     w = page_weights(w, groups, source, mix, prm["weight_floor"])
     log(f"{n_pages} pages, {len(y)} paragraphs, {y.mean():.3f} good; features "
         f"{time.time() - t0:.0f}s")
@@ -506,6 +542,12 @@ def train(args: argparse.Namespace, command: list[str]) -> tuple[Forest, dict, n
             "paragraphs": int(len(y)), "params": prm, "command": command}
     if args.pages_per_set:
         meta["pages_per_set"] = args.pages_per_set
+    if args.page_kind_types:
+        forest.kind, meta["page_kind"] = fit_page_kind(X, groups, [p.page_type for p, _, _ in listed],
+                                                       args, prm)
+        forest.listing_cutoff = args.listing_cutoff
+        log(f"page kind: {meta['page_kind']['listing_like']} of {meta['page_kind']['pages']} "
+            f"pages listing-like")
     if args.cutoff_gold:
         cutoff, at_cutoff = cutoff_on_gold(forest, args.cutoff_gold, log=log, pages=known,
                                            per_set=args.pages_per_set, fixed=args.cutoff)
@@ -520,7 +562,7 @@ def train(args: argparse.Namespace, command: list[str]) -> tuple[Forest, dict, n
     forest.cutoff = cutoff
     if mix:
         meta["mix"] = mix
-    return forest, meta, X
+    return forest, meta, X, groups
 
 
 def write_model(path: Path, forest: Forest, meta: dict) -> None:
@@ -554,14 +596,27 @@ MAX_DECISIONS_DIFFERING = 0.001   # share of the training paragraphs
 MAX_F1_DIFFERENCE = 0.001         # per cutoff set, of the rounded F1 recorded in meta
 
 
-def compare_models(shipped: dict, again: dict, X: np.ndarray) -> tuple[bool, list[str]]:
+def _row_cutoffs(forest: Forest, X: np.ndarray, groups: np.ndarray | None) -> np.ndarray | float:
+    """Each row's cutoff: its page's (``page_kind.page_cutoff``) when the pages are known."""
+    if forest.kind is None or groups is None:
+        return forest.cutoff
+    starts = np.searchsorted(groups, np.arange(int(groups.max()) + 2)) if len(groups) else np.zeros(1, int)
+    page = [page_kind.page_cutoff(forest, X[a:b]) for a, b in zip(starts[:-1], starts[1:])]
+    return np.repeat(np.array(page), np.diff(starts))
+
+
+def compare_models(shipped: dict, again: dict, X: np.ndarray,
+                   groups: np.ndarray | None = None) -> tuple[bool, list[str]]:
     """Whether ``again`` (retrained) does what ``shipped`` does, within the tolerances above,
-    judged on the feature rows ``X`` it was trained on; and lines saying what was compared."""
+    judged on the feature rows ``X`` it was trained on (of the pages ``groups``, whose
+    cutoffs the page-kind trees move); and lines saying what was compared."""
     a, b = Forest.from_json(shipped), Forest.from_json(again)
     ma, mb = shipped.get("meta", {}), again.get("meta", {})
     problems, lines = [], []
-    same = ("features", "depth", "cutoff")
+    same = ("features", "depth", "cutoff", "listing_cutoff")
     problems += [f"{k} differs" for k in same if shipped.get(k) != again.get(k)]
+    if (a.kind is None) != (b.kind is None):
+        problems.append("page-kind trees in one model only")
     problems += [f"meta {k} differs" for k in ("pages", "paragraphs", "params", "command")
                  if ma.get(k) != mb.get(k)]
     fa, fb = (m.get("cutoff_chosen_on") or m.get("f1_at_cutoff", {}) for m in (ma, mb))
@@ -573,8 +628,13 @@ def compare_models(shipped: dict, again: dict, X: np.ndarray) -> tuple[bool, lis
     if not problems:
         nodes = int(np.sum((np.array(shipped["feature"]) != np.array(again["feature"]))
                            | (np.array(shipped["threshold"]) != np.array(again["threshold"]))))
+        if a.kind is not None and b.kind is not None:
+            ka, kb = shipped["page_kind"], again["page_kind"]
+            kind_nodes = int(np.sum((np.array(ka["feature"]) != np.array(kb["feature"]))
+                                    | (np.array(ka["threshold"]) != np.array(kb["threshold"]))))
+            lines.append(f"  page kind: {kind_nodes} of {np.size(ka['feature'])} splits differ")
         pa, pb = a.predict_proba(X), b.predict_proba(X)
-        differing = float(np.mean((pa > a.cutoff) != (pb > b.cutoff)))
+        differing = float(np.mean((pa > _row_cutoffs(a, X, groups)) != (pb > _row_cutoffs(b, X, groups))))
         lines.append(f"  {nodes} of {np.size(shipped['feature'])} splits differ; decisions differ on "
                      f"{differing:.4%} of {len(X)} training paragraphs (at most "
                      f"{MAX_DECISIONS_DIFFERING:.2%}); largest probability difference "
@@ -594,13 +654,13 @@ def check_model(model: Path) -> int:
         print(f"{model}: no training command recorded in its meta", file=sys.stderr)
         return 2
     args = parser().parse_args(command)
-    forest, meta, X = train(args, command)
+    forest, meta, X, groups = train(args, command)
     again = model_text(forest, meta).encode("utf-8")
     how = f"python -m tools.train_sieve {' '.join(command)}"
     if again == shipped:
         print(f"{model.name} reproduced byte for byte by: {how}")
         return 0
-    ok, lines = compare_models(json.loads(shipped), json.loads(again), X)
+    ok, lines = compare_models(json.loads(shipped), json.loads(again), X, groups)
     verdict = "reproduced in its decisions (not byte for byte)" if ok else "NOT reproduced"
     print(f"{model.name} {verdict} by: {how}\n" + "\n".join(lines), file=sys.stdout if ok else sys.stderr)
     return 0 if ok else 1

@@ -17,7 +17,7 @@ from support.native_fallback import hiding, run_python, warclake_lines
 from tools.make_dump import make_dump
 from warclake.tasks import native
 from warclake.tasks.extract import boilerplate
-from warclake.tasks.extract.boilerplate import compiled, features, model
+from warclake.tasks.extract.boilerplate import compiled, features, model, page_kind
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.html_paragraphs import extract_paragraphs
 from warclake.tasks.extract.paragraph import Paragraph
@@ -29,8 +29,9 @@ compiled_only = pytest.mark.skipif(
 
 def _python_labels(paras, lang):
     forest = model.load()
-    p = forest.predict_proba(features.python_matrix(paras, lang))
-    return ["good" if v > forest.cutoff else "bad" for v in p]
+    R = features.python_matrix(paras, lang)
+    cutoff = page_kind.page_cutoff(forest, R)   # the page-kind trees' numpy scores
+    return ["good" if v > cutoff else "bad" for v in forest.predict_proba(R)]
 
 
 def assert_same(paras, lang):
@@ -43,6 +44,9 @@ def assert_same(paras, lang):
         raise AssertionError(f"columns differ: {[features.NAMES[c] for c in cols]}")
     forest = model.load()
     assert compiled.margin(forest, X).tobytes() == forest.margin(R).tobytes()
+    if forest.kind is not None:
+        V = page_kind.vector(X, forest.names)[None, :]
+        assert compiled.margin(forest.kind, V).tobytes() == forest.kind.margin(V).tobytes()
     assert model.classify(paras, lang) == _python_labels(paras, lang)
 
 

@@ -40,3 +40,25 @@ def test_every_tuning_page_is_scored_once_and_keeping_all_scores_as_the_whole_pa
     assert rows["at -1"]["wcxb all"] == pytest.approx(whole, abs=1e-4)
     # the model drops boilerplate: above the keep-everything baseline
     assert rows["chosen"]["wcxb all"] > whole
+
+
+@pytest.mark.shared_data("gold", "wcxb_dev")
+def test_page_kind_trees_give_listing_like_pages_their_own_cutoff():
+    import io
+    import json
+
+    spec = "wcxb:" + shared_data("gold", "wcxb_dev")
+    args = sieve_inner_split.parser().parse_args(
+        ["--gold", spec, "--cutoff-gold", spec, "--pages-per-set", "120", "--trees", "4", "--depth", "2",
+         "--page-kind-types", "collection,listing,documentation,service", "--page-kind-trees", "60",
+         "--page-kind-depth", "3", "--listing-cutoff", "0.05", "--cutoffs=0.5", "--min-hess", "0.2"])
+    out = io.StringIO()
+    sieve_inner_split.inner_split(args, pages_out=out)
+    pages = [json.loads(line) for line in out.getvalue().splitlines()]
+    kinds = {"collection", "listing", "documentation", "service"}
+    listed = [p["listing"] for p in pages if p["type"] in kinds]
+    others = [p["listing"] for p in pages if p["type"] not in kinds]
+    assert listed and others
+    # out of fold, the trees rate pages of the listed types as more listing-like
+    assert sum(listed) / len(listed) > sum(others) / len(others) + 0.05
+    assert all((p["cutoff"] == 0.05) == (p["listing"] > 0.5) for p in pages)

@@ -34,9 +34,10 @@ def _avx512_features() -> list[str]:
 
 @pytest.mark.shared_data("gold", "dragnet")
 @pytest.mark.shared_data("gold", "wceb_modern_1000")
+@pytest.mark.shared_data("gold", "wcxb_dev")
 def test_the_small_models_recorded_command_reproduces_it():
     command = json.load(open(SMALL_MODEL, encoding="utf-8"))["meta"]["command"]
-    assert "--pages-per-set" in command and "--cutoff-gold" in command
+    assert "--pages-per-set" in command and "--cutoff-gold" in command and "--page-kind-types" in command
     p = _check(SMALL_MODEL)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "sieve_small.json reproduced" in p.stdout
@@ -44,6 +45,7 @@ def test_the_small_models_recorded_command_reproduces_it():
 
 @pytest.mark.shared_data("gold", "dragnet")
 @pytest.mark.shared_data("gold", "wceb_modern_1000")
+@pytest.mark.shared_data("gold", "wcxb_dev")
 def test_the_check_passes_with_numpys_avx512_code_switched_off():
     """What a CPU without AVX-512 computes: numpy's exp and log take other code there."""
     off = _avx512_features()
@@ -103,6 +105,13 @@ def test_compare_models_accepts_a_split_moved_within_its_gap_and_refuses_other_d
     cut = dict(shipped, cutoff=shipped["cutoff"] + 0.025)
     ok, lines = train_sieve.compare_models(shipped, cut, X)
     assert not ok and "cutoff differs" in lines
+
+    listing = dict(shipped, listing_cutoff=shipped["listing_cutoff"] + 0.05)   # the page-kind trees' cutoff
+    ok, lines = train_sieve.compare_models(shipped, listing, X)
+    assert not ok and "listing_cutoff differs" in lines
+    without = {k: v for k, v in shipped.items() if k not in ("page_kind", "listing_cutoff")}
+    ok, lines = train_sieve.compare_models(shipped, without, X)
+    assert not ok and "page-kind trees in one model only" in lines
 
     f1 = json.loads(json.dumps(shipped))
     # the F1 recorded at the cutoff: where it was chosen, or where it was fixed (--cutoff)

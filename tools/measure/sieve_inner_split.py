@@ -14,7 +14,8 @@ Printed, one row per operating point: each set's token F1 (``warclake eval``'s m
 the set's pages) and, for WCXB pages, the benchmark's page word F1, overall and per page type.
 The first row is the cutoff ``train_sieve`` would choose itself (``--cutoff-gold``: the best
 mean token F1 on those sets' pages of the training folds; without it, its cross-validation on
-the labels), the others the fixed ``--cutoffs``. This is how the shipped model's depth, number
+the labels), the others the fixed ``--cutoffs``. With ``--page-kind-types`` each fold also
+trains the page-kind trees, and every page's cutoff is moved by them as at run time. This is how the shipped model's depth, number
 of trees and cutoff were chosen (reports/boilerplate_eval.md); the figures differ between
 candidates by a few thousandths, about what one split's noise is.
 """
@@ -32,6 +33,7 @@ import numpy as np
 
 from tools import train_sieve
 from warclake.tasks.evaluation.metrics import prf, word_prf
+from warclake.tasks.extract.boilerplate import page_kind
 
 
 def site(url: str, page_id: str) -> str:
@@ -56,7 +58,7 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--json", default=None, metavar="FILE", help="also write the figures as JSON")
     ap.add_argument("--pages", default=None, metavar="FILE",
                     help="also write each page's out-of-fold result as JSON lines: its id, set, page "
-                         "type, fold, the fold's cutoff and each paragraph's probability")
+                         "type, fold, page-kind probability, cutoff and each paragraph's probability")
     return ap
 
 
@@ -83,10 +85,15 @@ def inner_split(args: argparse.Namespace, log=None, pages_out=None) -> dict:
     for k in range(args.folds):
         train_rows = row_fold != k
         forest = train_sieve.fit_forest(X[train_rows], y[train_rows], w[train_rows], prm)
-        prob = {}
+        if args.page_kind_types:
+            forest.kind, _ = train_sieve.fit_page_kind(X[train_rows], groups[train_rows],
+                                                       [p.page_type for p, _, _ in listed], args, prm)
+            forest.listing_cutoff = args.listing_cutoff
+        prob, listing = {}, {}
         for i in range(len(listed)):
             a, b = starts[i], starts[i + 1]
             prob[i] = forest.predict_proba(X[a:b]) if b > a else np.zeros(0)
+            listing[i] = page_kind.listing_probability(forest, X[a:b])
         if args.cutoff_gold:
             inner = {spec: [(p.gold, texts, X[starts[i]:starts[i + 1]] if texts else None)
                             for i, (p, s, texts) in enumerate(listed) if s == spec and page_fold[i] != k]
@@ -103,11 +110,12 @@ def inner_split(args: argparse.Namespace, log=None, pages_out=None) -> dict:
                 continue
             if pages_out is not None:
                 pages_out.write(json.dumps({"id": page.id, "set": _set_name(spec), "type": page.page_type,
-                                            "fold": k, "cutoff": cutoff,
+                                            "fold": k, "listing": round(listing[i], 5),
+                                            "cutoff": page_kind.moved_cutoff(cutoff, forest, listing[i]),
                                             "prob": [round(float(v), 5) for v in prob[i]]}) + "\n")
             table = train_sieve._kept_counts(page.gold, texts)
             for name, c in rows:
-                keep = prob[i] > c
+                keep = prob[i] > page_kind.moved_cutoff(c, forest, listing[i])
                 counts[name][_set_name(spec)].append(table(keep))
                 if spec.startswith("wcxb:"):
                     kept = "\n".join(t for t, on in zip(texts, keep) if on)

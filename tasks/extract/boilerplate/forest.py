@@ -17,6 +17,10 @@ class Forest:
     depth: int
     names: tuple[str, ...]
     cutoff: float = 0.5      # probability above which a paragraph is good
+    # the page-kind trees over page_kind.vector (None: one cutoff for every page), and the
+    # cutoff of a page they call listing-like (page_kind.page_cutoff)
+    kind: "Forest | None" = None
+    listing_cutoff: float = 0.5
 
     def margin(self, X: np.ndarray) -> np.ndarray:
         """Scores of the rows of X: all trees walk down together, one fancy-indexing step
@@ -42,15 +46,20 @@ class Forest:
         return 1.0 / (1.0 + np.exp(-self.margin(X)))
 
     def to_json(self, meta: dict | None = None) -> dict:
-        return {
+        d = {
             "model": "sieve", "format": 1, "depth": self.depth, "base": self.base,
             "cutoff": self.cutoff, "features": list(self.names),
             "feature": self.feature.tolist(),
             "threshold": [[round(float(v), 6) if np.isfinite(v) else 1e300 for v in row]
                           for row in self.threshold],
             "leaf": [[round(float(v), 6) for v in row] for row in self.leaf],
-            "meta": meta or {},
         }
+        if self.kind is not None:
+            kind = self.kind.to_json()
+            d["page_kind"] = {k: kind[k] for k in ("depth", "base", "feature", "threshold", "leaf")}
+            d["listing_cutoff"] = self.listing_cutoff
+        d["meta"] = meta or {}
+        return d
 
     @classmethod
     def from_json(cls, d: dict) -> "Forest":
@@ -59,5 +68,12 @@ class Forest:
         feat = np.array(d["feature"], dtype=np.int64).reshape(-1, n_int)
         thr = np.array(d["threshold"], dtype=np.float64).reshape(-1, n_int)
         leaf = np.array(d["leaf"], dtype=np.float64).reshape(-1, 2 ** depth)
-        return cls(feat, thr, leaf, float(d["base"]), depth, tuple(d["features"]),
-                   float(d.get("cutoff", 0.5)))
+        names = tuple(d["features"])
+        kind = None
+        if d.get("page_kind"):
+            # its rows are page_kind.vector's: two values per feature column, then two counts
+            kind_names = tuple([f"weighted {n}" for n in names] + [f"mean {n}" for n in names]
+                               + ["log paragraphs", "log chars"])
+            kind = cls.from_json(dict(d["page_kind"], features=kind_names))
+        return cls(feat, thr, leaf, float(d["base"]), depth, names, float(d.get("cutoff", 0.5)),
+                   kind, float(d.get("listing_cutoff", 0.5)))

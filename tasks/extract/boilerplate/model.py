@@ -2,8 +2,10 @@
 
 A small gradient-boosted tree ensemble (logistic loss, fixed-depth trees stored as complete
 binary heaps, ``forest``) over the paragraph features of ``features``; the trees' scores are
-those of the compiled module when it passed its check (``compiled``). The weights ship inside the
-package as ``sieve.json`` and are reproduced by ``python -m tools.train_sieve``.
+those of the compiled module when it passed its check (``compiled``). A paragraph is good
+when its probability is above the page's cutoff, which a second, page-level ensemble moves
+lower on listing-like pages (``page_kind``). The weights ship inside the package as
+``sieve.json`` and are reproduced by ``python -m tools.train_sieve``.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from importlib import resources
 
 import numpy as np
 
-from warclake.tasks.extract.boilerplate import compiled, features
+from warclake.tasks.extract.boilerplate import compiled, features, page_kind
 from warclake.tasks.extract.boilerplate.forest import Forest  # noqa: F401 - model.Forest, as the training script names it
 from warclake.tasks.extract.paragraph import Paragraph
 
@@ -33,11 +35,18 @@ def load() -> Forest:
 def probabilities(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     """The shipped model's probability that each paragraph is good (the trees' scores
     compiled when the features are: ``compiled.margin``, equal to ``Forest.margin``)."""
+    return _scored(paragraphs, lang)[0]
+
+
+def _scored(paragraphs: list[Paragraph], lang: str) -> tuple[np.ndarray, float]:
+    """The paragraphs' probabilities and the page's cutoff (``page_kind.page_cutoff``)."""
     forest = load()
-    return 1.0 / (1.0 + np.exp(-compiled.margin(forest, features.matrix(paragraphs, lang))))
+    X = features.matrix(paragraphs, lang)
+    prob = 1.0 / (1.0 + np.exp(-compiled.margin(forest, X)))
+    return prob, page_kind.page_cutoff(forest, X, compiled.margin)
 
 
 def classify(paragraphs: list[Paragraph], lang: str) -> list[str]:
-    cutoff = load().cutoff
+    prob, cutoff = _scored(paragraphs, lang)
     # as Python floats (the same values): no numpy scalar per paragraph
-    return ["good" if v > cutoff else "bad" for v in probabilities(paragraphs, lang).tolist()]
+    return ["good" if v > cutoff else "bad" for v in prob.tolist()]
