@@ -15,9 +15,10 @@ the set's pages) and, for WCXB pages, the benchmark's page word F1, overall and 
 The first row is the cutoff ``train_sieve`` would choose itself (``--cutoff-gold``: the best
 mean token F1 on those sets' pages of the training folds; without it, its cross-validation on
 the labels), the others the fixed ``--cutoffs``. With ``--page-kind-types`` each fold also
-trains the page-kind trees, and every page's cutoff is moved by them as at run time. This is how the shipped model's depth, number
-of trees and cutoff were chosen (reports/boilerplate_eval.md); the figures differ between
-candidates by a few thousandths, about what one split's noise is.
+trains the page-kind trees, which set every page's cutoff as at run time. This is how the
+shipped model's depth, number of trees, cutoff and page kind were chosen
+(reports/boilerplate_eval.md); the figures of two candidates often differ by a few
+thousandths, about what one split's noise is.
 """
 from __future__ import annotations
 
@@ -71,7 +72,7 @@ def inner_split(args: argparse.Namespace, log=None, pages_out=None) -> dict:
     ``pages_out`` (a text file) receives each page's result as a JSON line."""
     prm = {k: getattr(args, k) for k in train_sieve.DEFAULTS}
     listed: list = []
-    X, y, share, groups, _toks, _n, source = train_sieve.build_dataset(
+    X, y, share, groups, toks, _, source = train_sieve.build_dataset(
         args.gold, log, with_source=True, per_set=args.pages_per_set, page_list=listed)
     w = train_sieve.page_weights(share, groups, source, train_sieve.parse_mix(args.mix),
                                  prm["weight_floor"])
@@ -102,7 +103,7 @@ def inner_split(args: argparse.Namespace, log=None, pages_out=None) -> dict:
         else:
             tr_groups = np.unique(groups[train_rows], return_inverse=True)[1]
             cutoff, _ = train_sieve.choose_cutoff(X[train_rows], y[train_rows], w[train_rows], tr_groups,
-                                                  _toks[train_rows], prm)
+                                                  toks[train_rows], prm)
         chosen.append(cutoff)
         rows = [("chosen", cutoff)] + [(f"at {c:g}", c) for c in fixed]
         for i, (page, spec, texts) in enumerate(listed):
