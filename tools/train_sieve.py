@@ -482,13 +482,19 @@ def add_training_args(ap: argparse.ArgumentParser) -> None:
         ap.add_argument(f"--{k.replace('_', '-')}", type=type(v), default=v)
 
 
+def page_starts(groups: np.ndarray, n_pages: int) -> np.ndarray:
+    """Where each page's rows start in ``groups`` (ascending page numbers), and the end:
+    page ``k`` is rows ``starts[k]:starts[k + 1]``, empty for a page without paragraphs."""
+    return np.searchsorted(groups, np.arange(n_pages + 1))
+
+
 def fit_page_kind(X: np.ndarray, groups: np.ndarray, types: list[str], args: argparse.Namespace,
                   prm: dict) -> tuple[Forest, dict]:
     """The page-kind trees: page ``k`` (the rows of group ``k``, page type ``types[k]``) is
     listing-like when its type is one of ``--page-kind-types``; pages without paragraphs
     are left out. The tree options are the paragraph model's but for number and depth."""
     kinds = {t.strip() for t in args.page_kind_types.split(",") if t.strip()}
-    starts = np.searchsorted(groups, np.arange(len(types) + 1))
+    starts = page_starts(groups, len(types))
     pages = [k for k in range(len(types)) if starts[k + 1] > starts[k]]
     V = np.array([page_kind.vector(X[starts[k]:starts[k + 1]], features.NAMES) for k in pages])
     t = np.array([1.0 if types[k] in kinds else 0.0 for k in pages])
@@ -598,9 +604,9 @@ MAX_F1_DIFFERENCE = 0.001         # per cutoff set, of the rounded F1 recorded i
 
 def _row_cutoffs(forest: Forest, X: np.ndarray, groups: np.ndarray | None) -> np.ndarray | float:
     """Each row's cutoff: its page's (``page_kind.page_cutoff``) when the pages are known."""
-    if forest.kind is None or groups is None:
+    if forest.kind is None or groups is None or not len(groups):
         return forest.cutoff
-    starts = np.searchsorted(groups, np.arange(int(groups.max()) + 2)) if len(groups) else np.zeros(1, int)
+    starts = page_starts(groups, int(groups[-1]) + 1)
     page = [page_kind.page_cutoff(forest, X[a:b]) for a, b in zip(starts[:-1], starts[1:])]
     return np.repeat(np.array(page), np.diff(starts))
 

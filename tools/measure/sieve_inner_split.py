@@ -78,7 +78,7 @@ def inner_split(args: argparse.Namespace, log=None, pages_out=None) -> dict:
                                  prm["weight_floor"])
     page_fold = np.array([fold_of(site(p.url, p.id), args.folds) for p, _, _ in listed], dtype=np.int64)
     row_fold = page_fold[groups]
-    starts = np.searchsorted(groups, np.arange(len(listed) + 1))   # groups ascend with the page index
+    starts = train_sieve.page_starts(groups, len(listed))
     fixed = [float(c) for c in args.cutoffs.split(",") if c.strip()]
     counts: dict[str, dict] = defaultdict(lambda: defaultdict(list))   # row -> set -> token counts
     words: dict[str, dict] = defaultdict(lambda: defaultdict(list))    # row -> WCXB type -> page F1

@@ -68,12 +68,7 @@ class Forest:
         feat = np.array(d["feature"], dtype=np.int64).reshape(-1, n_int)
         thr = np.array(d["threshold"], dtype=np.float64).reshape(-1, n_int)
         leaf = np.array(d["leaf"], dtype=np.float64).reshape(-1, 2 ** depth)
-        names = tuple(d["features"])
-        kind = None
-        if d.get("page_kind"):
-            # its rows are page_kind.vector's: two values per feature column, then two counts
-            kind_names = tuple([f"weighted {n}" for n in names] + [f"mean {n}" for n in names]
-                               + ["log paragraphs", "log chars"])
-            kind = cls.from_json(dict(d["page_kind"], features=kind_names))
-        return cls(feat, thr, leaf, float(d["base"]), depth, names, float(d.get("cutoff", 0.5)),
-                   kind, float(d.get("listing_cutoff", 0.5)))
+        # the page-kind trees read page_kind.vector's rows, which have no names of their own
+        kind = cls.from_json(dict(d["page_kind"], features=())) if d.get("page_kind") else None
+        return cls(feat, thr, leaf, float(d["base"]), depth, tuple(d["features"]),
+                   float(d.get("cutoff", 0.5)), kind, float(d.get("listing_cutoff", 0.5)))

@@ -16,7 +16,7 @@ from importlib import resources
 import numpy as np
 
 from warclake.tasks.extract.boilerplate import compiled, features, page_kind
-from warclake.tasks.extract.boilerplate.forest import Forest  # noqa: F401 - model.Forest, as the training script names it
+from warclake.tasks.extract.boilerplate.forest import Forest  # also model.Forest for the training script
 from warclake.tasks.extract.paragraph import Paragraph
 
 MODEL_FILE = "sieve.json"
@@ -35,18 +35,16 @@ def load() -> Forest:
 def probabilities(paragraphs: list[Paragraph], lang: str) -> np.ndarray:
     """The shipped model's probability that each paragraph is good (the trees' scores
     compiled when the features are: ``compiled.margin``, equal to ``Forest.margin``)."""
-    return _scored(paragraphs, lang)[0]
+    return _probabilities(load(), features.matrix(paragraphs, lang))
 
 
-def _scored(paragraphs: list[Paragraph], lang: str) -> tuple[np.ndarray, float]:
-    """The paragraphs' probabilities and the page's cutoff (``page_kind.page_cutoff``)."""
-    forest = load()
-    X = features.matrix(paragraphs, lang)
-    prob = 1.0 / (1.0 + np.exp(-compiled.margin(forest, X)))
-    return prob, page_kind.page_cutoff(forest, X, compiled.margin)
+def _probabilities(forest: Forest, X: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-compiled.margin(forest, X)))
 
 
 def classify(paragraphs: list[Paragraph], lang: str) -> list[str]:
-    prob, cutoff = _scored(paragraphs, lang)
+    forest = load()
+    X = features.matrix(paragraphs, lang)
+    cutoff = page_kind.page_cutoff(forest, X, compiled.margin)
     # as Python floats (the same values): no numpy scalar per paragraph
-    return ["good" if v > cutoff else "bad" for v in prob.tolist()]
+    return ["good" if v > cutoff else "bad" for v in _probabilities(forest, X).tolist()]
