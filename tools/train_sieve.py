@@ -410,7 +410,7 @@ def cutoff_on_gold(forest: Forest, specs: list[str], log=None,
                    pages: dict | None = None, per_set: int = 0,
                    fixed: float | None = None) -> tuple[float, dict]:
     """The cutoff maximising the mean over ``specs`` of the page-averaged token F1 of the kept
-    text against the gold text (tuning pages only; each page's cutoff moved by the page-kind
+    text against the gold text (tuning pages only; each page's cutoff set by the page-kind
     trees when the forest has them), or ``fixed`` when given; also each set's
     F1 at that cutoff. ``pages`` may hold a spec's ``gold_pages`` already computed (the
     training set's)."""
@@ -611,11 +611,17 @@ def _row_cutoffs(forest: Forest, X: np.ndarray, groups: np.ndarray | None) -> np
     return np.repeat(np.array(page), np.diff(starts))
 
 
+def _splits_differing(a: dict, b: dict) -> int:
+    """How many of two trees' splits (JSON form) differ in their feature or threshold."""
+    return int(np.sum((np.array(a["feature"]) != np.array(b["feature"]))
+                      | (np.array(a["threshold"]) != np.array(b["threshold"]))))
+
+
 def compare_models(shipped: dict, again: dict, X: np.ndarray,
                    groups: np.ndarray | None = None) -> tuple[bool, list[str]]:
     """Whether ``again`` (retrained) does what ``shipped`` does, within the tolerances above,
     judged on the feature rows ``X`` it was trained on (of the pages ``groups``, whose
-    cutoffs the page-kind trees move); and lines saying what was compared."""
+    cutoffs the page-kind trees set); and lines saying what was compared."""
     a, b = Forest.from_json(shipped), Forest.from_json(again)
     ma, mb = shipped.get("meta", {}), again.get("meta", {})
     problems, lines = [], []
@@ -632,13 +638,10 @@ def compare_models(shipped: dict, again: dict, X: np.ndarray,
         if not diff <= MAX_F1_DIFFERENCE:
             problems.append(f"F1 on {name} differs by more than {MAX_F1_DIFFERENCE}")
     if not problems:
-        nodes = int(np.sum((np.array(shipped["feature"]) != np.array(again["feature"]))
-                           | (np.array(shipped["threshold"]) != np.array(again["threshold"]))))
+        nodes = _splits_differing(shipped, again)
         if a.kind is not None and b.kind is not None:
-            ka, kb = shipped["page_kind"], again["page_kind"]
-            kind_nodes = int(np.sum((np.array(ka["feature"]) != np.array(kb["feature"]))
-                                    | (np.array(ka["threshold"]) != np.array(kb["threshold"]))))
-            lines.append(f"  page kind: {kind_nodes} of {np.size(ka['feature'])} splits differ")
+            lines.append(f"  page kind: {_splits_differing(shipped['page_kind'], again['page_kind'])} of "
+                         f"{np.size(shipped['page_kind']['feature'])} splits differ")
         pa, pb = a.predict_proba(X), b.predict_proba(X)
         differing = float(np.mean((pa > _row_cutoffs(a, X, groups)) != (pb > _row_cutoffs(b, X, groups))))
         lines.append(f"  {nodes} of {np.size(shipped['feature'])} splits differ; decisions differ on "
