@@ -31,7 +31,7 @@ def _python_labels(paras, lang):
     forest = model.load()
     R = features.python_matrix(paras, lang)
     cutoff = page_kind.page_cutoff(forest, R)   # the page-kind trees' numpy scores
-    return ["good" if v > cutoff else "bad" for v in forest.predict_proba(R)]
+    return model.labels(forest.predict_proba(R).tolist(), cutoff, paras)
 
 
 def assert_same(paras, lang):

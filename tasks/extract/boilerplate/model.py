@@ -4,7 +4,8 @@ A small gradient-boosted tree ensemble (logistic loss, fixed-depth trees stored 
 binary heaps, ``forest``) over the paragraph features of ``features``; the trees' scores are
 those of the compiled module when it passed its check (``compiled``). A paragraph is good
 when its probability is above the page's cutoff, which a second, page-level ensemble moves
-lower on listing-like pages (``page_kind``). The weights ship inside the package as
+lower on listing-like pages (``page_kind``); a paragraph inside a cookie or consent dialog is
+bad whatever its score (``consent``). The weights ship inside the package as
 ``sieve.json`` and are reproduced by ``python -m tools.train_sieve``.
 """
 from __future__ import annotations
@@ -16,6 +17,7 @@ from importlib import resources
 import numpy as np
 
 from warclake.tasks.extract.boilerplate import compiled, features, page_kind
+from warclake.tasks.extract.boilerplate.consent import in_consent_dialog
 from warclake.tasks.extract.boilerplate.forest import Forest  # also model.Forest for the training script
 from warclake.tasks.extract.paragraph import Paragraph
 
@@ -47,4 +49,10 @@ def classify(paragraphs: list[Paragraph], lang: str) -> list[str]:
     X = features.matrix(paragraphs, lang)
     cutoff = page_kind.page_cutoff(forest, X, compiled.margin)
     # as Python floats (the same values): no numpy scalar per paragraph
-    return ["good" if v > cutoff else "bad" for v in _probabilities(forest, X).tolist()]
+    return labels(_probabilities(forest, X).tolist(), cutoff, paragraphs)
+
+
+def labels(probabilities: list[float], cutoff: float, paragraphs: list[Paragraph]) -> list[str]:
+    """Good above the page's cutoff, bad below it and inside a consent dialog."""
+    return ["good" if v > cutoff and not in_consent_dialog(p.path) else "bad"
+            for v, p in zip(probabilities, paragraphs)]
