@@ -17,7 +17,7 @@ from importlib import resources
 import numpy as np
 
 from warclake.tasks.extract.boilerplate import compiled, features, page_kind
-from warclake.tasks.extract.boilerplate.consent import in_consent_dialog
+from warclake.tasks.extract.boilerplate.consent import consent_paths
 from warclake.tasks.extract.boilerplate.forest import Forest  # also model.Forest for the training script
 from warclake.tasks.extract.paragraph import Paragraph
 
@@ -54,5 +54,6 @@ def classify(paragraphs: list[Paragraph], lang: str) -> list[str]:
 
 def labels(probabilities: list[float], cutoff: float, paragraphs: list[Paragraph]) -> list[str]:
     """Good above the page's cutoff, bad below it and inside a consent dialog."""
-    return ["good" if v > cutoff and not in_consent_dialog(p.path) else "bad"
-            for v, p in zip(probabilities, paragraphs)]
+    good = [v > cutoff for v in probabilities]
+    dialog = consent_paths(p.path for p, g in zip(paragraphs, good) if g)
+    return ["good" if g and p.path not in dialog else "bad" for g, p in zip(good, paragraphs)]
