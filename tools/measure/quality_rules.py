@@ -4,7 +4,7 @@ gold pages of one split through warclake's extraction and a boilerplate mode (th
 documents a crawl of those pages gives; ``--write`` keeps them as a documents file, so
 another checkout's rules can be measured on the same documents; ``--causes`` tells the
 pages each rule drops for the gold's own lines from those it drops for lines the gold
-lacks; ``--gold-floor`` the pages each rule drops on their kept text beside those it drops
+lacks, and lists each dropped page with its rules' values; ``--gold-floor`` the pages each rule drops on their kept text beside those it drops
 on their gold main text itself)."""
 from __future__ import annotations
 
@@ -110,16 +110,19 @@ def kept_gold_lines(kept: str, gold: str) -> str:
     return PARA_SEP.join(paras)
 
 
-def drop_causes(pages: list[dict], min_recall: float = 0.8) -> dict[str, Counter]:
+def drop_causes(pages: list[dict], min_recall: float = 0.8,
+                dropped: list[tuple[str, str, list]] | None = None) -> dict[str, Counter]:
     """Per rule (and "any rule"), the gold pages it drops on their kept text, by cause:
     "extra" when only the lines the gold lacks make it fire (text the boilerplate mode kept
     beside the main content, or repeated by markup); else "missing" when the kept lines the
     gold holds have under ``min_recall`` of the gold's characters (main text the boilerplate
     mode left out), and "gold" when they have more (the gold's own text as the lake lays it
-    out in paragraphs, lines, paths and links)."""
+    out in paragraphs, lines, paths and links). ``dropped``, when given, receives each
+    dropped page as (id, its cause, [(rule, value, threshold), ...])."""
     out: dict[str, Counter] = {}
     for d in pages:
-        fired = fired_on_emitted(d["text"], d["paragraph_labels"], d["lang"])
+        rules = evaluate_rules(emitted_metrics(d["text"], d["paragraph_labels"], d["lang"]), d["lang"])
+        fired = {r.name for r, _, _ in rules}
         if not fired:
             continue
         kept = kept_text(d["text"], d["paragraph_labels"], repeated_in_document(d["text"], d["paragraph_labels"]))
@@ -131,6 +134,9 @@ def drop_causes(pages: list[dict], min_recall: float = 0.8) -> dict[str, Counter
         for name, on_its_lines in (("any rule", bool(still)), *((n, n in still) for n in fired)):
             cause = ("missing" if short else "gold") if on_its_lines else "extra"
             out.setdefault(name, Counter())[cause] += 1
+        if dropped is not None:
+            dropped.append((d["id"], ("missing" if short else "gold") if still else "extra",
+                            [(r.name, v, t) for r, v, t in rules]))
     return out
 
 
@@ -287,7 +293,8 @@ def main(argv: list[str] | None = None) -> None:
                     print(f"| {rule} | {kept[rule] / n:.1%} | {gold[rule] / n:.1%} | {both[rule] / n:.1%} |")
             return
         if a.causes:
-            causes = drop_causes(pages)
+            dropped: list[tuple[str, str, list]] = []
+            causes = drop_causes(pages, dropped=dropped)
             print(f"{len(pages)} pages; per rule, the pages it drops, by cause (drop_causes): lines the gold "
                   "lacks (extra), main text left out (missing), the gold's own lines (gold)")
             print("| rule | dropped | extra | missing | gold |\n|---|---:|---:|---:|---:|")
@@ -296,6 +303,9 @@ def main(argv: list[str] | None = None) -> None:
                     c = causes[rule]
                     print(f"| {rule} | {sum(c.values()) / len(pages):.1%} | {c['extra']} | {c['missing']} "
                           f"| {c['gold']} |")
+            print("\n| page | cause | rules (value / threshold) |\n|---|---|---|")
+            for page_id, cause, fired in dropped:
+                print(f"| {page_id} | {cause} | " + ", ".join(f"{n} {v:.3g} / {t:g}" for n, v, t in fired) + " |")
             return
     for f in a.files:
         t = pq.read_table(f, columns=["text", "paragraph_labels", "lang"])
