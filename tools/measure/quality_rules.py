@@ -4,8 +4,8 @@ gold pages of one split through warclake's extraction and a boilerplate mode (th
 documents a crawl of those pages gives; ``--write`` keeps them as a documents file, so
 another checkout's rules can be measured on the same documents; ``--causes`` tells the
 pages each rule drops for the gold's own lines from those it drops for lines the gold
-lacks, and lists each dropped page with its rules' values; ``--gold-floor`` the pages each rule drops on their kept text beside those it drops
-on their gold main text itself)."""
+lacks, and lists each dropped page with its rules' values; ``--gold-floor`` the pages each
+rule drops on their kept text beside those it drops on their gold main text itself)."""
 from __future__ import annotations
 
 from collections import Counter
