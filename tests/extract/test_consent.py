@@ -54,3 +54,13 @@ def test_the_sieve_labels_a_consent_banner_bad_and_keeps_the_article():
     assert ARTICLE in kept
     assert not any(in_consent_dialog(p.path) for p, lab in zip(paras, labels) if lab == "good")
     assert sum(in_consent_dialog(p.path) for p in paras) == 3
+
+
+def test_a_page_whose_own_wrapper_is_named_for_consent_keeps_its_text():
+    """A dialog never holds all a page keeps: there the name is the page's, not a banner's."""
+    html = ("<html><body><div class='consent-forms-app'><main><article><h1>Consent in clinical trials</h1>"
+            + "".join(f"<p>{ARTICLE}</p>" for _ in range(4)) + "</article></main></div></body></html>")
+    paras = extract_paragraphs(html)
+    assert all(in_consent_dialog(p.path) for p in paras)
+    kept = {p.plain for p, lab in zip(paras, classify("sieve", paras, "en")) if lab == "good"}
+    assert ARTICLE in kept
