@@ -131,12 +131,11 @@ def drop_causes(pages: list[dict], min_recall: float = 0.8,
         held = sum(len(_plain(ln)) for c in on_gold.split(PARA_SEP) for ln in c.partition(PATH_SEP)[2].split("\n")
                    ) if on_gold else 0
         short = held < min_recall * len(_plain(d["gold"]))
+        own = "missing" if short else "gold"   # the cause when the gold's own lines fire it
         for name, on_its_lines in (("any rule", bool(still)), *((n, n in still) for n in fired)):
-            cause = ("missing" if short else "gold") if on_its_lines else "extra"
-            out.setdefault(name, Counter())[cause] += 1
+            out.setdefault(name, Counter())[own if on_its_lines else "extra"] += 1
         if dropped is not None:
-            dropped.append((d["id"], ("missing" if short else "gold") if still else "extra",
-                            [(r.name, v, t) for r, v, t in rules]))
+            dropped.append((d["id"], own if still else "extra", [(r.name, v, t) for r, v, t in rules]))
     return out
 
 

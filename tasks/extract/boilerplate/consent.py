@@ -11,7 +11,8 @@ Sourcepoint), and home-made banners after what they are ("cookie-banner", "gdpr-
 A path runs through a consent dialog when one of its first ``TOP`` elements (the platforms
 put the dialog at the top of ``<body>``) has a class or id that names a platform, holds
 "consent" or "gdpr", or joins "cookie" with a word for a banner or a dialog. "cookie" alone
-is not enough: documentation and recipes have sections on cookies.
+is not enough: documentation and recipes have sections on cookies. When every path a page
+keeps runs through such a name, it is the page's own wrapper, not a dialog.
 """
 from __future__ import annotations
 
@@ -42,8 +43,10 @@ def in_consent_dialog(path: str) -> bool:
 
 
 def consent_paths(paths: Iterable[str]) -> set[str]:
-    """The paths among ``paths`` that run through a consent dialog: the distinct tops of
-    all of them searched together first, as most pages have no such dialog."""
+    """The paths among ``paths`` (those a page keeps) that run through a consent dialog: the
+    distinct tops of all of them searched together first, as most pages have no such dialog.
+    None when all of them do: a dialog never holds all a page keeps, so the name is the
+    page's own wrapper's."""
     distinct = set(paths)
     tops: set[str] = set()
     for p in distinct:
@@ -51,4 +54,5 @@ def consent_paths(paths: Iterable[str]) -> set[str]:
     joined = "\n".join(tops).lower()
     if not any(w in joined for w in _WORDS):
         return set()
-    return {p for p in distinct if in_consent_dialog(p)}
+    inside = {p for p in distinct if in_consent_dialog(p)}
+    return inside if inside != distinct else set()

@@ -53,11 +53,7 @@ def classify(paragraphs: list[Paragraph], lang: str) -> list[str]:
 
 
 def labels(probabilities: list[float], cutoff: float, paragraphs: list[Paragraph]) -> list[str]:
-    """Good above the page's cutoff, bad below it and inside a consent dialog. A dialog
-    never holds all a page keeps: when every good paragraph is "inside" one, the name is
-    the page's own wrapper's, and the labels stay as the cutoff gives them."""
+    """Good above the page's cutoff, bad below it and inside a consent dialog."""
     good = [v > cutoff for v in probabilities]
     dialog = consent_paths(p.path for p, g in zip(paragraphs, good) if g)
-    if dialog and all(p.path in dialog for p, g in zip(paragraphs, good) if g):
-        dialog = set()
     return ["good" if g and p.path not in dialog else "bad" for g, p in zip(good, paragraphs)]
