@@ -4,7 +4,8 @@ A small gradient-boosted tree ensemble (logistic loss, fixed-depth trees stored 
 binary heaps, ``forest``) over the paragraph features of ``features``; the trees' scores are
 those of the compiled module when it passed its check (``compiled``). A paragraph is good
 when its probability is above the page's cutoff, which a second, page-level ensemble moves
-lower on listing-like pages (``page_kind``); a paragraph inside a cookie or consent dialog is
+lower on listing-like pages (``page_kind``); on a page that would keep nothing it is half the
+best paragraph's probability (``labels``); a paragraph inside a cookie or consent dialog is
 bad whatever its score (``consent``). The weights ship inside the package as
 ``sieve.json`` and are reproduced by ``python -m tools.train_sieve``.
 """
@@ -52,17 +53,18 @@ def classify(paragraphs: list[Paragraph], lang: str) -> list[str]:
     return labels(_probabilities(forest, X).tolist(), cutoff, paragraphs)
 
 
-# A page whose best paragraph is below the cutoff but still this likely keeps the paragraphs
-# within this share of the best, rather than nothing: out of fold on the tuning pages (cutoff
-# 0.4) 45 pages come out empty; this gains 0.0037 page F1 on WCXB, 0.0086 on Dragnet and 0.0013
-# on CLEANEVAL. Pages whose gold is empty (error pages) have their best below 0.13.
+# A page with nothing above its cutoff keeps the paragraphs above FALLBACK_SHARE times its best
+# when that best is at least FALLBACK_FLOOR, rather than nothing: pages with empty main text
+# (error, login pages) score their best below 0.13 (reports/boilerplate_eval.md, "Pages that
+# would keep nothing").
 FALLBACK_FLOOR = 0.15
 FALLBACK_SHARE = 0.5
 
 
 def labels(probabilities: list[float], cutoff: float, paragraphs: list[Paragraph]) -> list[str]:
-    """Good above the page's cutoff (or, when none is, within ``FALLBACK_SHARE`` of a best
-    paragraph of at least ``FALLBACK_FLOOR``); bad below it and inside a consent dialog."""
+    """Good above the page's cutoff (or, when none is and the best paragraph has at least
+    ``FALLBACK_FLOOR``, above ``FALLBACK_SHARE`` times the best); bad below it and inside a
+    consent dialog."""
     best = max(probabilities, default=0.0)
     if FALLBACK_FLOOR <= best <= cutoff:
         cutoff = best * FALLBACK_SHARE
