@@ -2,9 +2,9 @@
 
 Set ``WARCLAKE_TEST_FAULT=<kind>:<marker>[,<kind>:<marker>...]``. On a response record whose
 URL contains ``marker``, once its work began, the worker exits at once as a segfault or the
-OOM killer would end it (``crash``), never returns (``hang``), grows its memory without end
-(``swell``) or stops to be killed (``stop-in``); ``stop-before`` stops it before that
-record's work begins (the records before it done: between two records). ``stop-start`` and
+OOM killer would end it (``crash``), never returns (``hang``), grows its memory to
+``SWELL_CAP`` and holds it (``swell``) or stops to be killed (``stop-in``); ``stop-before``
+stops it before that record's work begins (the records before it done: between two records). ``stop-start`` and
 ``stop-write`` stop it in the archive whose name contains ``marker``: opened, before its
 first record, and with its records all read while its outputs are written (documents
 published, ledger not). The tests use it to check that a dead or runaway worker costs one
@@ -22,6 +22,9 @@ import time
 
 ENV = "WARCLAKE_TEST_FAULT"
 STOPS = "WARCLAKE_TEST_STOPS"   # the folder where a stopped worker writes its pid
+# far above the tests' worker limit (1,500 MB), low enough that two test runs side by side
+# never make the kernel's OOM killer end the worker before its parent does
+SWELL_CAP = 4 << 30
 
 
 class Faults:
@@ -67,8 +70,10 @@ def _fail(kind: str) -> None:
             time.sleep(1)
     if kind == "swell":
         hoard = []
-        while True:   # 2 GB at once, then ~1 GB a second, until the parent stops this process
-            hoard.append(bytearray(40 << 20))   # (at once: a loaded machine must not make it a timeout)
+        # 2 GB at once, then ~1 GB a second up to the cap, until the parent stops this process
+        while True:
+            if len(hoard) * (40 << 20) < SWELL_CAP:
+                hoard.append(bytearray(40 << 20))   # (at once: a loaded machine must not make it a timeout)
             if len(hoard) > 50:
                 time.sleep(0.04)
 
