@@ -4,11 +4,11 @@ Set ``WARCLAKE_TEST_FAULT=<kind>:<marker>[,<kind>:<marker>...]``. On a response 
 URL contains ``marker``, once its work began, the worker exits at once as a segfault or the
 OOM killer would end it (``crash``), never returns (``hang``), grows its memory to
 ``SWELL_CAP`` and holds it (``swell``) or stops to be killed (``stop-in``); ``stop-before``
-stops it before that record's work begins (the records before it done: between two records). ``stop-start`` and
-``stop-write`` stop it in the archive whose name contains ``marker``: opened, before its
-first record, and with its records all read while its outputs are written (documents
-published, ledger not). The tests use it to check that a dead or runaway worker costs one
-page, and that a worker killed anywhere else costs nothing.
+stops it before that record's work begins (the records before it done: between two records).
+``stop-start`` and ``stop-write`` stop it in the archive whose name contains ``marker``:
+opened, before its first record, and with its records all read while its outputs are written
+(documents published, ledger not). The tests use it to check that a dead or runaway worker
+costs one page, and that a worker killed anywhere else costs nothing.
 
 A stop happens once per run: the first worker to reach it writes its pid into the file
 ``<WARCLAKE_TEST_STOPS>/<kind>`` and waits there for the test to kill it; the archive read
