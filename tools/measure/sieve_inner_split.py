@@ -15,7 +15,9 @@ the set's pages) and, for WCXB pages, the benchmark's page word F1, overall and 
 The first row is the cutoff ``train_sieve`` would choose itself (``--cutoff-gold``: the best
 mean token F1 on those sets' pages of the training folds; without it, its cross-validation on
 the labels), the others the fixed ``--cutoffs``. With ``--page-kind-types`` each fold also
-trains the page-kind trees, which set every page's cutoff as at run time. This is how the
+trains the page-kind trees, which set every page's cutoff as at run time. A page with no
+paragraph above its cutoff keeps what ``model.labels`` keeps then (``model.kept_above``); the
+consent rule, which reads the paragraphs' paths, is left out. This is how the
 shipped model's depth, number of trees, cutoff and page kind were chosen
 (reports/boilerplate_eval.md); the figures of two candidates often differ by a few
 thousandths, about what one split's noise is.
@@ -34,7 +36,7 @@ import numpy as np
 
 from tools import train_sieve
 from warclake.tasks.evaluation.metrics import prf, word_prf
-from warclake.tasks.extract.boilerplate import page_kind
+from warclake.tasks.extract.boilerplate import model, page_kind
 
 
 def site(url: str, page_id: str) -> str:
@@ -116,7 +118,7 @@ def inner_split(args: argparse.Namespace, log=None, pages_out=None) -> dict:
                                             "prob": [round(float(v), 5) for v in prob[i]]}) + "\n")
             table = train_sieve._kept_counts(page.gold, texts)
             for name, c in rows:
-                keep = prob[i] > page_kind.moved_cutoff(c, forest, listing[i])
+                keep = prob[i] > model.kept_above(prob[i], page_kind.moved_cutoff(c, forest, listing[i]))
                 counts[name][_set_name(spec)].append(table(keep))
                 if spec.startswith("wcxb:"):
                     kept = "\n".join(t for t, on in zip(texts, keep) if on)

@@ -12,6 +12,7 @@ bad whatever its score (``consent``). The weights ship inside the package as
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 
@@ -61,13 +62,17 @@ FALLBACK_FLOOR = 0.15
 FALLBACK_SHARE = 0.5
 
 
-def labels(probabilities: list[float], cutoff: float, paragraphs: list[Paragraph]) -> list[str]:
-    """Good above the page's cutoff (or, when none is and the best paragraph has at least
-    ``FALLBACK_FLOOR``, above ``FALLBACK_SHARE`` times the best); bad below it and inside a
-    consent dialog."""
+def kept_above(probabilities: Iterable[float], cutoff: float) -> float:
+    """The probability a paragraph must exceed to be kept: the page's cutoff, or, when no
+    paragraph is above it and the best has at least ``FALLBACK_FLOOR``, ``FALLBACK_SHARE``
+    times the best."""
     best = max(probabilities, default=0.0)
-    if FALLBACK_FLOOR <= best <= cutoff:
-        cutoff = best * FALLBACK_SHARE
+    return best * FALLBACK_SHARE if FALLBACK_FLOOR <= best <= cutoff else cutoff
+
+
+def labels(probabilities: list[float], cutoff: float, paragraphs: list[Paragraph]) -> list[str]:
+    """Good above ``kept_above`` the page's cutoff; bad below it and inside a consent dialog."""
+    cutoff = kept_above(probabilities, cutoff)
     good = [v > cutoff for v in probabilities]
     dialog = consent_paths(p.path for p, g in zip(paragraphs, good) if g)
     return ["good" if g and p.path not in dialog else "bad" for g, p in zip(good, paragraphs)]
