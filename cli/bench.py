@@ -74,6 +74,10 @@ def add_parser(sub) -> None:
                         "(a fresh lake each; imports and model loading counted, as for a worker), alternating "
                         "the modes round by round, and report each run's CPU (user + system) and what each "
                         "mode adds to the first, per round and as the median")
+    p.add_argument("--start-up", action="store_true",
+                   help="with --extract-processes and two inputs or more: also run each mode on the first "
+                        "input alone, every round, and report what a process pays once and its rate on "
+                        "the rest (CPU s per MB beyond the first input), which a dump's run sees")
     p.add_argument("--markdown", default=None, metavar="FILE", help="with --modes: write the table to FILE")
     p.add_argument("inputs", nargs="+", metavar="INPUT")
     p.set_defaults(handler=run)
@@ -109,6 +113,8 @@ def run(args) -> int:
         return run_modes(args)
     if args.extract_processes:
         raise SystemExit("--extract-processes: give the modes to compare with --modes, e.g. all,all+signatures")
+    if args.start_up:
+        raise SystemExit("--start-up: with --modes and --extract-processes only")
     config = ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate)
     inputs = resolve_inputs(args.inputs)
     t_load = time.perf_counter()
@@ -318,8 +324,12 @@ def run_modes(args) -> int:
                              "without --walks and --profile")
         from warclake.cli.bench_processes import run_processes  # not imported by every command
 
+        if args.start_up and len(inputs) < 2:
+            raise SystemExit("--start-up: give two inputs or more (the first alone is run too)")
         configs = [None if m == REFERENCE else mode_config(m) for m in modes]
-        return show_table(run_processes(modes, configs, inputs, args.repeat), args.markdown)
+        return show_table(run_processes(modes, configs, inputs, args.repeat, args.start_up), args.markdown)
+    if args.start_up:
+        raise SystemExit("--start-up: with --extract-processes only")
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per mode
     walks = [w.strip() for w in args.walks.split(",")] if args.walks else [None]
     for w in walks:

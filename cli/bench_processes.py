@@ -8,6 +8,12 @@ of that whole process (``os.wait4``). Alternating the modes within each round le
 of the machine's load hit them alike; the percentage is taken per round, then its median.
 The reference row (cli/bench_reference.py) runs the same way, as a process of its own, and
 every mode's speed is also given as a multiple of it.
+
+With ``start_up`` every mode also runs on the first input alone, in every round. The two runs
+part a process's CPU into what it pays once (imports, lingua's models, compiled modules'
+checks) and its rate on the rest: CPU s per MB beyond the first input. A dump's run sees that
+rate, since a worker keeps its process from archive to archive; a bench on a few small
+archives charges them the start-up too.
 """
 from __future__ import annotations
 
@@ -91,8 +97,11 @@ def lake_counts(lake: str, inputs: list[str], reference: bool = False) -> tuple[
     return docs, signed
 
 
-def measure(modes: list[str], configs: list[ExtractConfig | None], inputs: list[str], repeat: int) -> list[list[dict]]:
-    """``rounds[r][m]``: mode m's run in round r, the modes in the order given in every round."""
+def measure(modes: list[str], configs: list[ExtractConfig | None], inputs: list[str], repeat: int,
+            start_up: bool = False) -> list[list[dict]]:
+    """``rounds[r][m]``: mode m's run in round r, the modes in the order given in every round;
+    with ``start_up`` each run also holds ``first``: the CPU s of the same mode on the first
+    input alone, run just before it."""
     with tempfile.TemporaryDirectory(prefix="warclake-bench-bytecode-") as bytecode:
         env = child_env(bytecode)
         for mode, config in zip(modes, configs):   # unmeasured: bytecode and start-up caches written
@@ -102,8 +111,13 @@ def measure(modes: list[str], configs: list[ExtractConfig | None], inputs: list[
         for r in range(repeat):
             runs = []
             for mode, config in zip(modes, configs):
+                first = None
+                if start_up:
+                    with tempfile.TemporaryDirectory() as lake:
+                        first = run_extract(mode, config, inputs[:1], lake, env)["cpu"]
                 with tempfile.TemporaryDirectory() as lake:
                     run = run_extract(mode, config, inputs, lake, env)
+                    run["first"] = first
                     run["docs"], run["signed"] = lake_counts(lake, inputs, reference=config is None)
                 runs.append(run)
                 print(f"round {r + 1}, {mode}: {run['cpu']:.2f} CPU s", file=sys.stderr, flush=True)
@@ -160,6 +174,41 @@ def table(modes: list[str], rounds: list[list[dict]], inputs: list[str]) -> str:
     return "\n".join(lines)
 
 
-def run_processes(modes: list[str], configs: list[ExtractConfig | None], inputs: list[str], repeat: int) -> str:
-    """The table of ``repeat`` rounds (at least one)."""
-    return table(modes, measure(modes, configs, inputs, max(1, repeat)), inputs)
+def start_up_table(modes: list[str], rounds: list[list[dict]], inputs: list[str]) -> str:
+    """Per mode and round: the rate beyond the first input, r = (CPU s of all inputs - CPU s of
+    the first) / (MB of all - MB of the first), and what the process paid once, CPU s of all
+    inputs - r x MB of all; the medians over the rounds, and the reference's rate over the
+    mode's."""
+    mb_all = sum(os.path.getsize(p) for p in inputs) / 1e6
+    mb_rest = mb_all - os.path.getsize(inputs[0]) / 1e6
+    med = statistics.median
+    ref = modes.index(bench_reference.MODE) if bench_reference.MODE in modes else None
+    lines = [f"Start-up and the rate beyond the first input ({mb_rest:.1f} of {mb_all:.1f} MB), "
+             "from a run on the first input alone before each run on all of them.", "",
+             "| mode | once a process, CPU s | CPU s per MB beyond the first input | MB/s per core beyond it |"
+             + (f" × {bench_reference.MODE} beyond it, median (min-max) |" if ref is not None else ""),
+             "|---|---:|---:|---:|" + ("---:|" if ref is not None else "")]
+
+    def rate(run: dict) -> float:
+        return (run["cpu"] - run["first"]) / mb_rest
+
+    for i, mode in enumerate(modes):
+        rates = [rate(rs[i]) for rs in rounds]
+        once = [rs[i]["cpu"] - rate(rs[i]) * mb_all for rs in rounds]
+        # inputs too small for the machine's noise can give a rate of 0 or less: no speed then
+        speed = f"{1 / med(rates):.1f}" if med(rates) > 0 else "-"
+        cells = f"| {mode} | {med(once):.2f} | {med(rates):.4f} | {speed} |"
+        if ref is not None:
+            ratios = [rate(rs[ref]) / rate(rs[i]) for rs in rounds if rate(rs[ref]) > 0 and rate(rs[i]) > 0]
+            cells += f" {med(ratios):.2f} ({min(ratios):.2f}-{max(ratios):.2f}) |" if ratios else " - |"
+        lines.append(cells)
+    return "\n".join(lines)
+
+
+def run_processes(modes: list[str], configs: list[ExtractConfig | None], inputs: list[str], repeat: int,
+                  start_up: bool = False) -> str:
+    """The table of ``repeat`` rounds (at least one), and with ``start_up`` the table of
+    start-up and rate after it."""
+    rounds = measure(modes, configs, inputs, max(1, repeat), start_up)
+    out = table(modes, rounds, inputs)
+    return out + "\n\n" + start_up_table(modes, rounds, inputs) if start_up else out

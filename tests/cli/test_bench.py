@@ -182,3 +182,34 @@ def test_extract_processes_give_each_mode_as_a_ratio_to_the_c_pipeline(tmp_path)
     rounding = ref / ja * (0.005 / ref + 0.005 / ja) + 0.005
     assert float(modes["ja"][3].split()[0]) == pytest.approx(ref / ja, abs=rounding)
     assert int(modes["resiliparse"][6]) > 0  # its documents, counted from its parquet files
+
+
+def test_start_up_parts_each_process_into_what_it_pays_once_and_its_rate_after(tmp_path):
+    """With --start-up each mode also runs on the first archive alone: the second table gives
+    what the process pays once and its CPU s per MB beyond the first archive, which add up to
+    the run on all archives (one round, so no median stands between them)."""
+    paths = make_dump(str(tmp_path / "dump"), files=3, pages_per_file=40, dump="B", truncate_last=False)
+    md = tmp_path / "bench.md"
+    assert main(["bench", "--modes", "ja,resiliparse", "--extract-processes", "--start-up",
+                 "--markdown", str(md), *paths]) == 0
+    text = md.read_text()
+    rows = {ln.split("|")[1].strip(): [c.strip() for c in ln.split("|")[2:-1]]
+            for ln in text.splitlines() if ln.startswith("| ")}
+    assert rows["mode"][:3] == ["once a process, CPU s", "CPU s per MB beyond the first input",
+                                "MB/s per core beyond it"]
+    mb = sum(os.path.getsize(p) for p in paths) / 1e6
+    # round 1 of the first table: the CPU s of ja, then of resiliparse, on all archives
+    cpu = [float(c) for c in next(ln for ln in text.splitlines() if ln.startswith("| 1 |")).split("|")[2:4]]
+    for mode, all_inputs in zip(("ja", "resiliparse"), cpu):
+        once, rate = float(rows[mode][0]), float(rows[mode][1])
+        # within the rounding of the figures shown
+        assert once + rate * mb == pytest.approx(all_inputs, abs=0.011 + 0.00005 * mb)
+    assert rows["resiliparse"][3] in ("1.00 (1.00-1.00)", "-")   # the reference against itself
+
+
+def test_start_up_needs_two_inputs_and_whole_processes(tmp_path):
+    paths = make_dump(str(tmp_path / "dump"), files=1, pages_per_file=5, dump="B", truncate_last=False)
+    with pytest.raises(SystemExit, match="two inputs or more"):
+        main(["bench", "--modes", "ja", "--extract-processes", "--start-up", *paths])
+    with pytest.raises(SystemExit, match="--extract-processes only"):
+        main(["bench", "--modes", "ja", "--start-up", *paths])
