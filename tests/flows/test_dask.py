@@ -20,7 +20,7 @@ def cluster():
     # processes=False: the workers are threads of this test process, quick to start; worker
     # processes, and the API they report to, are the test of a run on worker processes below.
     with distributed.LocalCluster(n_workers=2, processes=False, threads_per_worker=1,
-                                  dashboard_address=None) as c:
+                                  dashboard_address=":0") as c:
         yield c
 
 
@@ -132,7 +132,7 @@ def test_run_on_worker_processes_reports_to_the_runs_api_and_leaves_no_server(du
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     mark = f"WARCLAKE_TEST_CLUSTER={uuid.uuid4().hex}"   # in the workers' environment, and their children's
     lake = tmp_path / "lake"
-    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
                                   env=dict([mark.split("=")])) as c, distributed.Client(c) as client:
         client.wait_for_workers(2, timeout=120)
         # no API configured: the run starts a temporary server (in this process, the harness's)
