@@ -109,12 +109,12 @@ def extract_all(inputs: list[str], lake: str, config: ExtractConfig,
 
 
 def run(args) -> int:
+    if args.start_up and not args.extract_processes:
+        raise SystemExit("--start-up: with --modes and --extract-processes only")
     if args.modes:
         return run_modes(args)
     if args.extract_processes:
         raise SystemExit("--extract-processes: give the modes to compare with --modes, e.g. all,all+signatures")
-    if args.start_up:
-        raise SystemExit("--start-up: with --modes and --extract-processes only")
     config = ExtractConfig.from_langs(args.langs, boilerplate=args.boilerplate)
     inputs = resolve_inputs(args.inputs)
     t_load = time.perf_counter()
@@ -328,8 +328,6 @@ def run_modes(args) -> int:
             raise SystemExit("--start-up: give two inputs or more (the first alone is run too)")
         configs = [None if m == REFERENCE else mode_config(m) for m in modes]
         return show_table(run_processes(modes, configs, inputs, args.repeat, args.start_up), args.markdown)
-    if args.start_up:
-        raise SystemExit("--start-up: with --extract-processes only")
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per mode
     walks = [w.strip() for w in args.walks.split(",")] if args.walks else [None]
     for w in walks:

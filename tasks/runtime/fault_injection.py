@@ -69,11 +69,11 @@ def _fail(kind: str) -> None:
         while True:
             time.sleep(1)
     if kind == "swell":
-        hoard = []
+        hoard, chunk = [], 40 << 20
         # 2 GB at once, then ~1 GB a second up to the cap, until the parent stops this process
         while True:
-            if len(hoard) * (40 << 20) < SWELL_CAP:
-                hoard.append(bytearray(40 << 20))   # (at once: a loaded machine must not make it a timeout)
+            if len(hoard) * chunk < SWELL_CAP:
+                hoard.append(bytearray(chunk))   # (at once: a loaded machine must not make it a timeout)
             if len(hoard) > 50:
                 time.sleep(0.04)
 
