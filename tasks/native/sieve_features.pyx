@@ -1420,42 +1420,52 @@ def margin(const double[:, ::1] X, const int64_t[:, ::1] feature, const double[:
                 raise ValueError("a tree reads a column the matrix does not have")
     feat_a = np.ascontiguousarray(feature, dtype=np.int32)
     cdef const int32_t[:, ::1] feat32 = feat_a
-    cdef double *vals = <double *> malloc(4 * t * sizeof(double))
+    cdef double *vals = <double *> malloc(8 * t * sizeof(double))
     if vals == NULL:
         raise MemoryError()
-    cdef const double *x0
-    cdef const double *x1
-    cdef const double *x2
-    cdef const double *x3
+    cdef const double *x
     cdef const int32_t *ft
     cdef const double *th
     cdef const double *lf
-    cdef Py_ssize_t n0, n1, n2, n3, lvl
+    cdef Py_ssize_t n0, n1, n2, n3, n4, n5, n6, n7, lvl, s1, s2, s3, s4, s5, s6, s7, m
     with nogil:
         i = 0
         while i < n:
-            # four rows at once: four independent walks down each tree
-            x0 = &X[i, 0]
-            x1 = &X[i + 1, 0] if i + 1 < n else x0
-            x2 = &X[i + 2, 0] if i + 2 < n else x0
-            x3 = &X[i + 3, 0] if i + 3 < n else x0
+            # eight rows at once: eight independent walks down each tree (a short last
+            # block walks its first row again in the missing places)
+            m = n - i if n - i < 8 else 8
+            x = &X[i, 0]
+            s1 = n_feat if m > 1 else 0
+            s2 = 2 * n_feat if m > 2 else 0
+            s3 = 3 * n_feat if m > 3 else 0
+            s4 = 4 * n_feat if m > 4 else 0
+            s5 = 5 * n_feat if m > 5 else 0
+            s6 = 6 * n_feat if m > 6 else 0
+            s7 = 7 * n_feat if m > 7 else 0
             for tr in range(t):
                 ft = &feat32[tr, 0]
                 th = &threshold[tr, 0]
                 lf = &leaf[tr, 0]
-                n0 = n1 = n2 = n3 = 0
+                n0 = n1 = n2 = n3 = n4 = n5 = n6 = n7 = 0
                 for lvl in range(depth):
-                    n0 = 2 * n0 + 1 + (x0[ft[n0]] > th[n0])
-                    n1 = 2 * n1 + 1 + (x1[ft[n1]] > th[n1])
-                    n2 = 2 * n2 + 1 + (x2[ft[n2]] > th[n2])
-                    n3 = 2 * n3 + 1 + (x3[ft[n3]] > th[n3])
+                    n0 = 2 * n0 + 1 + (x[ft[n0]] > th[n0])
+                    n1 = 2 * n1 + 1 + (x[s1 + ft[n1]] > th[n1])
+                    n2 = 2 * n2 + 1 + (x[s2 + ft[n2]] > th[n2])
+                    n3 = 2 * n3 + 1 + (x[s3 + ft[n3]] > th[n3])
+                    n4 = 2 * n4 + 1 + (x[s4 + ft[n4]] > th[n4])
+                    n5 = 2 * n5 + 1 + (x[s5 + ft[n5]] > th[n5])
+                    n6 = 2 * n6 + 1 + (x[s6 + ft[n6]] > th[n6])
+                    n7 = 2 * n7 + 1 + (x[s7 + ft[n7]] > th[n7])
                 vals[tr] = lf[n0 - n_int]
                 vals[t + tr] = lf[n1 - n_int]
                 vals[2 * t + tr] = lf[n2 - n_int]
                 vals[3 * t + tr] = lf[n3 - n_int]
-            for r in range(4):
-                if i + r < n:
-                    out[i + r] = base + (0.0 + _pairwise(vals + r * t, t))
-            i += 4
+                vals[4 * t + tr] = lf[n4 - n_int]
+                vals[5 * t + tr] = lf[n5 - n_int]
+                vals[6 * t + tr] = lf[n6 - n_int]
+                vals[7 * t + tr] = lf[n7 - n_int]
+            for r in range(m):
+                out[i + r] = base + (0.0 + _pairwise(vals + r * t, t))
+            i += m
     free(vals)
     return out_a
