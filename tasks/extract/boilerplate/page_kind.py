@@ -26,9 +26,9 @@ LISTING_ABOVE = 0.5   # the page-kind probability above which a page takes listi
 def vector(X: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
     """A page's summary row from its paragraphs' feature matrix: each column's mean weighted
     by the paragraphs' characters, its plain mean, and the log of the numbers of paragraphs
-    and characters (2 * columns + 2 values). The weighted mean is einsum's: added paragraph by
-    paragraph, the same bits on every machine, where ``weights @ X`` takes BLAS's order for
-    the machine and may wake BLAS threads that spin on other cores after every page."""
+    and characters (2 * columns + 2 values). The weighted mean is einsum's, added paragraph
+    by paragraph in one fixed order; ``weights @ X`` would take BLAS's order for the machine
+    and wake BLAS threads that spin on the other cores after every page."""
     n, width = X.shape
     if n == 0:
         return np.zeros(2 * width + 2)
