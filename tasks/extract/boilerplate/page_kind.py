@@ -26,17 +26,14 @@ LISTING_ABOVE = 0.5   # the page-kind probability above which a page takes listi
 def vector(X: np.ndarray, names: tuple[str, ...]) -> np.ndarray:
     """A page's summary row from its paragraphs' feature matrix: each column's mean weighted
     by the paragraphs' characters, its plain mean, and the log of the numbers of paragraphs
-    and characters (2 * columns + 2 values). The weighted mean is einsum's, added paragraph
-    by paragraph in one fixed order; ``weights @ X`` would take BLAS's order for the machine
-    and wake BLAS threads that spin on the other cores after every page."""
+    and characters (2 * columns + 2 values)."""
     n, width = X.shape
     if n == 0:
         return np.zeros(2 * width + 2)
     chars = np.expm1(X[:, names.index("log_len")])
     total = float(chars.sum())
     weights = chars / total if total > 0 else np.full(n, 1.0 / n)
-    weighted = np.einsum("i,ij->j", weights, X)
-    return np.concatenate([weighted, X.mean(axis=0), [np.log1p(n), np.log1p(total)]])
+    return np.concatenate([weights @ X, X.mean(axis=0), [np.log1p(n), np.log1p(total)]])
 
 
 def listing_probability(forest: Forest, X: np.ndarray,
