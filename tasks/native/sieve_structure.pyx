@@ -14,8 +14,8 @@ whole matrix against the Python reference on import.
 """
 from libc.math cimport copysign, log, log1p
 from libc.stdint cimport uint64_t
-from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcmp, memset
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcmp
 
 import zlib
 
@@ -826,11 +826,9 @@ cdef class _Boxes:
         while cap < 2 * bound:
             cap *= 2
         self.uniq = uniq
-        # only the table starts zeroed: every other array is written before it is read
-        self.mem = <Py_ssize_t*>malloc((cap + 8 * bound + nu + 1) * sizeof(Py_ssize_t))
+        self.mem = <Py_ssize_t*>calloc(cap + 8 * bound + nu + 1, sizeof(Py_ssize_t))
         if self.mem == NULL:
             raise MemoryError()
-        memset(self.mem, 0, cap * sizeof(Py_ssize_t))
         self.slots = self.mem
         self.mask = cap - 1
         self.n_parent = self.mem + cap
