@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import re
 import zlib
+from typing import Callable, Protocol
 
 import brotli
 import zstandard
-from isal import isal_zlib
 from warcio.bufferedreaders import ChunkedDataReader
 
-from warclake.tasks.archive.gzip_members import gzip_decompressor
+from warclake.tasks.archive.gzip_members import IsalError, gzip_decompressor
 
 BLOCK = 16 << 10   # coded bytes per decoding step: a step's output stays bounded
 
@@ -44,7 +44,7 @@ class _Gzip:
         self.finished = False
 
     def feed(self, data: bytes) -> bytes:
-        out = []
+        out: list[bytes] = []
         while data:
             if self.finished:
                 if not data.startswith(b"\x1f\x8b"):
@@ -107,7 +107,13 @@ class _Zstd:
         return out
 
 
-DECODERS = {"gzip": _Gzip, "x-gzip": _Gzip, "deflate": _Deflate, "br": _Brotli, "zstd": _Zstd}
+class _Decoder(Protocol):
+    finished: bool   # the coded data has ended
+
+    def feed(self, data: bytes) -> bytes: ...
+
+
+DECODERS: dict[str, Callable[[], _Decoder]] = {"gzip": _Gzip, "x-gzip": _Gzip, "deflate": _Deflate, "br": _Brotli, "zstd": _Zstd}
 
 
 _CONTROL = re.compile(rb"[\x00-\x08\x0e-\x1a\x1c-\x1f]")
@@ -158,7 +164,7 @@ class DecodedStream:
         try:
             for d in self._decoders:
                 data = d.feed(data)
-        except (zlib.error, isal_zlib.error, brotli.error, zstandard.ZstdError) as exc:
+        except (zlib.error, IsalError, brotli.error, zstandard.ZstdError) as exc:
             if self._started or not looks_plain(coded):
                 raise ContentEncodingError(f"content encoding does not decode: {exc}") from exc
             self._plain = True   # its first block is no such coding: stored decoded

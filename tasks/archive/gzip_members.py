@@ -11,11 +11,14 @@ member are kept (up to a cap) so the scan can start right after a damaged member
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, cast
 
 from isal import isal_zlib
 
 from warclake.tasks.archive.lines import starts_record
+
+# ISA-L's inflate error (isal's stubs declare ``error`` an Exception instance, not a class)
+IsalError = cast(type[Exception], isal_zlib.error)
 
 
 def gzip_decompressor():
@@ -35,7 +38,7 @@ def _inflates_to_record(data: bytes) -> bool:
     d = gzip_decompressor()
     try:
         head = d.decompress(data, 1024)
-    except isal_zlib.error:
+    except IsalError:
         return False
     return bool(head.lstrip(b"\r\n")) and starts_record(head)
 
@@ -131,7 +134,7 @@ class MemberReader:
             fed = len(chunk) - (self._fed - at)
             try:
                 out = d.decompress(memoryview(chunk)[self._fed - at:] if at != self._fed else chunk)
-            except isal_zlib.error as exc:
+            except IsalError as exc:
                 return self._finish(_gzip_error(exc))
             if d.eof:
                 self._fed += fed - len(d.unused_data)

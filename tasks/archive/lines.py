@@ -197,7 +197,9 @@ class LineReader:
         (if not: what there is, up to the end of the input or past ``cap``). Anything but
         a WARC header is its first line (an ARC header, or no header at all)."""
         while True:
-            j = _BLANKS.match(self._buf, self._i).end()
+            blanks = _BLANKS.match(self._buf, self._i)
+            assert blanks is not None   # (it matches the empty string)
+            j = blanks.end()
             n = len(self._buf)
             more = j == n or (n - j <= 2 and not self._buf[j:n].strip(b"\r"))  # a line end may straddle reads
             if not more or not self._extend():

@@ -24,13 +24,12 @@ import zlib
 from dataclasses import dataclass, field
 from typing import BinaryIO, Callable, Iterator
 
-from isal import isal_zlib
 from warcio.bufferedreaders import BufferedReader
-from warcio.recordloader import ArcWarcRecordLoader
+from warcio.recordloader import ArcWarcRecord, ArcWarcRecordLoader
 
 from warclake.tasks.archive.block_digest import block_digest_ok
 from warclake.tasks.archive.content_encoding import payload_stream
-from warclake.tasks.archive.gzip_members import MemberReader, gzip_decompressor, has_member
+from warclake.tasks.archive.gzip_members import IsalError, MemberReader, gzip_decompressor, has_member
 from warclake.tasks.archive.lines import (
     QUIRK_LINE_ENDS,
     LineReader,
@@ -123,7 +122,7 @@ class RawRecord:
     http_status: int | None = None
     http_headers: dict[str, str] | None = None  # lower-cased names, first value wins
     http_error: str | None = None   # HTTP head could not be parsed
-    _record: object = field(default=None, repr=False)
+    _record: ArcWarcRecord = field(default=None, repr=False)   # warcio's record (set by the reader)
     _max_payload: int = 0
     _settle: Callable[[], bool] | None = field(default=None, repr=False)
     _complete: bool | None = None
@@ -528,7 +527,7 @@ def _blank_lines(lines: LineReader, eol: bytes, quirks: list[str]) -> tuple[byte
     block that ran into them leaves too few or mixed ones ("\n\r\n" of "\r\n\r\n"). Blank
     lines that end otherwise than the header, all alike, are a writer's quirk (recorded)."""
     blank = same = first_like = 0
-    kind = None
+    kind = b""   # the first blank line
     line = lines.readline(LINE_CAP)
     while line == eol or line in _PLAIN_BLANKS or is_blank(line):  # the common cases first
         blank += 1
@@ -586,7 +585,7 @@ def not_an_archive(head: bytes) -> str | None:
         return None  # empty file: no records, nothing wrong
     try:
         text = _leading_text(head)
-    except (zlib.error, isal_zlib.error) as exc:
+    except (zlib.error, IsalError) as exc:
         return f"not an archive: bad gzip header ({exc})"
     if text.startswith((b"WARC/", b"filedesc://")) or not text:
         return None

@@ -9,7 +9,7 @@ whatever length a record declares (the file holds at most what the input had lef
 from __future__ import annotations
 
 import tempfile
-from typing import Iterator
+from typing import IO, Iterator
 
 MEMORY_CAP = 16 << 20   # bytes kept in memory; past this they go to a temporary file
 REPLAY_STEP = 1 << 20   # bytes per read when they are read back from the file
@@ -20,9 +20,9 @@ class RewindStore:
 
     __slots__ = ("_parts", "_file", "size")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._parts: list[bytes] = []
-        self._file = None
+        self._file: IO[bytes] | None = None
         self.size = 0
 
     def add(self, data: bytes) -> None:
