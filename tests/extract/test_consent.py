@@ -44,7 +44,7 @@ CONSENT = ("We and our partners store and access personal data, like browsing da
 
 
 def test_the_sieve_labels_a_consent_banner_bad_and_keeps_the_article():
-    html = (f"<html><body><main><article><h1>Flood closes the old bridge</h1>"
+    html = ("<html><body><main><article><h1>Flood closes the old bridge</h1>"
             + "".join(f"<p>{ARTICLE}</p>" for _ in range(4))
             + f"</article></main><div id='onetrust-consent-sdk'><div id='onetrust-banner-sdk'>"
             f"<h2>We value your privacy</h2><p>{CONSENT}</p><p>{CONSENT}</p></div></div></body></html>")

@@ -61,6 +61,9 @@ def paragraph_decisions(docs: pa.Table, decide: DecisionConfig | None = None) ->
     for d, text in zip(docs.column("docId").to_pylist(), docs.column("text").to_pylist()):
         for i in range(len(split_paragraphs(text))):
             r = dropped.get((d, i))
-            ids.append(d); idx.append(i); kept.append(r is None); rules.append(r)
+            ids.append(d)
+            idx.append(i)
+            kept.append(r is None)
+            rules.append(r)
     return pa.table({"docId": ids, "paragraph": pa.array(idx, pa.int32()), "kept": kept, "rule": rules},
                      schema=RESULT)
