@@ -12,7 +12,7 @@ SCHEMA_VERSION = "4"
 
 # Settings that change how inputs are read, never the documents: changing them redoes nothing.
 NOT_IN_FINGERPRINT = frozenset({"net_timeout", "net_resumes", "record_seconds", "worker_memory_mb",
-                                "corpus_signatures"})
+                                "corpus_signatures", "recheck_inputs", "plan_threads"})
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,9 @@ class ExtractConfig:
     # the row groups of documents as they are written: what else is written, not what the
     # documents are, so not in the fingerprint either.
     corpus_signatures: bool = False
+    # How a run plans (tasks/lake/plan.py), not what comes out: not in the fingerprint either.
+    recheck_inputs: bool = False              # ask each remote input's identity again (a request each)
+    plan_threads: int = 16                    # the plan's requests at once (reads, identities)
 
     @classmethod
     def from_langs(cls, langs: str | list[str] | tuple[str, ...] | None = None, **kw) -> "ExtractConfig":
@@ -61,6 +64,9 @@ class ExtractConfig:
         elif isinstance(langs, str):
             langs = [s.strip() for s in langs.split(",") if s.strip()]
         check_extract_settings(langs, kw)
+        threads = kw.get("plan_threads", cls.plan_threads)
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise ValueError(f"plan_threads {threads!r} is not a positive number of threads")
         return cls(langs=tuple(sorted(set(langs))), **kw)
 
     def as_dict(self) -> dict:

@@ -3,6 +3,7 @@
     <lake>/documents/dump=<DUMP>/<warc-name>.parquet
     <lake>/ledger/dump=<DUMP>/<warc-name>.parquet
     <lake>/files/dump=<DUMP>/<warc-name>.json      written last: its presence means done
+    <lake>/done/dump=<DUMP>/<warc-name>/<mark>     after it: what the plan needs of it (done_marks.py)
 
 Local files are written under a temporary name and renamed into place. On object
 stores a PUT is already all-or-nothing, so files are uploaded once complete. Either
@@ -14,12 +15,14 @@ import json
 import os
 import posixpath
 import re
+import shutil
 import tempfile
 from dataclasses import dataclass
 
 import fsspec
 from fsspec.implementations.local import LocalFileSystem
 
+from warclake.tasks.lake import done_marks
 from warclake.tasks.lake.owners import remove_dead_tmp, tmp_name
 
 KINDS = ("documents", "ledger", "files")
@@ -140,7 +143,27 @@ class Lake:
                 os.unlink(local_tmp)
         return size
 
+    def marks_dir(self, dump: str, warc_name: str | None = None) -> str:
+        """The folder of a dump's done marks, or of one archive's."""
+        d = posixpath.join(self._root, done_marks.FOLDER, f"dump={check_dump_name(dump)}")
+        return posixpath.join(d, warc_name) if warc_name is not None else d
+
+    def listing(self, dump: str) -> dict[str, done_marks.Listed]:
+        """Every summary of the dump with its marks, from one listing of each folder (an
+        error of the store is raised naming the folder)."""
+        summaries, marks = self.dir("files", dump), self.marks_dir(dump)
+        if self.is_local:
+            return done_marks.list_local(summaries, marks)
+        try:
+            return done_marks.list_remote(self.fs, summaries, marks)
+        except FileNotFoundError:
+            raise
+        except OSError as exc:
+            raise naming(exc, self.fs.unstrip_protocol(summaries) + "/") from exc
+
     def write_summary(self, dump: str, warc_name: str, summary: dict) -> None:
+        """The summary, then its done mark when it says done (a crash between the two leaves
+        a summary the next plan reads instead)."""
         data = json.dumps(summary, indent=1, sort_keys=True, default=str).encode()
         tmp = self.tmp_file("files", dump, warc_name)
         try:
@@ -152,11 +175,35 @@ class Lake:
             remove_quietly(tmp)
             raise
         self.publish_file(tmp, "files", dump, warc_name)
+        if summary.get("status") in done_marks.DONE_STATUSES:
+            self._mark(dump, warc_name, summary, data)
+
+    def _mark(self, dump: str, warc_name: str, summary: dict, data: bytes) -> None:
+        if self.is_local:
+            tag = done_marks.local_tag(self.path("files", dump, warc_name))
+            d = self.marks_dir(dump, warc_name)
+            os.makedirs(d, exist_ok=True)
+            open(posixpath.join(d, done_marks.mark_name(summary, tag)), "wb").close()   # empty: whole at once
+        else:
+            tag = done_marks.summary_md5(data)
+            self.fs.pipe_file(posixpath.join(self.marks_dir(dump, warc_name), done_marks.mark_name(summary, tag)), b"")
 
     def remove_summary(self, dump: str, warc_name: str) -> None:
         """Un-mark an input as done before redoing it, so a crash mid-redo is not 'done'."""
         try:
             self.fs.rm(self.path("files", dump, warc_name))
+        except FileNotFoundError:
+            pass
+        self.remove_marks(dump, warc_name)
+
+    def remove_marks(self, dump: str, warc_name: str) -> None:
+        """An archive's done marks (a mark left behind is harmless: its tag no longer matches)."""
+        d = self.marks_dir(dump, warc_name)
+        if self.is_local:
+            shutil.rmtree(d, ignore_errors=True)
+            return
+        try:
+            self.fs.rm(d, recursive=True)
         except FileNotFoundError:
             pass
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import urllib.parse
 
 import pytest
 
@@ -41,7 +42,9 @@ def one_client_attempt(s3, monkeypatch):
 
 
 def summary_reads(name: str):
-    return lambda r: r.method in ("GET", "HEAD") and r.under(f"/{name}/files/")
+    """A read of the summaries: one's GET or HEAD, or the listing of their folder."""
+    return lambda r: (r.method in ("GET", "HEAD") and r.under(f"/{name}/files/")) or \
+        (r.is_list and f"{name}/files/" in urllib.parse.unquote(r.query))
 
 
 def lake_writes(reqs, name: str) -> list[str]:
