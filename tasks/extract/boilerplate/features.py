@@ -89,14 +89,11 @@ CONTEXT_COLS = ("log_len", "link_density", "stop_density", "jt_cf_good", "jt_fin
                 "markup_density", "grp_any_content", "sentence_ends", "in_main")
 OFFSETS = (-2, -1, 1, 2)
 WINDOWS = (3, 10)
-NAMES = list(BASE)
-NAMES += [f"{c}@{o:+d}" for o in OFFSETS for c in CONTEXT_COLS]
-NAMES += [f"{c}~{w}" for w in WINDOWS for c in CONTEXT_COLS]
+CORE_NAMES = (*BASE, *(f"{c}@{o:+d}" for o in OFFSETS for c in CONTEXT_COLS),
+              *(f"{c}~{w}" for w in WINDOWS for c in CONTEXT_COLS))
 # Page-structure columns (comment and related sections, records, compound class stems):
 # last; ``with_structure`` adds them to the compiled module's columns.
-CORE_NAMES = tuple(NAMES)
-NAMES += list(structure.NAMES)
-NAMES = tuple(NAMES)
+NAMES = (*CORE_NAMES, *structure.NAMES)
 _STRUCTURE = slice(len(CORE_NAMES), len(NAMES))
 _IDX = {n: i for i, n in enumerate(NAMES)}
 
@@ -106,6 +103,7 @@ def _element_parts(el: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
     """(tag, PATH_COLS positions of the groups its class/id sub-words name, as ``grp_any_``
     and as ``grp_near_``) of one path element; cached, as templates repeat elements."""
     m = _TAG_PART.match(el)
+    assert m is not None   # (it matches the empty string)
     tag, rest = m.group(0), el[m.end():]
     if not rest:
         return tag.lower(), (), ()

@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Sequence
 
 import numpy as np
 
@@ -207,9 +208,9 @@ def classify_detailed(paragraphs: list[Paragraph], lang: str, prm: Params | None
     prm = params_for(lang, prm)
     has_stops = bool(stoplist(lang))
     n = len(paragraphs)
-    sds = stop_densities or [None] * n
+    sds: Sequence[float | None] = stop_densities or [None] * n
     plains = plains or [p.plain for p in paragraphs]
-    links = link_counts or [None] * n
+    links: Sequence[int | None] = link_counts or [None] * n
     if path_flags is None:
         path_flags = [_path_flags(p.path) for p in paragraphs]
     if stop_densities is not None and link_counts is not None:

@@ -68,6 +68,15 @@ _STEM_GROUP = {w: g for g, ws in STEMS.items() for w in ws}
 # one pass over a name: stems left to right, the longest first where two start together
 _STEM_RE = re.compile("|".join(sorted(_STEM_GROUP, key=lambda w: (-len(w), w))))
 _TAG = re.compile(r"[^.#]*")
+
+
+def _tag(el: str) -> str:
+    """A path element's tag: what comes before any "." or "#"."""
+    m = _TAG.match(el)
+    assert m is not None   # (it matches the empty string)
+    return m.group(0)
+
+
 _LETTERS = re.compile(r"[a-z]+")
 
 # Short lines that a record of a comment or listing repeats.
@@ -123,7 +132,7 @@ _STEM_COL = {g: (_IDX["stem_any_" + g], _IDX["stem_near_" + g]) for g in STEM_GR
 @lru_cache(maxsize=8192)
 def _element_stems(el: str) -> frozenset[str]:
     """Stem groups named inside the class/id names of one path element."""
-    rest = el[_TAG.match(el).end():].lower()
+    rest = el[len(_tag(el)):].lower()
     if not rest:
         return frozenset()
     # stems are letters only, so they are found run by run of letters; runs repeat a lot
@@ -212,7 +221,7 @@ def columns(paths: list[str], plains: list[str], in_main: np.ndarray) -> np.ndar
 
 def _is_h1(path: str) -> bool:
     el = path.rpartition(">")[2]
-    return _TAG.match(el).group(0).lower() == "h1"
+    return _tag(el).lower() == "h1"
 
 
 def _h1_position(C: np.ndarray, uniq: list[str], inverse: np.ndarray) -> None:
@@ -300,7 +309,7 @@ def _after_headings(C: np.ndarray, paths: list[str], plains: list[str], uniq: li
 
 def _tag_is(el: str, name: str) -> bool:
     """The element's tag (before any "." or "#") is ``name``, in ASCII capitals or not."""
-    tag = _TAG.match(el).group(0)
+    tag = _tag(el)
     return tag.isascii() and tag.lower() == name
 
 
@@ -326,7 +335,7 @@ def _page_type(C: np.ndarray, paths: list[str], plains: list[str], uniq: list[st
     (from the last return of that path on) holds at most half of the container's text: a
     menu at the top of the page does not make the whole page a record list."""
     col = _IDX
-    n, nu = len(paths), len(uniq)
+    nu = len(uniq)
     lens = [len(t) for t in plains]
     total = float(sum(lens)) or 1.0
     inv = inverse.tolist()
@@ -396,5 +405,5 @@ def _page_type(C: np.ndarray, paths: list[str], plains: list[str], uniq: list[st
 
 
 def _is_heading(path: str) -> bool:
-    tag = _TAG.match(path.rpartition(">")[2]).group(0)
+    tag = _tag(path.rpartition(">")[2])
     return len(tag) == 2 and tag[0] in "hH" and tag[1] in "123456"

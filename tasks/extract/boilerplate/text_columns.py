@@ -34,7 +34,7 @@ TERM_CHARS = ".!?。！？"             # a sentence end, when closers and then 
 CLOSER_CHARS = "\"'”’)]"
 END_CHARS = ".!?。！？:;\"”"         # ends_with_punct
 UPPER_BELOW = 0x500                  # upper_ratio counts capitals of Latin, Greek, Cyrillic
-_TITLE_RANGES = ("AZ", "ÀÖ", "ØÞ", "АЯ", "ЁЁ")
+_TITLE_RANGES = (("A", "Z"), ("À", "Ö"), ("Ø", "Þ"), ("А", "Я"), ("Ё", "Ё"))
 
 _LOG1P_TABLE = np.array([math.log1p(i) for i in range(1 << 16)])
 

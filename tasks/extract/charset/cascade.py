@@ -209,11 +209,11 @@ def decode_body(body: bytes, http_content_type: str | None, window: int = 20480,
     if trust_declarations:
         bom = sniff_bom(body)
         if bom:
-            name, skip = bom
-            res = _decoded(body[skip:], name, window, "bom")
+            bom_name, skip = bom
+            res = _decoded(body[skip:], bom_name, window, "bom")
             if res is not None:
                 return res
-            tried.add(name)
+            tried.add(bom_name)
         declared = [(sniff_meta(head, meta_limit or window) or sniff_xml_declaration(head), "meta"),
                     (header_charset(http_content_type), "header")]
         for name, source in declared:

@@ -76,7 +76,7 @@ def detect_charset(window: bytes) -> list[str]:
     matches = from_bytes(window, preemptive_behaviour=False, cp_isolation=_LATIN_CODECS if latin else None)
     if latin and not len(matches):
         matches = from_bytes(window, preemptive_behaviour=False)
-    scored = []
+    scored: list[tuple[float, float, int, str]] = []
     for i, match in enumerate(matches):
         if match.encoding in ("utf_16", "utf_32"):  # BOM-detecting codecs: the BOM says which
             bom = sniff_bom(window)

@@ -35,7 +35,7 @@ def _vietnamese() -> str:
 
 # The letters beyond ASCII that each Latin-script language of these code pages writes
 # (lower case; orthographies as published, not fitted to any data).
-ALPHABETS = {
+_ALPHABET_LETTERS = {
     "fr": "àâæçéèêëîïôœùûüÿ", "de": "äöüß", "es": "áéíñóúü", "pt": "áâãàçéêíóôõú",
     "it": "àèéìíîòóùú", "nl": "éëïóöü", "ca": "àçèéíïòóúü", "da": "æøåé", "no": "æøåéóò",
     "sv": "åäöé", "fi": "äöåšž", "is": "áðéíóúýþæö", "ga": "áéíóú", "sq": "çë",
@@ -47,7 +47,7 @@ ALPHABETS = {
     "gl": "áéíóúñü", "lb": "äëéèöü", "mt": "àèìòùċġħż", "oc": "àèéíòóúïüç",
     "rm": "àèéìòùäöüê", "sc": "àèìòù", "wa": "âåçèéêîôûëöü", "vi": _vietnamese(),
 }
-ALPHABETS = {lang: frozenset(letters) for lang, letters in ALPHABETS.items()}
+ALPHABETS = {lang: frozenset(letters) for lang, letters in _ALPHABET_LETTERS.items()}
 
 _NON_ASCII_WORD = re.compile(r"[^\W\d_]*[^\x00-\x7f][^\s<>&;\"'=/.,:!?()\[\]{}0-9-]*")
 # Weights: a symbol or control inside a word is the clearest sign of a wrong code page.

@@ -36,6 +36,14 @@ _SPACES = re.compile(rb"[\t\n\x0c\r ]*")
 _UNQUOTED = re.compile(rb"[^\t\n\x0c\r >]*")
 
 
+def _run_end(pattern: re.Pattern[bytes], buf: bytes, pos: int) -> int:
+    """Where the run of ``pattern`` starting at ``pos`` ends (each of these patterns matches
+    the empty string too)."""
+    m = pattern.match(buf, pos)
+    assert m is not None
+    return m.end()
+
+
 class _End(Exception):
     """The prescan ran past the end of the bytes it may look at."""
 
@@ -43,13 +51,13 @@ class _End(Exception):
 def _get_attribute(buf: bytes, pos: int) -> tuple[bytes, bytes, int] | None:
     """WHATWG "get an attribute": (name, value, new position), None when there is none."""
     n = len(buf)
-    pos = _SKIP_ATTR_START.match(buf, pos).end()
+    pos = _run_end(_SKIP_ATTR_START, buf, pos)
     if pos >= n:
         raise _End
     if buf[pos] == 0x3E:  # '>'
         return None
     # The first byte belongs to the name even if it is '='.
-    end = _ATTR_NAME.match(buf, pos + 1).end()
+    end = _run_end(_ATTR_NAME, buf, pos + 1)
     name = buf[pos:end].lower()
     pos = end
     if pos >= n:
@@ -57,12 +65,12 @@ def _get_attribute(buf: bytes, pos: int) -> tuple[bytes, bytes, int] | None:
     if buf[pos] in b"/>":
         return name, b"", pos
     if buf[pos] != 0x3D:  # whitespace after the name
-        pos = _SPACES.match(buf, pos).end()
+        pos = _run_end(_SPACES, buf, pos)
         if pos >= n:
             raise _End
         if buf[pos] != 0x3D:
             return name, b"", pos
-    pos = _SPACES.match(buf, pos + 1).end()
+    pos = _run_end(_SPACES, buf, pos + 1)
     if pos >= n:
         raise _End
     q = buf[pos]
@@ -73,7 +81,7 @@ def _get_attribute(buf: bytes, pos: int) -> tuple[bytes, bytes, int] | None:
         return name, buf[pos + 1:close].lower(), close + 1
     if q == 0x3E:
         return name, b"", pos
-    end = _UNQUOTED.match(buf, pos).end()
+    end = _run_end(_UNQUOTED, buf, pos)
     if end >= n:
         raise _End
     return name, buf[pos:end].lower(), end
@@ -87,10 +95,10 @@ def charset_from_content(value: bytes) -> str | None:
         m = _CHARSET_WORD.search(value, pos)
         if not m:
             return None
-        pos = _SPACES.match(value, m.end()).end()
+        pos = _run_end(_SPACES, value, m.end())
         if pos < len(value) and value[pos] == 0x3D:
             break
-    pos = _SPACES.match(value, pos + 1).end()
+    pos = _run_end(_SPACES, value, pos + 1)
     if pos >= len(value):
         return None
     q = value[pos]
