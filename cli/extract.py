@@ -20,6 +20,8 @@ from warclake.tasks.runtime.supervisor import supervisor
 DEFAULT = ExtractConfig()   # the options' defaults are the config's
 # the extraction settings with an option of the same name (``extract`` and ``run``; ``demo`` has some)
 SETTINGS = ("boilerplate", "min_lang_score", "min_chars", "net_timeout", "record_seconds", "worker_memory_mb")
+# how the run plans (tasks/lake/plan.py): options of ``extract`` and ``run`` where add_plan_options adds them
+PLAN_SETTINGS = ("recheck_inputs", "plan_threads")
 
 
 def add_extract_options(p) -> None:
@@ -62,6 +64,16 @@ def add_guard_options(p) -> None:
                         "out_of_memory (default: %(default)s)")
 
 
+def add_plan_options(p) -> None:
+    """How the plan tells what is done (``extract`` and ``run``)."""
+    p.add_argument("--recheck-inputs", action="store_true", default=None,
+                   help="ask each remote input's size and ETag again, to redo one that changed (a request "
+                        "each; by default an input the lake holds as done is not asked: a listed archive "
+                        "does not change). Local inputs are always checked")
+    p.add_argument("--plan-threads", type=int, default=None, metavar="N",
+                   help=f"requests the plan makes at once (default: {DEFAULT.plan_threads})")
+
+
 def dump_name(value: str) -> str:
     """argparse type: a dump name is a folder of the lake, so it is checked like a path part."""
     try:
@@ -75,8 +87,14 @@ def settings_of(args) -> dict:
     return {k: getattr(args, k) for k in SETTINGS if hasattr(args, k)}
 
 
+def plan_settings(args) -> dict:
+    """The plan's settings the command has options for (None: not given)."""
+    return {k: getattr(args, k) for k in PLAN_SETTINGS if hasattr(args, k)}
+
+
 def config_from_args(args) -> ExtractConfig:
-    return extract_config(args.langs, **settings_of(args), corpus_signatures=corpus_signatures(args))
+    return extract_config(args.langs, **settings_of(args), **plan_settings(args),
+                          corpus_signatures=corpus_signatures(args))
 
 
 def corpus_signatures(args) -> bool:
@@ -102,6 +120,7 @@ def add_parser(sub) -> None:
                    help="1 (default): each archive is read by a worker process that is watched, so a record "
                         "that hangs, swells or crashes it costs that record; 0: in this process, unwatched")
     add_guard_options(p)
+    add_plan_options(p)
     p.set_defaults(handler=run)
 
 

@@ -13,7 +13,13 @@ import os
 import fsspec
 
 from warclake.tasks.archive.reader import TransientInputError
-from warclake.tasks.archive.remote_stream import DEFAULT_RESUMES, DEFAULT_TIMEOUT, RemoteStream, http_request
+from warclake.tasks.archive.remote_stream import (
+    DEFAULT_RESUMES,
+    DEFAULT_TIMEOUT,
+    RemoteStream,
+    http_head,
+    http_request,
+)
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz", ".wet", ".wet.gz", ".wat", ".wat.gz",
                     ".warc.wet.gz", ".warc.wat.gz")
@@ -108,7 +114,7 @@ def _expand(spec: str, base_url: str | None) -> list[str]:
             return sorted(fs.unstrip_protocol(p) for p in fs.glob(spec) if is_archive_name(p))
         return [spec]
     if os.path.isdir(spec):
-        found = []
+        found: list[str] = []
         for root, _, names in os.walk(spec):
             found.extend(os.path.join(root, n) for n in names if is_archive_name(n))
         return sorted(os.path.abspath(p) for p in found)
@@ -125,12 +131,11 @@ def input_identity(path: str, timeout: float = DEFAULT_TIMEOUT) -> dict:
         st = os.stat(path)
         return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
     if is_http(path):
-        with http_request("HEAD", path, timeout) as resp:
-            h = resp.headers
-            ident = {"size": int(h["Content-Length"]) if h.get("Content-Length") else None}
-            for key in ("ETag", "Last-Modified"):
-                if h.get(key):
-                    ident[key.lower().replace("-", "_")] = h[key]
+        h = http_head(path, timeout)   # over a kept-alive connection: a plan asks thousands
+        ident: dict[str, int | str | None] = {"size": int(h["Content-Length"]) if h.get("Content-Length") else None}
+        for key in ("ETag", "Last-Modified"):
+            if h.get(key):
+                ident[key.lower().replace("-", "_")] = h[key]
         return ident
     fs, p = fsspec.core.url_to_fs(path)
     info = fs.info(p)

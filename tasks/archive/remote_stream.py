@@ -15,13 +15,19 @@ file, or one without Content-Length that breaks off, is resumed or transient, ne
 
 Errors no retry can fix are raised as such: 404/410 as FileNotFoundError, 401/403 as
 PermissionError.
+
+``http_head`` asks an input's headers over a connection kept open per host and thread, so
+a plan that asks thousands of inputs of one host pays one connection (and TLS handshake)
+per thread, not one per input.
 """
 from __future__ import annotations
 
 import http.client
 import logging
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 from warclake.tasks.archive.reader import TransientInputError
@@ -48,6 +54,66 @@ def http_request(method: str, url: str, timeout: float = DEFAULT_TIMEOUT, header
         raise TransientInputError(f"{url}: HTTP {exc.code} {exc.reason}") from exc
     except (urllib.error.URLError, OSError, http.client.HTTPException) as exc:
         raise TransientInputError(f"{url}: {getattr(exc, 'reason', None) or exc!r}") from exc
+
+
+_REDIRECTS = (301, 302, 303, 307, 308)
+_kept = threading.local()   # (scheme, host:port) -> an open connection, per thread
+
+
+def http_head(url: str, timeout: float = DEFAULT_TIMEOUT, redirects: int = 5):
+    """The headers of a HEAD request, over a kept-alive connection (redirects followed),
+    its errors sorted as ``http_request`` sorts them. Through a proxy the environment
+    names, urllib asks instead (a connection each)."""
+    for _ in range(redirects + 1):
+        parts = urllib.parse.urlsplit(url)
+        if _proxied(parts):
+            with http_request("HEAD", url, timeout) as resp:
+                return resp.headers
+        resp = _kept_alive_head(parts, url, timeout)
+        if resp.status in _REDIRECTS and resp.getheader("Location"):
+            url = urllib.parse.urljoin(url, resp.getheader("Location"))
+            continue
+        if resp.status in (404, 410):
+            raise FileNotFoundError(f"{url}: HTTP {resp.status}")
+        if resp.status in (401, 403):
+            raise PermissionError(f"{url}: HTTP {resp.status}")
+        if resp.status >= 300:
+            raise TransientInputError(f"{url}: HTTP {resp.status} {resp.reason}")
+        return resp.headers
+    raise TransientInputError(f"{url}: more than {redirects} redirects")
+
+
+def _proxied(parts: urllib.parse.SplitResult) -> bool:
+    proxies = urllib.request.getproxies()
+    return parts.scheme in proxies and not urllib.request.proxy_bypass(parts.netloc)
+
+
+def _kept_alive_head(parts: urllib.parse.SplitResult, url: str, timeout: float):
+    conns = _kept.__dict__.setdefault("conns", {})
+    key = (parts.scheme, parts.netloc)
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    while True:
+        conn = conns.pop(key, None)
+        fresh = conn is None
+        if conn is None:
+            cls = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+            conn = cls(parts.hostname or "", parts.port, timeout=timeout)
+        elif conn.sock is not None:
+            conn.sock.settimeout(timeout)
+        try:
+            conn.request("HEAD", target, headers={"User-Agent": "warclake"})
+            resp = conn.getresponse()
+            resp.read()   # a HEAD reply has no body: this frees the connection for the next
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            if fresh:
+                raise TransientInputError(f"{url}: {exc!r}") from exc
+            continue   # a kept connection the server closed meanwhile: once more, on a new one
+        if resp.will_close:
+            conn.close()
+        else:
+            conns[key] = conn
+        return resp
 
 
 class RemoteStream:

@@ -1,20 +1,32 @@
-"""A real HTTP server on 127.0.0.1 for remote-input tests: Range requests, and optional
-failures of the first N requests to exercise retries."""
+"""A real HTTP server on 127.0.0.1 for remote-input tests: Range requests, keep-alive
+(HTTP/1.1), optional failures of the first N requests to exercise retries, and a latency
+added to each request. It counts requests (each one's method and path) and connections."""
 from __future__ import annotations
 
 import os
 import threading
+import time
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 
 class _Handler(SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"   # a connection serves requests until the client closes it
+
     def log_message(self, *a):  # keep test output quiet
         pass
 
+    def setup(self):
+        super().setup()
+        with self.server.lock:
+            self.server.connections += 1
+
     def _maybe_fail(self) -> bool:
         srv = self.server
+        if srv.latency:
+            time.sleep(srv.latency)
         with srv.lock:
             srv.requests += 1
+            srv.taken.append((self.command, self.path))
             fail = srv.fail_first > 0
             if fail:
                 srv.fail_first -= 1
@@ -55,11 +67,15 @@ class _Handler(SimpleHTTPRequestHandler):
 class LocalHTTPServer:
     """Serves ``root`` on 127.0.0.1 (an ephemeral port) in a background thread."""
 
-    def __init__(self, root: str, fail_first: int = 0):
+    def __init__(self, root: str, fail_first: int = 0, latency: float = 0.0):
         handler = lambda *a, **kw: _Handler(*a, directory=root, **kw)  # noqa: E731
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.httpd.daemon_threads = True   # a kept-alive connection does not hold up the end
         self.httpd.fail_first = fail_first
+        self.httpd.latency = latency
         self.httpd.requests = 0
+        self.httpd.connections = 0
+        self.httpd.taken = []
         self.httpd.lock = threading.Lock()
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -71,6 +87,20 @@ class LocalHTTPServer:
     @property
     def requests(self) -> int:
         return self.httpd.requests
+
+    @property
+    def connections(self) -> int:
+        return self.httpd.connections
+
+    def taken(self) -> list[tuple[str, str]]:
+        """Every request so far: (method, path)."""
+        with self.httpd.lock:
+            return list(self.httpd.taken)
+
+    def reset_counts(self) -> None:
+        with self.httpd.lock:
+            self.httpd.requests = self.httpd.connections = 0
+            self.httpd.taken = []
 
     def __enter__(self):
         self.thread.start()

@@ -1,7 +1,8 @@
 """An HTTP proxy on 127.0.0.1 in front of the S3 server, for the tests: it records every
 request (method, path, query) and can break the connection on purpose, as a network does:
 reset it before any reply (``fail``), hold the request until the test lets it through
-(``hold``), or answer it with an S3 error reply in the server's place (``answer``)."""
+(``hold``), or answer it with an S3 error reply in the server's place (``answer``); and
+it can add a latency to every request, as a store far away does (``latency``)."""
 from __future__ import annotations
 
 import http.client
@@ -44,7 +45,8 @@ class Rule:
 
 
 class S3Proxy:
-    def __init__(self, upstream: str):
+    def __init__(self, upstream: str, latency: float = 0.0):
+        self.latency = latency   # seconds added to each request
         u = urllib.parse.urlparse(upstream)
         self.upstream = (u.hostname, u.port)
         self.requests: list[Request] = []
@@ -137,6 +139,8 @@ class S3Proxy:
         path, _, query = h.path.partition("?")
         req = Request(h.command, path, query, h.headers.get("Range"))
         body = self._read_body(h)
+        if self.latency:
+            time.sleep(self.latency)
         with self._lock:
             self.requests.append(req)
         rule = self._rule_for(req)
