@@ -187,7 +187,7 @@ def extract_archive(input_path: str, dump: str, lake: str | Lake, config: Extrac
                     progress(reader.bytes_read)
                     next_report = reader.bytes_read + PROGRESS_STEP
                 if skip and rec.offset in skip:
-                    out = Result(Outcome(skip[rec.offset]))
+                    out: Result | Pending = Result(Outcome(skip[rec.offset]))
                 else:
                     if _FAULT is not None:
                         _FAULT.before(rec)

@@ -72,19 +72,23 @@ def nesting_depth(html: str, limit: int) -> int:
     return deepest
 
 
+def _count(html: str | bytes, sub: str) -> int:
+    """How often ``sub`` (ASCII) occurs in the page's text or its UTF-8 bytes."""
+    return html.count(sub) if isinstance(html, str) else html.count(sub.encode())
+
+
 def too_complex(html: str | bytes, max_depth: int, max_tags: int,
                 counts: tuple[int, int] | None = None) -> bool:
     """True when the page has more than ``max_tags`` tags (``<`` characters: the parser's
     time and memory grow with them) or its elements would nest deeper than ``max_depth``.
     ``html`` may be the page's UTF-8 bytes (counting them is cheaper than counting text);
     ``counts``: its ``<`` and ``</`` counts when already made (tasks/extract/page_scan.py)."""
-    lt_char, end_tag = ("<", "</") if isinstance(html, str) else (b"<", b"</")
-    lt = html.count(lt_char) if counts is None else counts[0]
+    lt = _count(html, "<") if counts is None else counts[0]
     if lt > max_tags:
         return True
     # fewer start tags than the limit (a two-character count costs 3x a one-character one,
     # so only pages with more "<" than the limit pay for it)
-    if lt <= max_depth or lt - (html.count(end_tag) if counts is None else counts[1]) <= max_depth:
+    if lt <= max_depth or lt - (_count(html, "</") if counts is None else counts[1]) <= max_depth:
         return False
     if not isinstance(html, str):
         html = html.decode("utf-8", "replace")

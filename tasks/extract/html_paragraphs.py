@@ -143,8 +143,11 @@ def _tag_ids() -> tuple[dict[int, int], dict[int, str], int, int]:
     codes[tid("br")] = _C_BR
     codes[tid("hr")] = _C_HR
     names = {tid(name): name for name in _KNOWN_TAGS}
-    first = probe.body.first_child
-    return codes, names, first.tag_id, first.next.tag_id
+    body = probe.body
+    text = body.first_child if body is not None else None
+    comment = text.next if text is not None else None
+    assert text is not None and comment is not None   # the probe's "x" and <!--c-->
+    return codes, names, text.tag_id, comment.tag_id
 
 
 _CODES, _TAG_NAMES, _TEXT_ID, _COMMENT_ID = _tag_ids()

@@ -491,7 +491,8 @@ class LanguageDetector:
         counts[KANA] = counts[OTHER] = counts[LATIN] = 0  # Latin is judged on its own buffer
         best = int(np.argmax(counts))
         n = script_chars = int(counts[best])
-        latin = letters = None
+        latin: str | None = None   # the Latin buffer and its letters, once they are needed
+        letters = 0
         if n >= MIN_SCRIPT_CHARS:
             latin, letters = self._latin_text(text, paragraphs_text)
             # A little non-Latin text on a page (a language menu, a quoted title) decides only
@@ -519,9 +520,9 @@ class LanguageDetector:
                 return self._decide_script(best, buf, script_chars, kana, han, script_share(counts, best, 0))
             return self._result(None, 0.0, "no-letters")
         if self.screen:
-            share = english_words_share(latin, letters)
-            if share is not None and share >= self.min_score:  # a higher minimum is lingua's to judge
-                return self._result("en", share, "words", letters)
+            words_share = english_words_share(latin, letters)
+            if words_share is not None and words_share >= self.min_score:  # a higher minimum is lingua's to judge
+                return self._result("en", words_share, "words", letters)
         return self._first_look(LinguaCall(latin, LATIN_LANGS, self.low_accuracy, letters))
 
     def _first_look(self, call: LinguaCall) -> "LangResult | LinguaCall":

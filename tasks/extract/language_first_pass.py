@@ -89,7 +89,8 @@ def reference_scores(text: str, t: _Table | None = None) -> tuple[int, list[int]
     """(trigrams known, per language of LANGS the sum of their penalties), in Python: what the
     compiled pass must equal."""
     t = t or table()
-    keys = []
+    assert t is not None, "the first pass has no table: lingua's models could not be read"
+    keys: list[int] = []
     for word in _WORD.findall(text):
         cps = [LOWER[ord(c)] for c in word]
         keys.extend((cps[i] << 42) | (cps[i + 1] << 21) | cps[i + 2] for i in range(len(cps) - 2))

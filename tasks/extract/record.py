@@ -113,7 +113,8 @@ def begin_record(raw: RawRecord, ctx: Context) -> Result | Pending:
         return Result(Outcome.HTTP_STATUS)
     if raw.truncated:
         return Result(Outcome.WARC_TRUNCATED)
-    ctype = media_type(raw.http_headers.get("content-type"))
+    content_type = raw.http_headers.get("content-type")
+    ctype = media_type(content_type)
     if ctype and ctype not in HTML_TYPES:
         return Result(Outcome.NOT_TEXT)
     t = clock()
@@ -131,7 +132,7 @@ def begin_record(raw: RawRecord, ctx: Context) -> Result | Pending:
         return Result(Outcome.RECORD_BROKEN)
     if not ctype and not looks_like_html(body):  # trust the server when it speaks
         return Result(Outcome.NOT_TEXT, payload_bytes=size)
-    return _process_html(raw, body, ctx)
+    return _process_html(raw, body, content_type, ctx)
 
 
 def _oversize(raw: RawRecord, size: int | None) -> Result:
@@ -198,11 +199,11 @@ def _paragraphs(page: DecodeResult, ctx: Context) -> list[Paragraph] | Outcome:
         ctx.stages.add("parse", t)
 
 
-def _process_html(raw: RawRecord, body: bytes, ctx: Context) -> Result | Pending:
+def _process_html(raw: RawRecord, body: bytes, content_type: str | None, ctx: Context) -> Result | Pending:
     res = Result(Outcome.KEPT, payload_bytes=len(body))
     if not body.strip():
         return _end(res, Outcome.EMPTY)
-    page = _decode(body, raw.http_headers.get("content-type"), ctx, res)
+    page = _decode(body, content_type, ctx, res)
     if isinstance(page, Outcome):
         return _end(res, page)
     text = page.text
