@@ -1,18 +1,67 @@
-"""Extraction settings and the version stamp that decides when outputs are outdated."""
+"""Extraction settings, and the fingerprint that decides when outputs are outdated: the
+settings that change the documents, the extractor version, and what else the documents
+depend on (the data files a boilerplate mode reads, the libraries whose answers are written).
+"""
 import hashlib
 import json
+import unicodedata
 from dataclasses import asdict, dataclass
+from functools import lru_cache
+from importlib import metadata, resources
 
 from warclake.tasks.extract.language import LANG_WINDOW_CHARS, LATIN_BUFFER_CHARS, UZUSHIO_BUFFER_CHARS
 
-# Bump when the extractor's output for the same input and config changes.
-EXTRACTOR_VERSION = "5"
+# Bump when the extractor's output for the same input and config changes (its code; the data
+# files and libraries below are in the fingerprint by their digests and versions).
+# tests/extract/test_output_pinned.py fails when the sample dump's documents change without it.
+EXTRACTOR_VERSION = "6"
 # Bump with any change to the documents/ledger/files schema (the data contract).
 SCHEMA_VERSION = "4"
 
 # Settings that change how inputs are read, never the documents: changing them redoes nothing.
 NOT_IN_FINGERPRINT = frozenset({"net_timeout", "net_resumes", "record_seconds", "worker_memory_mb",
                                 "corpus_signatures", "recheck_inputs", "plan_threads"})
+
+# The package data each boilerplate mode reads (paths under tasks/extract/): their bytes
+# change its labels. The stop lists serve jusText's stop-word density and sieve's features.
+MODE_DATA = {"justext": ("boilerplate/stoplists",),
+             "sieve": ("boilerplate/sieve.json", "boilerplate/stoplists")}
+# The libraries whose answers become the documents, whatever the mode: the language
+# (lingua, and its trigram models behind the first pass), the detected charset
+# (charset-normalizer), the parsed tree (selectolax's lexbor), the WARC headers (warcio).
+LIBRARIES = ("lingua-language-detector", "charset-normalizer", "selectolax", "warcio")
+
+
+@lru_cache(maxsize=None)
+def data_digest(rel: str) -> str:
+    """A digest of a package data file, or of a folder's files (names and bytes)."""
+    node = resources.files("warclake.tasks.extract").joinpath(rel)
+    files = sorted((f for f in node.iterdir() if f.is_file()), key=lambda f: f.name) if node.is_dir() else [node]
+    h = hashlib.sha256()
+    for f in files:
+        data = f.read_bytes()
+        h.update(f"{f.name}\0{len(data)}\0".encode())
+        h.update(data)
+    return h.hexdigest()[:16]
+
+
+@lru_cache(maxsize=1)
+def library_versions() -> dict[str, str]:
+    versions = {}
+    for name in LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "absent"
+    return versions
+
+
+def output_dependencies(boilerplate: str) -> dict:
+    """What besides the settings and the code decides a mode's documents (the fingerprint's
+    ``depends`` part): its data files' digests, the libraries' versions and the Unicode
+    database of Python (character classes, case, normalisation)."""
+    return {"data": {rel: data_digest(rel) for rel in MODE_DATA.get(boilerplate, ())},
+            "libraries": library_versions(), "unicode": unicodedata.unidata_version}
 
 
 @dataclass(frozen=True)
@@ -74,9 +123,11 @@ class ExtractConfig:
         return {**asdict(self), "langs": list(self.langs)}
 
     def fingerprint(self) -> str:
-        """Stable short hash of everything that changes the output."""
+        """Stable short hash of everything that changes the output: the settings (but
+        NOT_IN_FINGERPRINT), the extractor and schema versions, and ``output_dependencies``."""
         d = {k: v for k, v in self.as_dict().items() if k not in NOT_IN_FINGERPRINT}
         d["extractor_version"] = EXTRACTOR_VERSION
         d["schema_version"] = SCHEMA_VERSION
+        d["depends"] = output_dependencies(self.boilerplate)
         blob = json.dumps(d, sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()[:16]
