@@ -89,7 +89,7 @@ def page_site(raw: bytes) -> str:
                 dom = _registered_domain(host) if host else ""
                 if dom and not dom.endswith(_THIRD_PARTY):
                     return dom
-    hosts = Counter()
+    hosts: Counter[str] = Counter()
     for m in _LINK.finditer(raw):
         dom = _registered_domain(m.group(1).decode("latin-1"))
         if dom and not dom.endswith(_THIRD_PARTY):

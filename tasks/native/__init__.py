@@ -117,10 +117,14 @@ def _check_layout(pw) -> None:
     with selectolax's API (compiled against lexbor's own headers); raises naming the first
     field that disagrees. The node fields are compared first and follow no pointer; the
     attributes, texts and name entries they point to are read only once those agree."""
-    from selectolax.lexbor import LexborHTMLParser
+    from selectolax.lexbor import LexborHTMLParser, LexborNode
 
-    tree = LexborHTMLParser(LAYOUT_PAGE)
-    nodes, todo = [], [tree.root]
+    tree = LexborHTMLParser(LAYOUT_PAGE)   # alive while its nodes are read
+    root = tree.root
+    if root is None:
+        raise ValueError("lexbor layout: the check page has no root")
+    nodes: list[LexborNode] = []
+    todo = [root]
     while todo:   # document order, through selectolax's links
         node = todo.pop()
         nodes.append(node)
@@ -147,17 +151,20 @@ def _check_layout(pw) -> None:
     for node in nodes:
         if node.is_text_node or node.is_comment_node:
             text = node.text_content if node.is_text_node else node.comment_content
-            agree("lx_character_data.data", pw.layout_text(node.mem_id), text.encode())
+            agree("lx_character_data.data", pw.layout_text(node.mem_id), None if text is None else text.encode())
         if not node.is_element_node:
             continue
+        tag = node.tag
+        if tag is None:
+            raise ValueError("lexbor layout: an element without a name")
         if node.tag_id >= 65536:   # a per-document name: the entry at its address names itself
             name, tag_id = pw.layout_tag_entry(node.tag_id)
-            agree("lx_tag_data.u/length", name, node.tag.encode())
+            agree("lx_tag_data.u/length", name, tag.encode())
             agree("lx_tag_data.tag_id", tag_id, node.tag_id)
         el = pw.layout_element(node.mem_id)
-        agree("lx_element.qualified_name (set)", el["qualified_name"] != 0, node.tag != node.tag.lower())
+        agree("lx_element.qualified_name (set)", el["qualified_name"] != 0, tag != tag.lower())
         if el["qualified_name"]:
-            agree("lx_element.qualified_name", pw.layout_tag_entry(el["qualified_name"])[0], node.tag.encode())
+            agree("lx_element.qualified_name", pw.layout_tag_entry(el["qualified_name"])[0], tag.encode())
         attrs, written = el["attrs"], list(node.attributes.items())
         agree("lx_element.first_attr/lx_attr.next (attributes)", len(attrs), len(written))
         agree("lx_element.last_attr", el["last_attr"], attrs[-1]["address"] if attrs else 0)
@@ -176,8 +183,11 @@ def _check_walk(pw, hp) -> None:
     from selectolax.lexbor import LexborHTMLParser
 
     _check_layout(pw)
-    probe = LexborHTMLParser("<body><a class=c id=i href=h>x</a></body>")
-    ids = dict(zip(("class", "id", "href"), pw.attribute_ids(probe.css_first("a").mem_id)))
+    probe = LexborHTMLParser("<body><a class=c id=i href=h>x</a></body>")   # alive while its nodes are read
+    link = probe.css_first("a")
+    if link is None:
+        raise ValueError("the probe page has no link")
+    ids = dict(zip(("class", "id", "href"), pw.attribute_ids(link.mem_id)))
     if any(q != 0 for _, q in ids.values()):
         raise ValueError("unexpected attribute layout")
     if pw.MAX_SEGMENT_CHARS != hp.MAX_SEGMENT_CHARS:

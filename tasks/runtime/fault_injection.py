@@ -58,7 +58,8 @@ class Faults:
 
 
 def from_env() -> Faults | None:
-    faults = [tuple(part.split(":", 1)) for part in os.environ.get(ENV, "").split(",") if ":" in part]
+    parts = [part for part in os.environ.get(ENV, "").split(",") if ":" in part]
+    faults = [(kind, marker) for kind, _, marker in (part.partition(":") for part in parts)]
     return Faults(faults) if faults else None
 
 
@@ -69,7 +70,8 @@ def _fail(kind: str) -> None:
         while True:
             time.sleep(1)
     if kind == "swell":
-        hoard, chunk = [], 40 << 20
+        hoard: list[bytearray] = []
+        chunk = 40 << 20
         # 2 GB at once, then ~1 GB a second up to the cap, until the parent stops this process
         while True:
             if len(hoard) * chunk < SWELL_CAP:
