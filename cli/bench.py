@@ -21,6 +21,7 @@ import statistics
 import tempfile
 import time
 from collections import defaultdict
+from typing import Any
 
 from warclake.cli import bench_reference
 from warclake.tasks import native
@@ -143,7 +144,8 @@ def run(args) -> int:
         stats = pstats.Stats(prof)
         per_stage: dict[str, float] = defaultdict(float)
         total = 0.0
-        for (filename, _, function), (_, _, tottime, _, _) in stats.stats.items():
+        # the table pstats reads its reports from (an attribute typeshed does not declare)
+        for (filename, _, function), (_, _, tottime, _, _) in stats.stats.items():  # type: ignore[attr-defined]
             per_stage[stage_of(filename, function)] += tottime
             total += tottime
         print("time by stage (profiled, own time):")
@@ -187,7 +189,7 @@ def bench_flow(inputs: list[str], config: ExtractConfig, worker_counts: list[int
     from warclake.flows.dump_flow import extract_dump
 
     langs = ",".join(config.langs)
-    kw = dict(langs=langs, boilerplate=config.boilerplate, report=False, return_state=True)
+    kw: dict[str, Any] = dict(langs=langs, boilerplate=config.boilerplate, report=False, return_state=True)
     with tempfile.TemporaryDirectory() as warm:
         t0 = time.perf_counter()
         extract_dump(dump="WARMUP", inputs=inputs[:1], lake=warm, workers=1, **kw)
@@ -298,7 +300,8 @@ def measure_mode(mode: str, inputs: list[str], profile: bool) -> dict:
             cpu = time.process_time() - cpu0
     stages: dict[str, float] = defaultdict(float)
     if prof:
-        for (filename, _, function), (_, _, tottime, _, _) in pstats.Stats(prof).stats.items():
+        # the table pstats reads its reports from (an attribute typeshed does not declare)
+        for (filename, _, function), (_, _, tottime, _, _) in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]
             stages[stage_of(filename, function)] += tottime
     walk = native.STATUS if mode not in NOT_EXTRACTION else "-"
     if mode not in NOT_EXTRACTION and mode_config(mode).boilerplate == "sieve":
@@ -315,7 +318,8 @@ def run_modes(args) -> int:
 
     inputs = [p for p in resolve_inputs(args.inputs) if "://" not in p]
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
-    configs = [mode_config(m) for m in modes if m not in NOT_EXTRACTION]  # a typo fails before minutes of measuring
+    # each mode's configuration (None: not one of the extraction), made first: a typo fails before minutes of measuring
+    configs = [None if m in NOT_EXTRACTION else mode_config(m) for m in modes]
     if REFERENCE in modes:
         bench_reference.load()  # nor for want of the reference's libraries
     if args.extract_processes:
@@ -326,7 +330,6 @@ def run_modes(args) -> int:
 
         if args.start_up and len(inputs) < 2:
             raise SystemExit("--start-up: give two inputs or more (the first alone is run too)")
-        configs = [None if m == REFERENCE else mode_config(m) for m in modes]
         return show_table(run_processes(modes, configs, inputs, args.repeat, args.start_up), args.markdown)
     ctx = multiprocessing.get_context("spawn")  # a fresh interpreter per mode
     walks = [w.strip() for w in args.walks.split(",")] if args.walks else [None]

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 def archive_line(s: dict) -> str:
@@ -26,7 +30,9 @@ class TerminalProgress:
         # `run` learns its size from the flow's plan: until then the bar says it is planning
         self.planned = total_archives > 0 if planned is None else planned
         self._moved: list[tuple[logging.StreamHandler, object, int]] = []
-        self._progress = self._run = self._current = None
+        self._progress: Progress | None = None
+        self._run: TaskID | None = None       # the whole run's bar
+        self._current: TaskID | None = None   # the bar of the archive being read
         self._run_bytes = 0
         self._reading: dict[str, int] = {}   # archives being read by workers -> bytes so far
         if not self.enabled:
@@ -83,11 +89,15 @@ class TerminalProgress:
                     self._moved.append((h, h.setStream(sys.stderr), h.level))
                     h.setLevel(max(h.level, logging.WARNING))
 
+    def _update_run(self, **fields: Any) -> None:
+        """The whole run's bar, when the bars show."""
+        if self._progress and self._run is not None:
+            self._progress.update(self._run, **fields)
+
     def plan(self, total_archives: int, total_bytes: int | None) -> None:
         """The run's size, once it is known (``run`` learns it from the flow's plan)."""
         self.total, self.planned = total_archives, True
-        if self._progress:
-            self._progress.update(self._run, total=total_bytes or None, description=self._label())
+        self._update_run(total=total_bytes or None, description=self._label())
 
     def start_archive(self, name: str, size: int | None) -> None:
         if not self._progress:
@@ -100,21 +110,21 @@ class TerminalProgress:
         """Bytes of the current archive read so far."""
         if self._progress and self._current is not None:
             self._progress.update(self._current, completed=n)
-            self._progress.update(self._run, completed=self._run_bytes + n)
+            self._update_run(completed=self._run_bytes + n)
 
     def reading(self, name: str, n: int) -> None:
         """A worker has read ``n`` bytes of archive ``name`` (``run``: several at once)."""
         self._reading[name] = n
         if self._progress:
-            self._progress.update(self._run, completed=self._run_bytes + sum(self._reading.values()))
+            self._update_run(completed=self._run_bytes + sum(self._reading.values()))
 
     def archive_done(self, input_bytes: int | None, name: str | None = None) -> None:
         self.done += 1
         self._run_bytes += input_bytes or 0
-        self._reading.pop(name, None)
+        if name is not None:
+            self._reading.pop(name, None)
         if self._progress:
-            self._progress.update(self._run, completed=self._run_bytes + sum(self._reading.values()),
-                                  description=self._label())
+            self._update_run(completed=self._run_bytes + sum(self._reading.values()), description=self._label())
             if self._current is not None:
                 self._progress.remove_task(self._current)
                 self._current = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Any
 
 from warclake.tasks.archive.inputs import open_at
 from warclake.tasks.archive.reader import ArchiveReader
@@ -61,7 +62,7 @@ def read_record(source: str, offset: int, payload_bytes: int) -> dict:
             raise ValueError(f"no WARC record at {source}:{offset}"
                              + (f" ({reader.broken.error})" if reader.broken else ""))
         w = rec._record
-        out = {"warc_headers": [(k, v) for k, v in w.rec_headers.headers],
+        out: dict[str, Any] = {"warc_headers": [(k, v) for k, v in w.rec_headers.headers],
                "http_status_line": (f"{w.http_headers.protocol} {w.http_headers.statusline}".strip()
                                     if w.http_headers is not None else None),
                "http_headers": [(k, v) for k, v in w.http_headers.headers] if w.http_headers is not None else [],
