@@ -19,7 +19,7 @@ from warclake.tasks.extract.boilerplate import MODES
 from warclake.tasks.lake.dump_lock import DumpLock
 from warclake.tasks.lake.layout import Lake
 from warclake.tasks.runtime.run_checks import check_counts, check_dask_address
-from warclake.tasks.runtime.supervisor import INTERRUPTED, shield_prefect_server, supervisor
+from warclake.tasks.runtime.supervisor import INTERRUPTED, supervisor
 
 
 def add_parser(sub) -> None:
@@ -67,10 +67,10 @@ def flow_for(args):
 
 
 def run_flow(args, inputs: list[str]):
+    from warclake.flows.api_server import api_for_run
     from warclake.flows.progress import listening
 
     flow_fn = flow_for(args)
-    shield_prefect_server()
     workers = supervisor()
     workers.reset()
     bar = TerminalProgress(0, quiet=getattr(args, "quiet", False))
@@ -82,9 +82,11 @@ def run_flow(args, inputs: list[str]):
             bar.reading(data["name"], data["bytes"])
         else:
             bar.archive_done(data["input_bytes"], data["name"])
-            bar.print(archive_line(data["result"]) if data["result"] else f"{data['name']}: {data['status']}")
+            if bar.enabled:   # without the bars, the archive's line in the flow's log shows as it is
+                bar.print(archive_line(data["result"]) if data["result"] else f"{data['name']}: {data['status']}")
 
-    with bar, listening(show), workers.on_ctrl_c():
+    # a Prefect server of the run's own when none is configured (flows/api_server.py)
+    with api_for_run(), bar, listening(show), workers.on_ctrl_c():
         state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs, **settings_of(args),
                         base_url=getattr(args, "base_url", None), workers=args.workers,
                         max_in_flight=args.max_in_flight, report=not args.no_report, report_dir=args.report_dir,

@@ -20,7 +20,9 @@ from prefect.context import FlowRunContext
 from prefect.states import Cancelled, Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from warclake.flows.progress import RunNotices, archive_logged, reading
+from warclake import __version__
+from warclake.flows.progress import RunNotices, archive_logged, quiet_finished_archives, reading
+from warclake.flows.recorded import wait_recorded
 from warclake.tasks.archive.inputs import resolve_inputs
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.dump import INTERRUPTED, DumpRun, extract_step, run_dump
@@ -31,6 +33,7 @@ from warclake.tasks.runtime.supervisor import default_workers
 from warclake.tasks.runtime.transient import is_transient
 
 DEFAULT = ExtractConfig()   # the flow's defaults are the config's
+quiet_finished_archives()   # an archive's line says it: not also Prefect's "Finished in state Completed()"
 
 def retry_if_transient(task_, task_run, state) -> bool:
     """The flows' retry condition (the policies of tasks/runtime/retries.py ask ``is_transient``): a
@@ -66,8 +69,12 @@ def report_task(lake: str, dump: str, out_dir: str | None) -> str | None:
     return build_dump_report(lake, dump, out_dir)
 
 
-@flow(name="extract-dump", flow_run_name="extract {dump}", task_runner=ThreadPoolTaskRunner(max_workers=16),
-      log_prints=True, persist_result=False)
+# the archives' task runs in threads; each hands its archive to a worker process
+THREADS: ThreadPoolTaskRunner = ThreadPoolTaskRunner(max_workers=16)
+
+
+@flow(name="extract-dump", flow_run_name="extract {dump}", task_runner=THREADS,  # type: ignore[arg-type]
+      persist_result=False)
 def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(DEFAULT.langs),
                  boilerplate: str = DEFAULT.boilerplate, min_lang_score: float = DEFAULT.min_lang_score,
                  min_chars: int = DEFAULT.min_chars, net_timeout: float = DEFAULT.net_timeout,
@@ -94,10 +101,14 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
     ``corpus-dump`` flow takes them), checked before any extraction.
     """
     log = get_run_logger()
+    from warclake.tasks import native
+
+    log.info("warclake %s (%s)", __version__, native.describe_all())   # which paragraph walk runs, first
     resolve, extract, plan_retry = resolve_task, extract_archive_task, retries.INPUTS
     if retry_delays is not None:  # operators (and tests) may want other delays than the default
-        delays = dict(retries=len(retry_delays), retry_delay_seconds=list(retry_delays))
-        resolve, extract = resolve_task.with_options(**delays), extract_archive_task.with_options(**delays)
+        delays = list(retry_delays)
+        resolve = resolve_task.with_options(retries=len(delays), retry_delay_seconds=delays)
+        extract = extract_archive_task.with_options(retries=len(delays), retry_delay_seconds=delays)
         plan_retry = replace(retries.INPUTS, delays=tuple(retry_delays))
     try:  # mistakes in the parameters: one clear line, before any work; then the run's own
         check_dump_name(dump)
@@ -113,9 +124,14 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
             check_options(corpus_options)
         lake_obj = Lake(lake)
         lake_obj.check_writable()
-        run = run_dump(dump, lambda: resolve(list(inputs), base_url), lake_obj, config,
-                       on_tasks(extract, max_in_flight), workers=workers, retry=plan_retry, notices=RunNotices(log),
-                       report=(lambda: report_task(lake_obj.url, dump, report_dir)) if report else None)
+        runner = ArchiveTasks(extract, max_in_flight)
+        try:
+            run = run_dump(dump, lambda: resolve(list(inputs), base_url), lake_obj, config, runner,
+                           workers=workers, retry=plan_retry, notices=RunNotices(log),
+                           report=(lambda: report_task(lake_obj.url, dump, report_dir)) if report else None)
+        finally:
+            if runner.submitted:
+                await_recording(log, runner.submitted)
     except (ValueError, OSError) as exc:  # DumpLocked, DumpLockLost, no such input, a plan that failed...
         log.error("%s", exc)
         return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
@@ -137,12 +153,31 @@ def final_state(run: DumpRun):
     return Completed(message=run.summary(), data=run.counts())
 
 
-def on_tasks(extract, max_in_flight: int | None):
+def await_recording(log, submitted: int) -> None:
+    """Wait until Prefect's server has recorded the run's archive task runs (flows/recorded.py),
+    so the UI shows each archive's outcome and a server stopped after the run loses none."""
+    context = FlowRunContext.get()
+    assert context is not None and context.flow_run is not None   # called inside the flow run
+    run_id = context.flow_run.id
+    done, left = wait_recorded([run_id], submitted)
+    if done < submitted or left:
+        log.warning("the Prefect server recorded %d of the %d archive task runs in a final state (%d not final)",
+                    done, submitted, left)
+
+
+class ArchiveTasks:
     """The runner of tasks/extract/dump.py that submits each archive's step as a task run,
     at most ``max_in_flight`` at once (default: ``default_in_flight``), and gives back each
-    archive as its task run ends: its figures, or the error it failed with after its retries."""
-    def run_tasks(run: DumpRun, items):
-        limit = max_in_flight or default_in_flight(run.workers)
+    archive as its task run ends: its figures, or the error it failed with after its retries.
+    ``submitted`` counts the task runs it submitted."""
+
+    def __init__(self, extract, max_in_flight: int | None):
+        self.extract, self.max_in_flight = extract, max_in_flight
+        self.submitted = 0
+
+    def __call__(self, run: DumpRun, items):
+        extract = self.extract
+        limit = self.max_in_flight or default_in_flight(run.workers)
         pending: dict = {}                                # future -> plan item
         finished: queue.SimpleQueue = queue.SimpleQueue()  # futures, as they finish
 
@@ -162,11 +197,11 @@ def on_tasks(extract, max_in_flight: int | None):
             if item is None:
                 break
             fut = extract.submit(item.input, item.name, run.dump, run.lake.url, run.config, run.workers)
+            self.submitted += 1
             pending[fut] = item
             fut.add_done_callback(finished.put)
         while pending:
             yield from collect(_next_done(finished))
-    return run_tasks
 
 
 class DumpFailed(Exception):

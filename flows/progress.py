@@ -4,11 +4,13 @@ progress artifact (the UI shows it on the flow run) and listeners in the same pr
 stays a plain sequence of steps."""
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections import Counter
 from contextlib import contextmanager
 from typing import Callable
+from uuid import UUID
 
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.exceptions import MissingContextError
@@ -18,6 +20,8 @@ from warclake.tasks.extract.dump import DumpRun, Notices
 
 _listeners: list[Callable[[str, dict], None]] = []
 UPDATE_EVERY = 1.0  # seconds between two updates of the progress artifact
+PROGRESS_EVERY = 60.0   # seconds between two progress lines in the flow run's log
+ARCHIVE_RUNS = "extract "   # how an archive's task run name begins (flows/dump_flow.py)
 
 
 @contextmanager
@@ -41,10 +45,10 @@ class RunProgress:
     def __init__(self, dump: str, archives: int, total_bytes: int | None, already_done: int):
         self.archives, self.finished, self.failed = archives, 0, 0
         self.dump, self.already_done = dump, already_done
-        self._artifact = None
+        self._artifact: UUID | None = None
         self._updated = time.monotonic()
         try:
-            self._artifact = create_progress_artifact(
+            self._artifact = create_progress_artifact(  # type: ignore[assignment]  # a UUID outside an event loop
                 progress=0.0 if archives else 100.0, key=f"progress-{_key(dump)}",
                 description=self._description())
         except MissingContextError:  # called outside a flow run: listeners only
@@ -80,10 +84,12 @@ class RunNotices(Notices):
     """The notices of tasks/extract/dump.py's run as a flow run's: its log, and the progress
     its artifact and listeners show."""
 
-    def __init__(self, log):
-        self.log = log
+    def __init__(self, log, every: float = PROGRESS_EVERY):
+        self.log, self.every = log, every
         self.dump = None
         self.progress: RunProgress | None = None
+        self._started = self._told = time.monotonic()
+        self._bytes = 0
 
     def again(self, line: str) -> None:
         self.log.warning(line)
@@ -93,6 +99,7 @@ class RunNotices(Notices):
         self.log.info("dump %s: %d archives, %s", run.dump, len(run.plan), dict(Counter(p.reason for p in run.plan)))
         sizes = [(p.identity or {}).get("size") for p in run.todo]
         self.progress = RunProgress(run.dump, len(run.todo), sum(filter(None, sizes)) or None, run.skipped)
+        self._started = self._told = time.monotonic()
 
     def failed(self, item, exc: Exception) -> None:
         self.log.error("%s: failed: %s", item.name, f"{type(exc).__name__}: {exc}"[:500])
@@ -101,10 +108,26 @@ class RunNotices(Notices):
         self.log.error("%s: the failure could not be recorded in the lake: %s", item.name, exc)
 
     def finished(self, item, figures: dict | None) -> None:
+        assert self.progress is not None   # planned() came first
         if figures is None:
             self.progress.archive_finished(item.name, "failed", (item.identity or {}).get("size"))
         else:
             self.progress.archive_finished(item.name, figures["status"], figures["input_bytes"], figures)
+            self._bytes += figures["input_bytes"] or 0
+        now = time.monotonic()
+        if now - self._told >= self.every:
+            self._told = now
+            self.log.info("%s", self.progress_line(now))
+
+    def progress_line(self, now: float) -> str:
+        """How far the run is: archives done, failed and left, input MB/s and the time left at that pace."""
+        p = self.progress
+        assert p is not None
+        seconds = max(now - self._started, 1e-9)
+        left = p.archives - p.finished
+        eta = left * seconds / p.finished if p.finished else None
+        return (f"{p.dump}: {p.finished - p.failed} of {p.archives} archives done, {p.failed} failed, {left} left; "
+                f"{self._bytes / 1e6 / seconds:.1f} MB/s; ETA {_clock(eta)}")
 
     def report_failed(self, error: str) -> None:
         self.log.error("report of %s failed: %s", self.dump, error)
@@ -120,6 +143,28 @@ def archive_logged(log, figures: dict) -> None:
     left = figures.get(SIGNATURES_LEFT)
     if left:   # the worker process's own warning is not shown
         log.warning("%s: %s", name, left)
+
+
+def quiet_finished_archives() -> None:
+    """Keep Prefect's "Finished in state Completed()" of an archive's task run out of the logs:
+    the archive's own line says how it went (one line per archive, 90,000 in a dump). A task
+    run that ends otherwise (failed, crashed) keeps Prefect's line."""
+    logger = logging.getLogger("prefect.task_runs")
+    if not any(isinstance(f, _ArchiveCompleted) for f in logger.filters):
+        logger.addFilter(_ArchiveCompleted())
+
+
+class _ArchiveCompleted(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (str(getattr(record, "task_run_name", "")).startswith(ARCHIVE_RUNS)
+                    and record.levelno == logging.INFO and record.getMessage().startswith("Finished in state Completed("))
+
+
+def _clock(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    s = int(seconds)
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
 
 
 def reading(name: str, bytes_read: int) -> None:

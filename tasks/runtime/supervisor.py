@@ -18,21 +18,17 @@ its archive is read again whole (tasks/runtime/retries.py: RESEND).
 
 Ctrl-C (:meth:`Supervisor.on_ctrl_c`): the first press stops the work cleanly, a second
 forces. A terminal sends SIGINT to the whole foreground process group: the workers ignore
-it (their parent decides how they stop), and the run's temporary Prefect API server is
-moved out of the group (:func:`shield_prefect_server`), or it would shut down at once and
-the run could not mark its flow run Cancelled.
+it (their parent decides how they stop).
 """
 from __future__ import annotations
 
 import atexit
-import ctypes
 import logging
 import mmap
 import multiprocessing
 import os
 import signal
 import struct
-import subprocess
 import sys
 import tempfile
 import threading
@@ -556,9 +552,6 @@ def supervisor() -> Supervisor:
 
 # -- Ctrl-C ---------------------------------------------------------------------------------
 
-_PR_SET_PDEATHSIG = 1
-
-
 @contextmanager
 def _ctrl_c_handled(first: Callable[[], None], force: Callable[[], None], message: str):
     """While inside: the first Ctrl-C prints ``message`` (one line) and calls ``first`` (which
@@ -586,43 +579,3 @@ def _ctrl_c_handled(first: Callable[[], None], force: Callable[[], None], messag
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def _server_process_setup() -> None:
-    """In the server's process, before it runs: its own process group, and SIGTERM when the
-    thread that started it (the run's main thread) is gone."""
-    os.setpgid(0, 0)
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):  # not Linux: Prefect's own atexit stop remains
-        pass
-
-
-def shield_prefect_server() -> None:
-    """Start Prefect's temporary API server (if this run starts one) outside the terminal's
-    process group, so one Ctrl-C reaches the run and not the server it reports to. It still
-    ends with the run: Prefect stops it at exit, and the kernel if the run is killed."""
-    try:
-        from prefect.server.api import server
-    except ImportError:
-        return
-    cls = getattr(server, "SubprocessASGIServer", None)
-    if cls is None or getattr(cls, "_warclake_shielded", False):
-        return
-    start = cls._run_uvicorn_command
-
-    def run_uvicorn_command(self):
-        real = subprocess.Popen
-
-        def popen(*args, **kw):
-            kw.setdefault("preexec_fn", _server_process_setup)
-            return real(*args, **kw)
-
-        server.subprocess.Popen = popen
-        try:
-            return start(self)
-        finally:
-            server.subprocess.Popen = real
-
-    cls._run_uvicorn_command = run_uvicorn_command
-    cls._warclake_shielded = True
