@@ -109,6 +109,7 @@ def figures_of(run: dict, ph: LogPhases | None = None) -> dict:
            "peak_rss": {role: watch.peak_rss(role) for role in ("flow", "server", "workers", *watch.extra)}}
     if ph is not None:
         out.update(log_lines=ph.lines, warnings=ph.warnings, archive_lines=ph.archive_lines,
+                   archives_logged=ph.archives_logged,
                    archives=ph.archives, already_done=ph.already_done, final=ph.final,
                    phases=phases_of(run, ph))
         if ph.planned and ph.last_archive and ph.archives is not None:

@@ -156,7 +156,7 @@ def run_watched(cmd: list[str], log_path: str, env: dict, extra: dict[str, int] 
 
 # -- the run's phases from its log ------------------------------------------------------
 STAMP = re.compile(r"^(\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d[,.]\d{3})")
-ARCHIVE_LINE = re.compile(r"\.(?:warc|arc|wet|wat)(?:\.gz)?: (?:complete|salvaged|failed)\b")
+ARCHIVE_LINE = re.compile(r"(\S+\.(?:warc|arc|wet|wat)(?:\.gz)?): (?:complete|salvaged|failed)\b")
 PLANNED = re.compile(r": ([\d,]+) archives\b")
 FINAL = re.compile(r"([\d,]+) archives, ([\d,]+) already done")
 
@@ -180,7 +180,8 @@ class LogPhases:
     planned: float | None = None
     first_archive: float | None = None
     last_archive: float | None = None
-    archive_lines: int = 0
+    archive_lines: int = 0            # lines that tell an archive's outcome
+    archives_logged: int = 0          # distinct archives they tell
     report_done: float | None = None
     flow_end: float | None = None
     archives: int | None = None       # from the final message
@@ -190,6 +191,7 @@ class LogPhases:
 
 def read_phases(log_path: str) -> LogPhases:
     ph = LogPhases()
+    logged: set[str] = set()
     with open(log_path, encoding="utf-8", errors="replace") as fh:
         for line in fh:
             ph.lines += 1
@@ -202,8 +204,10 @@ def read_phases(log_path: str) -> LogPhases:
                 ph.begin = t
             elif ph.planned is None and ph.begin is not None and PLANNED.search(line) and "already done" not in line:
                 ph.planned = t
-            if ARCHIVE_LINE.search(line):
+            m = ARCHIVE_LINE.search(line)
+            if m:
                 ph.archive_lines += 1
+                logged.add(m.group(1))
                 ph.first_archive = ph.first_archive or t
                 ph.last_archive = t
             if "report-dump" in line and "Finished in state" in line:
@@ -214,4 +218,5 @@ def read_phases(log_path: str) -> LogPhases:
                 if m:
                     ph.archives, ph.already_done = (int(g.replace(",", "")) for g in m.groups())
                     ph.final = line.split("Finished in state", 1)[1].strip()
+    ph.archives_logged = len(logged)
     return ph
