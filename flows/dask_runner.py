@@ -1,13 +1,12 @@
 """prefect-dask's DaskTaskRunner, with the run's Prefect API given to the Dask workers.
 
 prefect-dask sends each task the settings it was submitted under, and a Dask worker's task
-reports to the API those settings name. A run with no ``PREFECT_API_URL`` reports to a
-temporary API server that Prefect started for it, whose address is in no setting: each
-worker process then started a temporary server of its own (about 11 s each), recorded its
-task runs there rather than in the run, and left the server running when the worker was
-killed. Here the tasks are submitted with the run's own server as their API, so the workers
-report to it and start nothing, unless a worker cannot reach it (a worker on another machine
-does not reach this machine's loopback): then they are left as before, and told why.
+reports to the API those settings name. A run with no ``PREFECT_API_URL`` of its user's
+reports to a server of its own on this machine's loopback (flows/api_server.py, or Prefect's
+temporary server for a flow called from Python): the workers report to it when they all reach
+it, and start nothing. A worker that cannot (a worker on another machine does not reach this
+machine's loopback) is given no API address, so each worker process starts a temporary server
+of its own (about 11 s each) and its task runs are seen nowhere; the run says why.
 
 A worker process outlives the run: the logs and events its tasks left queued are sent before
 the run's server goes, and its senders stopped, or the next run's would go to the old address
@@ -16,12 +15,13 @@ the run's server goes, and its senders stopped, or the next run's would go to th
 from __future__ import annotations
 
 import logging
-import threading
 import urllib.request
 
 from prefect.context import FlowRunContext
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect_dask import DaskTaskRunner as _PrefectDaskTaskRunner
+
+from warclake.flows.api_server import drain_senders, own_api
 
 log = logging.getLogger(__name__)
 
@@ -30,10 +30,14 @@ class DaskTaskRunner(_PrefectDaskTaskRunner):
     """The same runner (same name, same arguments): tasks carry the run's temporary API."""
 
     _api: str | None = None
+    _unreachable = False
     _api_decided = False
 
     def submit(self, task, parameters, wait_for=None, dependencies=None):
         api = self._api_for_workers()
+        if self._unreachable:   # no address the workers cannot reach
+            with temporary_settings(restore_defaults={PREFECT_API_URL}):
+                return super().submit(task, parameters, wait_for, dependencies)
         if api is None:
             return super().submit(task, parameters, wait_for, dependencies)
         with temporary_settings(updates={PREFECT_API_URL: api}):
@@ -48,6 +52,7 @@ class DaskTaskRunner(_PrefectDaskTaskRunner):
                 if all(answered.values()):
                     self._api = api
                 else:
+                    self._unreachable = True
                     log.warning("Dask workers %s cannot reach this run's temporary Prefect API (%s): each "
                                 "starts one of its own; set PREFECT_API_URL to a server they all reach",
                                 sorted(w for w, ok in answered.items() if not ok), api)
@@ -63,8 +68,12 @@ class DaskTaskRunner(_PrefectDaskTaskRunner):
 
 
 def temporary_api() -> str | None:
-    """The address of the run's API when it is a temporary server Prefect started in this
-    process (a configured ``PREFECT_API_URL`` reaches the workers without help)."""
+    """The address of the run's API when it is a server started for this run: ours
+    (flows/api_server.py) or Prefect's temporary one (a configured ``PREFECT_API_URL``
+    reaches the workers without help)."""
+    own = own_api()
+    if own is not None:
+        return own
     if PREFECT_API_URL.value():
         return None
     client = getattr(FlowRunContext.get(), "client", None)
@@ -80,19 +89,3 @@ def ready_for(api: str) -> bool:
             return r.status == 200
     except OSError:
         return False
-
-
-def drain_senders() -> None:
-    """On a worker: send the logs and events queued in this process and stop their senders
-    (the next ones start with the settings of the task that needs them)."""
-    from prefect.events.worker import EventsWorker
-    from prefect.logging.handlers import APILogWorker
-
-    def drain() -> None:
-        for service in (APILogWorker, EventsWorker):
-            service.drain_all(timeout=10, at_exit=False)
-
-    # in a thread of its own: the worker calls this in its event loop, where drain_all would not block
-    sender = threading.Thread(target=drain, name="drain-prefect-senders", daemon=True)
-    sender.start()
-    sender.join(30)

@@ -454,3 +454,31 @@ def test_prefect_yaml_deploys_to_a_process_pool_and_a_worker_runs_it(prefect_ser
     assert not left, left
     assert len(lake_docs(lake, "CC-MAIN-2099-01")) == 2
     print(f"prefect.yaml + worker smoke test: {time.monotonic() - t0:.1f}s")
+
+
+def test_a_run_against_a_prefect_server_leaves_every_archive_task_run_recorded_and_final(prefect_server, tmp_path):
+    """`warclake run` with PREFECT_API_URL set: a few hundred tiny archives (task runs ~1,000
+    times faster than real ones), each archive's task run on the server, none left Running."""
+    dump, archives = "CC-MAIN-2099-06", 300
+    make_dump(str(tmp_path / "dump"), files=archives, pages_per_file=2, dump=dump, truncate_last=False)
+    p = subprocess.run([sys.executable, "-m", "warclake.cli.main", "run", "--dump", dump, "--lake",
+                        str(tmp_path / "lake"), "--langs", "all", "--workers", "1", "-q", "--no-report",
+                        str(tmp_path / "dump")], env=prefect_server["env"], capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    (run,) = [fr for fr in post(prefect_server, "/flow_runs/filter", {}) if fr["name"] == f"extract {dump}"]
+    by_state = {}
+    for state in ("COMPLETED", "FAILED", "CRASHED", "CANCELLED", "PENDING", "RUNNING", "SCHEDULED"):
+        n = post(prefect_server, "/task_runs/count", {"flow_runs": {"id": {"any_": [run["id"]]}},
+                                                      "task_runs": {"name": {"like_": "extract "},
+                                                                    "state": {"type": {"any_": [state]}}}})
+        if n:
+            by_state[state] = n
+    assert by_state == {"COMPLETED": archives}
+
+
+def post(server, path: str, body: dict):
+    req = urllib.request.Request(server["url"] + path, data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=30) as r:
+        return json.load(r)
