@@ -2,10 +2,11 @@
 
     checks -> for each dump, in order:
                 per-archive signatures (one task per archive)
-                -> model scores (per partition of the archives; none without a model)
-                -> paragraph statistics (one task per partition) -> near-duplicate paragraph groups
-                -> candidate pairs (per partition) -> distinctive-paragraph pairs
-                -> paragraph decisions (per partition) -> document decisions
+                -> model_scores (per partition of the archives; none without a model)
+                -> para_stats (per partition) -> para_groups (texts per partition, search per
+                   table and bucket, groups over the pairs) -> pairs (per partition)
+                -> para_pairs (phases per partition, clusters over the pairs)
+                -> para_decisions (per partition) -> doc_decisions
            -> catalogue and report
 
 The run itself (lock, manifests, the steps' order, summaries) is the library's, as without
@@ -95,53 +96,13 @@ def _step(run: str | None, known: run_contexts.Known | None, lake: str, dumps: l
     return {"done": done, "states": run_contexts.states_of(run, ctx)}
 
 
-@task(name="corpus-model-scores", task_run_name="model scores {dump} part {part}", **RETRIES)
+@task(name="corpus-step", task_run_name="{step} {phase} {dump} task {task}", **RETRIES)
 @frames_freed
-def scores_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
-                run: str | None = None, known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts, lambda ctx: stage.model_scores_step(ctx, part))
-
-
-@task(name="corpus-paragraph-stats", task_run_name="stats {dump} part {part}", **RETRIES)
-@frames_freed
-def stats_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
-               run: str | None = None, known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts, lambda ctx: stage.paragraph_stats_step(ctx, part))
-
-
-@task(name="corpus-paragraph-groups", task_run_name="paragraph groups {dump}", **RETRIES)
-@frames_freed
-def groups_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions, run: str | None = None,
-                known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts, stage.paragraph_groups_step)
-
-
-@task(name="corpus-pairs", task_run_name="pairs {dump} part {part}", **RETRIES)
-@frames_freed
-def pairs_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
-               run: str | None = None, known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts, lambda ctx: stage.pairs_step(ctx, part))
-
-
-@task(name="corpus-paragraph-pairs", task_run_name="paragraph pairs {dump}", **RETRIES)
-@frames_freed
-def para_pairs_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions, run: str | None = None,
-                    known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts, stage.paragraph_pairs_step)
-
-
-@task(name="corpus-paragraph-decisions", task_run_name="paragraph decisions {dump} part {part}", **RETRIES)
-@frames_freed
-def para_decisions_task(lake: str, dumps: list[str], dump: str, part: int, opts: stage.StageOptions,
-                        run: str | None = None, known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts, lambda ctx: stage.paragraph_decisions_step(ctx, part))
-
-
-@task(name="corpus-document-decisions", task_run_name="document decisions {dump}", **RETRIES)
-@frames_freed
-def doc_decisions_task(lake: str, dumps: list[str], dump: str, opts: stage.StageOptions,
-                       run: str | None = None, known: run_contexts.Known | None = None) -> dict:
-    return _step(run, known, lake, dumps, dump, opts, stage.document_decisions_step)
+def step_task(lake: str, dumps: list[str], dump: str, step: str, phase: str, task: int | None,
+              opts: stage.StageOptions, run: str | None = None, known: run_contexts.Known | None = None) -> dict:
+    """One task of one phase of a global step (tasks/corpus/stage.py: STEPS)."""
+    one = next(p for p in stage.STEPS[step] if p.name == phase)
+    return _step(run, known, lake, dumps, dump, opts, lambda ctx: one.run(ctx, task))
 
 
 @task(name="corpus-report", **RETRIES)
@@ -150,10 +111,8 @@ def report_task(lake: str, report_dir: str | None) -> str:
     return stage.report_step(lake, report_dir)
 
 
-# the task of each global step of tasks/corpus/stage.py (STEPS)
-STEP_TASKS = {"model_scores": scores_task, "paragraph_stats": stats_task, "paragraph_groups": groups_task, "pairs": pairs_task,
-              "paragraph_pairs": para_pairs_task, "paragraph_decisions": para_decisions_task,
-              "document_decisions": doc_decisions_task}
+# the task of each global step of tasks/corpus/stage.py (STEPS), named as the step
+STEP_TASKS = {name: step_task.with_options(name=f"corpus-{name.replace('_', '-')}") for name in stage.STEPS}
 
 
 class OnTasks:
@@ -185,15 +144,17 @@ class OnTasks:
             yield futures[f], f.result()
 
     def step(self, name: str, ctx: stage.DumpContext) -> int:
-        task_, per_part = STEP_TASKS[name], stage.STEPS[name][1]
-        where, known = (self.lake, ctx.dumps, ctx.dump), self.known.snapshot()
-        futures = ([task_.submit(*where, p, ctx.opts, self.run, known) for p in ctx.parts] if per_part
-                   else [task_.submit(*where, ctx.opts, self.run, known)])
+        """Each phase of the step in order, its tasks submitted at once."""
         done = 0
-        for f in futures:
-            res = f.result()
-            self.known.gather(res["states"])
-            done += res["done"]
+        assert self.known is not None, "step() runs inside started()"
+        for phase in stage.STEPS[name]:
+            known = self.known.snapshot()
+            futures = [STEP_TASKS[name].submit(self.lake, ctx.dumps, ctx.dump, name, phase.name, t, ctx.opts,
+                                               self.run, known) for t in phase.tasks(ctx)]
+            for f in futures:
+                res = f.result()
+                self.known.gather(res["states"])
+                done += res["done"]
         return done
 
     def report(self, lake: str, report_dir: str | None) -> str:

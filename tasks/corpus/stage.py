@@ -13,10 +13,12 @@ dumps' band keys and SimHashes. Dumps are done in name order, each completely be
 from __future__ import annotations
 
 import logging
-import os
+import math
 import time
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import pyarrow as pa
 
@@ -33,15 +35,17 @@ from warclake.tasks.corpus.steps.decide import (
     paragraph_decisions,
     run_id_of,
 )
-from warclake.tasks.corpus.steps.doc_pairs import SETTINGS as PARA_PAIRS_SETTINGS
-from warclake.tasks.corpus.steps.doc_pairs import STEP as PARA_PAIRS_STEP
-from warclake.tasks.corpus.steps.doc_pairs import para_pairs_step
 from warclake.tasks.corpus.steps.kept_metrics import remeasured, touched_documents
 from warclake.tasks.corpus.steps.pairs import STEP as PAIRS_STEP
 from warclake.tasks.corpus.steps.pairs import pairs_partition
+from warclake.tasks.corpus.steps.para_groups import PHASES as GROUPS_PHASES
 from warclake.tasks.corpus.steps.para_groups import SETTINGS as GROUP_SETTINGS
 from warclake.tasks.corpus.steps.para_groups import STEP as GROUPS_STEP
-from warclake.tasks.corpus.steps.para_groups import groups_step
+from warclake.tasks.corpus.steps.para_groups import ParaGroups
+from warclake.tasks.corpus.steps.para_pairs import PHASES as PARA_PAIRS_PHASES
+from warclake.tasks.corpus.steps.para_pairs import SETTINGS as PARA_PAIRS_SETTINGS
+from warclake.tasks.corpus.steps.para_pairs import STEP as PARA_PAIRS_STEP
+from warclake.tasks.corpus.steps.para_pairs import ParaPairs
 from warclake.tasks.corpus.steps.para_stats import STEP as STATS_STEP
 from warclake.tasks.corpus.steps.para_stats import stats_partition
 from warclake.tasks.corpus.steps.score_rules import check_score_thresholds, document_scores_sql
@@ -115,6 +119,15 @@ class DumpContext:
     def parts(self) -> range:
         return range(self.opts.sig.partitions)
 
+    @cached_property
+    def work_parts(self) -> int:
+        """Partitions of the work of the steps whose tasks are per dump (the
+        distinctive-paragraph pairs, the paragraph groups): one per ``BYTES_PER_WORK_PART``
+        of the dump's paragraph files, so a task's rows do not grow with the dump."""
+        sizes = self.layout.listing(self.layout.dir("paragraphs", self.dump), ".parquet")
+        size = sum(int(sizes[a].get("size", 0)) for a in self.cur.archives if a in sizes)
+        return max(1, min(MAX_WORK_PARTS, math.ceil(size / BYTES_PER_WORK_PART)))
+
     def connect(self):
         return connect(self.layout, self.opts.memory_limit, self.opts.threads)
 
@@ -172,14 +185,16 @@ def groups_key(ctx: DumpContext) -> dict:
             "settings": GROUP_SETTINGS}
 
 
-def paragraph_groups_step(ctx: DumpContext) -> bool:
-    dump, opts = ctx.dump, ctx.opts
-    host_files = lambda ds: [f for p in ctx.parts for f in ctx.part_files("para_hosts", p, ds)]  # noqa: E731
+def groups_job(ctx: DumpContext) -> ParaGroups:
     prev = [p.dump for p in ctx.prev]
+    return ParaGroups(ctx.layout, ctx.dump, [ctx.part_files("para_hosts", p, [ctx.dump]) for p in ctx.parts],
+                      [ctx.part_files("para_hosts", p, prev) for p in ctx.parts],
+                      [ctx.layout.file("para_groups", d, "groups") for d in prev], groups_key(ctx), ctx.work_parts)
+
+
+def para_groups_phase(ctx: DumpContext, phase: str, task: int | None) -> bool:
     with ctx.connect() as con:
-        return groups_step(con, ctx.layout, dump, host_files([dump]), host_files(prev),
-                           [ctx.layout.file("para_groups", d, "groups") for d in prev], groups_key(ctx),
-                           workers=opts.threads or os.cpu_count() or 1)
+        return groups_job(ctx).run(con, phase, task)
 
 
 def pairs_key(ctx: DumpContext) -> dict:
@@ -204,14 +219,24 @@ def para_pairs_key(ctx: DumpContext) -> dict:
             "settings": PARA_PAIRS_SETTINGS}
 
 
-def paragraph_pairs_step(ctx: DumpContext) -> bool:
+def para_pairs_job(ctx: DumpContext) -> ParaPairs:
     dump, layout = ctx.dump, ctx.layout
     prev_paras = [f for p in ctx.prev for f in p.files(layout, "paragraphs")]
     prev_pairs = [f for p in ctx.parts for f in ctx.part_files("pairs", p, [e.dump for e in ctx.prev])]
     pair_files = [f for p in ctx.parts for f in ctx.part_files("pairs", p, [dump])]
+    return ParaPairs(layout, dump, ctx.cur.files(layout, "paragraphs"), prev_paras, pair_files, prev_pairs,
+                     para_pairs_key(ctx), ctx.work_parts)
+
+
+def para_pairs_phase(ctx: DumpContext, phase: str, task: int | None) -> bool:
     with ctx.connect() as con:
-        return para_pairs_step(con, layout, dump, ctx.cur.files(layout, "paragraphs"), prev_paras, pair_files,
-                               prev_pairs, para_pairs_key(ctx))
+        return para_pairs_job(ctx).run(con, phase, task)
+
+
+def para_pairs_tasks(ctx: DumpContext, phase: str) -> Sequence[int | None]:
+    job = para_pairs_job(ctx)
+    per_part = dict(job.phases()).get(phase)
+    return [] if per_part is None else range(job.parts) if per_part else [None]
 
 
 def para_decisions_key(ctx: DumpContext, part: int) -> dict:
@@ -224,22 +249,22 @@ def para_decisions_key(ctx: DumpContext, part: int) -> dict:
 
 def paragraph_decisions_step(ctx: DumpContext, part: int) -> bool:
     dump, opts = ctx.dump, ctx.opts
-    paragraph_groups_step(ctx)     # done already when the steps run in order
+    whole_step(GROUPS_STEP, ctx)     # done already when the steps run in order
     layout, name = ctx.layout, ctx.layout.part_name(part)
     key = para_decisions_key(ctx, part)
-    if layout.is_done(PARA_STEP, dump, name, key):
-        return False
-    layout.clear_state(PARA_STEP, dump, name)
     run_id = run_id_of(key)
-    with ctx.connect() as con:
-        table = paragraph_decisions(con, ctx.cur.files(layout, "paragraphs"),
-                                    ctx.part_files("para_hosts", part, ctx.dumps), part, opts.sig.partitions,
-                                    opts.decide, run_id, opts.decide.fingerprint(),
-                                    groups_file=layout.file("para_groups", dump, "groups"),
-                                    group_hosts_file=layout.file("group_hosts", dump, "group_hosts"))
-    write_table(layout.file("decisions/paragraphs", dump, name), table)
-    layout.mark_done(PARA_STEP, dump, name, key, dropped=table.num_rows, run_id=run_id)
-    return True
+
+    def work() -> dict:
+        with ctx.connect() as con:
+            table = paragraph_decisions(con, ctx.cur.files(layout, "paragraphs"),
+                                        ctx.part_files("para_hosts", part, ctx.dumps), part, opts.sig.partitions,
+                                        opts.decide, run_id, opts.decide.fingerprint(),
+                                        groups_file=layout.file("para_groups", dump, "groups"),
+                                        group_hosts_file=layout.file("group_hosts", dump, "group_hosts"))
+        write_table(layout.file("decisions/paragraphs", dump, name), table)
+        return {"dropped": table.num_rows, "run_id": run_id}
+
+    return layout.once(PARA_STEP, dump, name, key, work)
 
 
 def doc_decisions_key(ctx: DumpContext) -> dict:
@@ -256,15 +281,15 @@ def doc_decisions_key(ctx: DumpContext) -> dict:
 
 
 def document_decisions_step(ctx: DumpContext) -> bool:
-    dump, opts, layout = ctx.dump, ctx.opts, ctx.layout
-    paragraph_pairs_step(ctx)     # done already when the steps run in order
-    for part in ctx.parts:        # the kept text's metrics read the paragraph decisions
-        paragraph_decisions_step(ctx, part)
+    dump, layout = ctx.dump, ctx.layout
+    whole_step(PARA_PAIRS_STEP, ctx)     # done already when the steps run in order
+    whole_step(PARA_STEP, ctx)           # the kept text's metrics read the paragraph decisions
     key = doc_decisions_key(ctx)
-    if layout.is_done(DOC_STEP, dump, "decisions", key):
-        return False
-    layout.clear_state(DOC_STEP, dump, "decisions")
-    run_id = run_id_of(key)
+    return layout.once(DOC_STEP, dump, "decisions", key, lambda: _document_decisions(ctx, run_id_of(key)))
+
+
+def _document_decisions(ctx: DumpContext, run_id: str) -> dict:
+    dump, opts, layout = ctx.dump, ctx.opts, ctx.layout
     pair_files = [f for p in ctx.parts for f in ctx.part_files("pairs", p, [dump])]
     with ctx.connect() as con:
         docs = f"""SELECT docId, dump, lang, date, url_hash, n_chars, clean_hash, metrics
@@ -289,9 +314,7 @@ def document_decisions_step(ctx: DumpContext) -> bool:
         table = document_decisions(con, docs, pairs, opts.decide, run_id, opts.decide.fingerprint(), para, scores)
     write_table(layout.file("decisions/documents", dump, "decisions"), table)
     kept = pa.compute.sum(table.column("kept").cast(pa.int64())).as_py() or 0
-    layout.mark_done(DOC_STEP, dump, "decisions", key, documents=table.num_rows, kept=kept, run_id=run_id,
-                     remeasured=remeasured_docs)
-    return True
+    return {"documents": table.num_rows, "kept": kept, "run_id": run_id, "remeasured": remeasured_docs}
 
 
 def remeasured_metrics(ctx: DumpContext, con) -> pa.Table:
@@ -304,25 +327,54 @@ def remeasured_metrics(ctx: DumpContext, con) -> pa.Table:
     return remeasured({a: layout.documents(dump, a) for a in touched}, touched, ctx.opts.models)
 
 
-# The global steps of one dump, in order (its per-archive steps done): name -> (step, whether
-# it is made per partition).
-STEPS = {
-    "model_scores": (model_scores_step, True),
-    "paragraph_stats": (paragraph_stats_step, True),
-    "paragraph_groups": (paragraph_groups_step, False),
-    "pairs": (pairs_step, True),
-    "paragraph_pairs": (paragraph_pairs_step, False),
-    "paragraph_decisions": (paragraph_decisions_step, True),
-    "document_decisions": (document_decisions_step, False),
+@dataclass(frozen=True)
+class Phase:
+    """One phase of a global step: ``run(ctx, task)`` does one task of it (``task`` None:
+    the phase is one task) and says whether it did work; ``tasks(ctx)`` lists its tasks
+    for the dump (none: nothing to do there). The tasks of a phase may run at once; a
+    phase starts when the one before it has ended."""
+    name: str
+    run: Callable[..., bool]
+    tasks: Callable[[DumpContext], Sequence[int | None]]
+
+
+def _per_part(ctx: DumpContext) -> Sequence[int | None]:
+    return ctx.parts
+
+
+def _one(ctx: DumpContext) -> Sequence[int | None]:
+    return [None]
+
+
+def _groups_phase(phase: str) -> Phase:
+    return Phase(phase, lambda ctx, t: para_groups_phase(ctx, phase, t),
+                 lambda ctx: groups_job(ctx).tasks(phase) or [None])
+
+
+def _para_pairs_phase(phase: str) -> Phase:
+    return Phase(phase, lambda ctx, t: para_pairs_phase(ctx, phase, t), lambda ctx: para_pairs_tasks(ctx, phase))
+
+
+# The global steps of one dump, in order (its per-archive steps done), each named as its
+# module's STEP and its state folder (corpus/state/<step>): its phases.
+STEPS: dict[str, tuple[Phase, ...]] = {
+    SCORES_STEP: (Phase(SCORES_STEP, model_scores_step, _per_part),),
+    STATS_STEP: (Phase(STATS_STEP, paragraph_stats_step, _per_part),),
+    GROUPS_STEP: tuple(_groups_phase(p) for p in GROUPS_PHASES),
+    PAIRS_STEP: (Phase(PAIRS_STEP, pairs_step, _per_part),),
+    PARA_PAIRS_STEP: tuple(_para_pairs_phase(p) for p, _ in PARA_PAIRS_PHASES),
+    PARA_STEP: (Phase(PARA_STEP, paragraph_decisions_step, _per_part),),
+    DOC_STEP: (Phase(DOC_STEP, lambda ctx, _: document_decisions_step(ctx), _one),),
 }
-# their state folders (corpus/state/<step>)
-GLOBAL_STATE_STEPS = (SCORES_STEP, STATS_STEP, GROUPS_STEP, PAIRS_STEP, PARA_PAIRS_STEP, PARA_STEP, DOC_STEP)
+GLOBAL_STATE_STEPS = tuple(STEPS)
+# Partitions of the per-dump steps' tasks (``DumpContext.work_parts``)
+BYTES_PER_WORK_PART = 48 << 20
+MAX_WORK_PARTS = 4096
 
 
 def whole_step(name: str, ctx: DumpContext) -> int:
-    """Step ``name`` of the dump, every partition of it: how many calls did work."""
-    step, per_part = STEPS[name]
-    return sum(step(ctx, p) for p in ctx.parts) if per_part else int(step(ctx))
+    """Step ``name`` of the dump, every task of every phase, in order: how many did work."""
+    return sum(phase.run(ctx, t) for phase in STEPS[name] for t in phase.tasks(ctx))
 
 
 # (name, fn(ctx)) of each global step, in order
@@ -349,7 +401,7 @@ class InProcess:
                 f"{dump} {warc}", lambda: sign_archive(lake, dump, warc, summary, sig, models), self.again)
 
     def step(self, name: str, ctx: DumpContext) -> int:
-        return retrying(f"{ctx.dump}: {name.replace('_', ' ')}", lambda: whole_step(name, ctx), self.again)
+        return retrying(f"{ctx.dump}: {name}", lambda: whole_step(name, ctx), self.again)
 
     def report(self, lake: str, report_dir: str | None) -> str:
         return report_step(lake, report_dir)
@@ -392,7 +444,7 @@ def _run_stage(lake, dumps, archives, opts, progress, again, lock, layout, runne
                 lock.check()
                 counts["partitions"] += runner.step(name, ctx)
                 if progress:
-                    progress(f"{dump}: {name.replace('_', ' ')} done")
+                    progress(f"{dump}: {name} done")
     counts["seconds"] = round(time.monotonic() - t0, 2)
     return counts
 

@@ -16,7 +16,7 @@ import pyarrow.compute as pc
 from warclake.tasks.corpus.settings import DecisionConfig, SignatureConfig
 from warclake.tasks.corpus.signals.archive_step import signatures_of
 from warclake.tasks.corpus.steps.decide import document_decisions
-from warclake.tasks.corpus.steps.doc_pairs import para_pairs_step
+from warclake.tasks.corpus.steps.para_pairs import para_pairs_step
 from warclake.tasks.corpus.steps.pairs import pairs_partition
 from warclake.tasks.corpus.storage.engine import connect, query_table
 from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table

@@ -280,9 +280,15 @@ class Generator:
                     p_sent.append(())
                     p_text.append(norm)
                 norms.append(norm)
-                P["docId"].append(did); P["idx"].append(j)
-                P["n_chars"].append(len(norm)); P["path"].append(path); P["label"].append(label)
-                P["host"].append(host); P["domain"].append(dom); P["url_hash"].append(uh); P["date"].append(date)
+                P["docId"].append(did)
+                P["idx"].append(j)
+                P["n_chars"].append(len(norm))
+                P["path"].append(path)
+                P["label"].append(label)
+                P["host"].append(host)
+                P["domain"].append(dom)
+                P["url_hash"].append(uh)
+                P["date"].append(date)
             # the compared text as the per-archive step chooses it (the body paragraphs here)
             keep = compared_paragraphs([p for p, _, _ in paras], [lab for _, _, lab in paras], is_chrome_path,
                                        [len(x) for x in norms[first:]])
@@ -294,8 +300,13 @@ class Generator:
             doc_sents.append([k for b in body for k in b])
             if len(self.metrics_pool) < 500:
                 self.metrics_pool.append(self._metrics(paras))
-            D["docId"].append(did); D["url"].append(url); D["url_hash"].append(uh); D["host"].append(host)
-            D["domain"].append(dom); D["date"].append(date); D["n_paragraphs"].append(len(paras))
+            D["docId"].append(did)
+            D["url"].append(url)
+            D["url_hash"].append(uh)
+            D["host"].append(host)
+            D["domain"].append(dom)
+            D["date"].append(date)
+            D["n_paragraphs"].append(len(paras))
             D["n_chars"].append(len(clean_text))
             D["metrics"].append(rng.choice(self.metrics_pool))
         # SimHash: body paragraphs from their sentences' bit counts, the others computed
@@ -520,31 +531,72 @@ def _cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def global_steps(lake: str, memory_limit: str, threads: int) -> dict:
+def global_steps(lake: str, memory_limit: str, threads: int, partitions: int = 8, processes: int = 0) -> dict:
     """The global steps of every dump in order (the per-archive step must be done), timed
-    step by step: wall and CPU seconds."""
+    step by step: wall and CPU seconds. ``processes`` > 0: every task in a process of its
+    own (forked from this one, at most ``processes`` at once, as a cluster's workers run
+    them), and per step the peak RSS of its largest task."""
     from warclake.tasks.corpus import stage
 
-    opts = stage.StageOptions(memory_limit=memory_limit, threads=threads)
+    opts = stage.StageOptions(sig=stage.SignatureConfig(partitions=partitions), memory_limit=memory_limit,
+                              threads=threads)
     layout = stage.CorpusLayout(lake)
     dumps = sorted(d[len("dump="):] for d in os.listdir(layout.dir("docsigs")) if d.startswith("dump="))
-    out = {}
+    out: dict = {"base_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+    known: dict = {}
     for dump in dumps:
         times = {}
-
-        def timed(name, fn, *a):
+        ctx = stage.DumpContext.build(layout, dumps, dump, opts, known)
+        for name in stage.STEPS:
             w, c = time.monotonic(), _cpu()
-            fn(*a)
-            times[name] = {"wall_s": round(time.monotonic() - w, 1), "cpu_s": round(_cpu() - c, 1)}
-
-        ctx = stage.DumpContext.build(layout, dumps, dump, opts)
-        for name, fn in stage.GLOBAL_STEPS:
-            timed(name, fn, ctx)
+            if processes:
+                times[name] = _forked_step(lake, dumps, dump, opts, known, name, processes)
+            else:
+                stage.whole_step(name, ctx)
+            times.setdefault(name, {}).update(wall_s=round(time.monotonic() - w, 1),
+                                              cpu_s=round(_cpu() - c + times[name].get("tasks_cpu_s", 0), 1))
         summary = stage.dump_summary(lake, dump, opts.sig.partitions)
-        out[dump] = {**times, "total_wall_s": round(sum(t["wall_s"] for t in times.values()), 1),
+        out[dump] = {**times, "work_parts": ctx.work_parts,
+                     "total_wall_s": round(sum(t["wall_s"] for t in times.values()), 1),
                      "total_cpu_s": round(sum(t["cpu_s"] for t in times.values()), 1), **summary}
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
     return out
+
+
+def _forked_step(lake, dumps, dump, opts, known, name, processes: int) -> dict:
+    """Each phase of step ``name`` in order, each task of it in a child process forked from
+    this one (a fresh context of the dump, as a task on a cluster's worker starts); the
+    tasks' CPU seconds, and the peak RSS of the largest task."""
+    from warclake.tasks.corpus import stage
+
+    tasks_cpu, peak, count = 0.0, 0, 0
+    ctx = stage.DumpContext.build(stage.CorpusLayout(lake), dumps, dump, opts, dict(known))
+    for phase in stage.STEPS[name]:
+        todo, running = list(phase.tasks(ctx)), set()
+        while todo or running:
+            while todo and len(running) < processes:
+                t = todo.pop(0)
+                pid = os.fork()
+                if pid == 0:   # the task, in a fresh context
+                    code = 0
+                    try:
+                        child = stage.DumpContext.build(stage.CorpusLayout(lake), dumps, dump, opts, dict(known))
+                        phase.run(child, t)
+                    except BaseException:
+                        import traceback
+
+                        traceback.print_exc()
+                        code = 1
+                    os._exit(code)
+                running.add(pid)
+            pid, status, usage = os.wait4(-1, 0)
+            running.discard(pid)
+            if status:
+                raise RuntimeError(f"{name} {phase.name}: a task failed")
+            tasks_cpu += usage.ru_utime + usage.ru_stime
+            peak = max(peak, usage.ru_maxrss)
+            count += 1
+    return {"tasks": count, "tasks_cpu_s": tasks_cpu, "largest_task_rss_mb": round(peak / 1024)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -567,12 +619,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--group-bits", type=int, default=0, help="--group-check: bits apart (default: the step's)")
     ap.add_argument("--key-blocks", type=int, default=0,
                     help="--group-check: blocks a pair must share (default: the step's)")
+    ap.add_argument("--partitions", type=int, default=8, help="the lake's partitions (--partitions of the stage)")
+    ap.add_argument("--processes", type=int, default=0,
+                    help="run every task of the global steps in a process of its own, at most this many at once "
+                         "(peak RSS per task); 0: every step in one process")
     ap.add_argument("--global-only", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     work = args.dir or os.path.join("/tmp", f"warclake-corpus-scale-{args.docs}")
     lake = os.path.join(work, "lake")
     if args.global_only:
-        print(json.dumps(global_steps(lake, args.memory_limit, args.threads)))
+        print(json.dumps(global_steps(lake, args.memory_limit, args.threads, args.partitions, args.processes)))
         return 0
     if args.group_check:
         print(json.dumps(group_search_check(work, args.group_check, para_ngram=args.para_ngram,
@@ -592,11 +648,13 @@ def main(argv: list[str] | None = None) -> int:
 
     for step in GLOBAL_STATE_STEPS:
         subprocess.run(["rm", "-rf", os.path.join(lake, "corpus", "state", step)], check=True)
+    subprocess.run(["rm", "-rf", os.path.join(lake, "corpus", "work")], check=True)
     out["load_before"] = os.getloadavg()
     w, c = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     child = subprocess.run([sys.executable, "-m", "tools.measure.corpus_scale", "--global-only",
                             "--docs", str(args.docs), "--dir", work, "--memory-limit", args.memory_limit,
-                            "--threads", str(args.threads)], capture_output=True, text=True)
+                            "--threads", str(args.threads), "--partitions", str(args.partitions),
+                            "--processes", str(args.processes)], capture_output=True, text=True)
     if child.returncode:
         sys.stderr.write(child.stderr)
         return child.returncode

@@ -23,9 +23,10 @@ from warclake.tasks.lake.catalog import sql_literal
 
 DOC_STEP = "doc_decisions"
 PARA_STEP = "para_decisions"
-# CSS path words of page furniture: with no boilerplate label, a paragraph under such a
-# path counts as not main content (the lower repeat thresholds apply).
-FURNITURE_PATH = r"(?i)(nav|foot|header|menu|breadcrumb|sidebar|copyright|share|social|banner|cookie)"
+# With no boilerplate label, a paragraph under a page-chrome path (``quality.is_chrome_path``,
+# the one definition: whole words, so ``.footnote`` and ``.shareholder`` are not chrome)
+# counts as not main content: the lower repeat thresholds apply.
+CHROME_SQL = "is_chrome_path"
 
 RULE_STRUCT = pa.struct([("rule", pa.string()), ("value", pa.float64()), ("threshold", pa.float64())])
 DOC_DECISIONS = pa.schema([
@@ -98,7 +99,7 @@ def document_decisions(con, docs, pairs, cfg: DecisionConfig, run_id: str, finge
     """One row per document of ``docs`` (the current dump's docsigs rows); ``pairs`` are
     its verified candidate pairs, whose other side may be a document of an earlier dump,
     and ``para_pairs`` (optional) its pairs with their distinctive-paragraph Jaccard
-    (``doc_pairs.py``). Each is a query over the stored files or a pyarrow Table. A pair
+    (``para_pairs.py``). Each is a query over the stored files or a pyarrow Table. A pair
     is a near-duplicate when either measure reaches the similarity; its value is the
     greater one. ``scores`` (optional): the documents' model scores
     (``score_rules.document_scores_sql``), judged by ``cfg.scores`` after the quality rules."""
@@ -206,7 +207,7 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
       registered domains: a notice, a licence, a widget.
     - ``site_template``: the text (or group) is on at least ``template_min_pages`` URLs of
       the paragraph's own host: the site's template.
-    A paragraph labelled good (or, without labels, not under a page-furniture path) needs
+    A paragraph labelled good (or, without labels, not under a page-chrome path) needs
     the higher ``*_good`` counts; text seen only two or three times is kept (a quotation).
     - ``repeated_in_document``: a kept paragraph (labelled good, or in a document without
       labels) whose text an earlier kept paragraph of its document holds: the corpus emits
@@ -216,7 +217,8 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
     """
     if not para_files or not host_files:
         return PARA_DECISIONS.empty_table()
-    good = f"(p.label = 'good' OR (p.label IS NULL AND NOT regexp_matches(coalesce(p.path, ''), '{FURNITURE_PATH}')))"
+    register_chrome_paths(con)
+    good = f"(p.label = 'good' OR (p.label IS NULL AND NOT {CHROME_SQL}(coalesce(p.path, ''))))"
     grouped = bool(groups_file and group_hosts_file)   # written by the groups step, even when empty
     if grouped:
         groups = f"""SELECT text_hash, group_hash FROM read_parquet({sql_literal(groups_file)})
@@ -277,6 +279,29 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
             SELECT i.* FROM in_document i ANTI JOIN repeated USING (docId, idx))
         ORDER BY docId, idx""", [run_id, fingerprint])
     return out.cast(PARA_DECISIONS)
+
+
+def chrome_paths(paths: pa.Array | pa.ChunkedArray) -> pa.Array:
+    """``quality.is_chrome_path`` of each path (a batch of DuckDB's: each distinct path asked once)."""
+    import pyarrow.compute as pc
+
+    from warclake.tasks.corpus.signals.quality import is_chrome_path
+
+    enc = pc.dictionary_encode(paths)
+    if isinstance(enc, pa.ChunkedArray):
+        enc = enc.combine_chunks()
+    answers = pa.array([is_chrome_path(p) for p in enc.dictionary.to_pylist()], pa.bool_())
+    return pc.take(answers, enc.indices)
+
+
+def register_chrome_paths(con) -> None:
+    """``is_chrome_path(VARCHAR)`` on the connection (once)."""
+    import duckdb
+
+    try:
+        con.create_function(CHROME_SQL, chrome_paths, ["VARCHAR"], "BOOLEAN", type="arrow")
+    except duckdb.Error:
+        pass   # already there
 
 
 def repeated_in_document(text: str | None, labels: list[str] | None, min_chars: int = 1) -> frozenset[int]:

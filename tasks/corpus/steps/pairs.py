@@ -19,10 +19,12 @@ STEP = "pairs"
 
 def pairs_partition(con, layout: CorpusLayout, cur_files: list[str], prev_files: list[str],
                     dump: str, part: int, parts: int, num_perm: int, key: dict) -> bool:
-    name = layout.part_name(part)
-    if layout.is_done(STEP, dump, name, key):
-        return False
-    layout.clear_state(STEP, dump, name)
+    return layout.once(STEP, dump, layout.part_name(part), key,
+                       lambda: _verified_pairs(con, layout, cur_files, prev_files, dump, part, parts, num_perm))
+
+
+def _verified_pairs(con, layout: CorpusLayout, cur_files: list[str], prev_files: list[str], dump: str,
+                    part: int, parts: int, num_perm: int) -> dict:
     cur = parquet_list(cur_files)
     prev = parquet_list(prev_files) if prev_files else None
     def sigs(cols: str) -> str:
@@ -64,8 +66,7 @@ def pairs_partition(con, layout: CorpusLayout, cur_files: list[str], prev_files:
                sa.clean_hash = sb.clean_hash AS exact
         FROM edges e JOIN needed sa ON sa.docId = e.a JOIN needed sb ON sb.docId = e.b
         ORDER BY e.a, e.b""")
-    write_table(layout.file("pairs", dump, name), verified)
-    layout.mark_done(STEP, dump, name, key, pairs=verified.num_rows)
+    write_table(layout.file("pairs", dump, layout.part_name(part)), verified)
     con.execute("DROP TABLE edges")
     con.execute("DROP TABLE needed")
-    return True
+    return {"pairs": verified.num_rows}

@@ -26,6 +26,7 @@ decisions read in place of a single text's counts.
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from itertools import combinations
 
 import numpy as np
@@ -57,7 +58,7 @@ def block_bounds(max_bits: int, key_blocks: int) -> tuple[int, ...]:
 _BOUNDS = block_bounds(MAX_BITS, KEY_BLOCKS)
 SETTINGS = {"max_bits": MAX_BITS, "min_chars": MIN_CHARS, "max_length_diff": MAX_LENGTH_DIFF,
             "max_length_share": MAX_LENGTH_SHARE,
-            "window": WINDOW, "blocks": _BOUNDS, "version": 1}
+            "window": WINDOW, "blocks": _BOUNDS, "version": 2}
 
 GROUPS = pa.schema([("text_hash", pa.int64()), ("group_hash", pa.int64())])
 
@@ -80,12 +81,12 @@ def _permuted(u: np.ndarray, blocks, key_blocks: int = KEY_BLOCKS) -> tuple[np.n
 
 
 def _table_pairs(vals: np.ndarray, cur: np.ndarray, workers: int = 2, max_bits: int = MAX_BITS,
-                 key_blocks: int = KEY_BLOCKS) -> tuple[np.ndarray, np.ndarray]:
+                 key_blocks: int = KEY_BLOCKS, tables: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs of distinct SimHash values (``vals``, uint64, no two equal) within
     ``max_bits``, at least one flagged in ``cur``. The values are unique, so every sort
     order is unique too: the pairs do not depend on the sorting algorithm. The tables run
     on ``workers`` threads (numpy's sorts and element-wise steps release the GIL); their
-    pairs are joined in table order."""
+    pairs are joined in table order. ``tables``: the indexes of the tables to search (all)."""
     def one(blocks):
         v, rest = _permuted(vals, blocks, key_blocks)
         order = np.argsort(v)                      # by key, then the other bits
@@ -103,7 +104,8 @@ def _table_pairs(vals: np.ndarray, cur: np.ndarray, workers: int = 2, max_bits: 
         return found_i, found_j
 
     with ThreadPoolExecutor(max(1, workers)) as pool:
-        results = list(pool.map(one, _tables(max_bits, key_blocks)))
+        all_tables = _tables(max_bits, key_blocks)
+        results = list(pool.map(one, [all_tables[t] for t in (range(len(all_tables)) if tables is None else tables)]))
     found_i = [x for fi, _ in results for x in fi]
     found_j = [x for _, fj in results for x in fj]
     if not found_i:
@@ -112,22 +114,25 @@ def _table_pairs(vals: np.ndarray, cur: np.ndarray, workers: int = 2, max_bits: 
 
 
 def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray, workers: int = 2,
-               max_bits: int = MAX_BITS, key_blocks: int = KEY_BLOCKS) -> tuple[np.ndarray, np.ndarray]:
+               max_bits: int = MAX_BITS, key_blocks: int = KEY_BLOCKS, tables: list[int] | None = None,
+               chain: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Index pairs (i < j) of texts whose SimHashes are within ``max_bits`` and lengths
     close (see the module's text), each touching a text of the current dump. Texts with
     the same SimHash are chained in their given order; between SimHash values, the first
     text of each value stands for it. ``max_bits`` and ``key_blocks`` other than the
-    step's are for measurements (``corpus_scale --group-check``)."""
+    step's are for measurements (``corpus_scale --group-check``). ``tables``: search only
+    these tables (all); ``chain``: pair the texts of one SimHash (the step's search task of
+    the first table does, the others not)."""
     u = sim.view(np.uint64)
     vals, first, inverse = np.unique(u, return_index=True, return_inverse=True)
     by_val = np.argsort(inverse, kind="stable")
     iv = inverse[by_val]
     same = np.nonzero(iv[1:] == iv[:-1])[0]
     ci, cj = by_val[same], by_val[same + 1]
-    keep = is_cur[ci] | is_cur[cj]
+    keep = (is_cur[ci] | is_cur[cj]) & chain
     cur_val = np.zeros(len(vals), bool)
     cur_val[inverse[is_cur]] = True
-    vi, vj = _table_pairs(vals, cur_val, workers, max_bits, key_blocks)
+    vi, vj = _table_pairs(vals, cur_val, workers, max_bits, key_blocks, tables)
     i = np.concatenate([ci[keep], first[vi]]).astype(np.int64)
     j = np.concatenate([cj[keep], first[vj]]).astype(np.int64)
     longer = np.maximum(n_chars[i], n_chars[j])
@@ -137,38 +142,6 @@ def near_pairs(sim: np.ndarray, n_chars: np.ndarray, is_cur: np.ndarray, workers
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     pairs = np.unique(np.stack([i, j], axis=1), axis=0)
     return pairs[:, 0], pairs[:, 1]
-
-
-def groups_of(con, cur_hosts: list[str], prev_hosts: list[str], prev_groups: list[str],
-              workers: int = 2) -> pa.Table:
-    """(text_hash, group_hash) of every text in a group holding a text of the current dump
-    (``cur_hosts``: its para_hosts files), sorted by text_hash."""
-    src = f"SELECT text_hash, simhash, n_chars, true AS is_cur FROM {parquet_list(cur_hosts)}"
-    if prev_hosts:
-        src += f" UNION ALL SELECT text_hash, simhash, n_chars, false FROM {parquet_list(prev_hosts)}"
-    texts = con.sql(f"""
-        SELECT text_hash, min(simhash) AS simhash, min(n_chars) AS n_chars, bool_or(is_cur) AS is_cur
-        FROM ({src}) WHERE n_chars >= {MIN_CHARS} GROUP BY text_hash ORDER BY text_hash""").fetchnumpy()
-    th = np.asarray(texts["text_hash"], np.int64)          # sorted
-    is_cur = np.asarray(texts["is_cur"], bool)
-    i, j = near_pairs(np.asarray(texts["simhash"], np.int64), np.asarray(texts["n_chars"], np.int64),
-                      is_cur, workers)
-    a, b = th[i], th[j]
-    del texts
-    if prev_groups:   # earlier groups, as edges member -> group id
-        g = con.sql(f"""SELECT text_hash, min(group_hash) AS g FROM {parquet_list(prev_groups)}
-                        GROUP BY text_hash""").fetchnumpy()
-        a = np.concatenate([a, np.asarray(g["text_hash"], np.int64)])
-        b = np.concatenate([b, np.asarray(g["g"], np.int64)])
-    if not len(a) or not len(th):
-        return GROUPS.empty_table()
-    nodes = np.unique(np.concatenate([a, b]))          # sorted: the smallest node is the smallest hash
-    labels = component_labels(len(nodes), np.searchsorted(nodes, a), np.searchsorted(nodes, b))
-    at = np.minimum(np.searchsorted(th, nodes), len(th) - 1)
-    has_cur = np.zeros(len(nodes), bool)
-    has_cur[labels[(th[at] == nodes) & is_cur[at]]] = True
-    keep = has_cur[labels]
-    return pa.table({"text_hash": nodes[keep], "group_hash": nodes[labels[keep]]}, schema=GROUPS)
 
 
 def group_hosts_of(con, groups_file: str, host_files: list[str]) -> pa.Table:
@@ -182,17 +155,143 @@ def group_hosts_of(con, groups_file: str, host_files: list[str]) -> pa.Table:
         GROUP BY g.group_hash, h.host, h.dump ORDER BY g.group_hash, h.host NULLS LAST, h.dump""")
 
 
-def groups_step(con, layout: CorpusLayout, dump: str, cur_hosts: list[str], prev_hosts: list[str],
-                prev_groups: list[str], key: dict, workers: int = 2) -> bool:
-    """Write the dump's group file and its groups' host counts unless done."""
-    if layout.is_done(STEP, dump, "groups", key):
-        return False
-    layout.clear_state(STEP, dump, "groups")
-    groups = groups_of(con, cur_hosts, prev_hosts, prev_groups, workers)
-    path = layout.file("para_groups", dump, "groups")
-    write_table(path, groups)
-    hosts = group_hosts_of(con, path, cur_hosts + prev_hosts)
-    write_table(layout.file("group_hosts", dump, "group_hosts"), hosts)
-    layout.mark_done(STEP, dump, "groups", key, texts=groups.num_rows,
-                     groups=pa.compute.count_distinct(groups.column("group_hash")).as_py())
-    return True
+def search_bucket(sim: np.ndarray, table: int, buckets: int) -> np.ndarray:
+    """Per SimHash, its bucket of ``table``'s search: a mix of the table's key bits, so
+    every SimHash sharing that key (every pair the table can find) is in one bucket."""
+    v, rest = _permuted(sim.view(np.uint64), _tables()[table])
+    key = v >> np.uint64(rest)
+    return ((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(33)) % np.uint64(buckets)
+
+
+@dataclass
+class ParaGroups:
+    """The step of one dump, as phases (``PHASES``):
+
+    - ``texts``: one task per group of text-hash partitions of the paragraph statistics
+      writes each text of 20 characters or more to its bucket of each search table;
+    - ``search``: one task per set of (table, bucket) units pairs each unit's texts (every
+      text sharing the table's key is in the bucket, so its pairs are those the search over
+      every text finds there);
+    - ``groups``: one task over pairs only joins them with the earlier dumps' groups by
+      connected components and writes the groups and their counts.
+
+    ``run`` does one task of a phase unless done."""
+    layout: CorpusLayout
+    dump: str
+    cur_hosts: list[list[str]]      # per partition of the statistics, this dump's para_hosts file
+    prev_hosts: list[list[str]]     # per partition, the earlier dumps'
+    prev_groups: list[str]          # the earlier dumps' group files
+    key: dict
+    work_parts: int                 # partitions of the dump's work (steps/README: its size)
+
+    @property
+    def buckets(self) -> int:
+        """Buckets per search table."""
+        return -(-self.work_parts // WORK_PARTS_PER_BUCKET)
+
+    @property
+    def units(self) -> int:
+        return len(_tables()) * self.buckets
+
+    @property
+    def searches(self) -> int:
+        return min(self.units, SEARCHES_PER_WORK_PART * self.work_parts)
+
+    @property
+    def readers(self) -> int:
+        return min(len(self.cur_hosts), self.work_parts)
+
+    def tasks(self, phase: str) -> range | None:
+        """The tasks of a phase (None: one task)."""
+        return {"texts": range(self.readers), "search": range(self.searches), "groups": None}[phase]
+
+    def work(self, what: str) -> str:
+        return self.layout.file(f"work/{STEP}", self.dump, what)
+
+    def _texts_file(self, reader: int, search: int) -> str:
+        return self.work(f"texts-{reader:04d}-{search:04d}")
+
+    def run(self, con, phase: str, task: int | None = None) -> bool:
+        key = {**self.key, "phase": phase, "work_parts": self.work_parts, "task": task}
+        name = "groups" if phase == "groups" else f"{phase}-{task:04d}"
+        return self.layout.once(STEP, self.dump, name, key, lambda: getattr(self, "_" + phase)(con, task))
+
+    def run_all(self, con) -> int:
+        return sum(self.run(con, phase, t) for phase in PHASES for t in (self.tasks(phase) or [None]))
+
+    def _texts(self, con, reader: int) -> dict:
+        parts = range(reader, len(self.cur_hosts), self.readers)
+        cur = [f for p in parts for f in self.cur_hosts[p]]
+        prev = [f for p in parts for f in self.prev_hosts[p]]
+        src = f"SELECT text_hash, simhash, n_chars, true AS is_cur FROM {parquet_list(cur)}"
+        if prev:
+            src += f" UNION ALL SELECT text_hash, simhash, n_chars, false FROM {parquet_list(prev)}"
+        texts = query_table(con, f"""
+            SELECT text_hash, min(simhash) AS simhash, min(n_chars) AS n_chars, bool_or(is_cur) AS is_cur
+            FROM ({src}) WHERE n_chars >= {MIN_CHARS} GROUP BY text_hash""")
+        sim = texts.column("simhash").to_numpy()
+        unit_of = [t * self.buckets + search_bucket(sim, t, self.buckets).astype(np.int64)
+                   for t in range(len(_tables()))]
+        for s in range(self.searches):
+            rows = [texts.filter(pa.array(u % self.searches == s)).append_column(
+                        "unit", pa.array(u[u % self.searches == s], pa.int32())) for u in unit_of]
+            write_table(self._texts_file(reader, s), pa.concat_tables(rows))
+        return {"texts": texts.num_rows}
+
+    def _search(self, con, search: int) -> dict:
+        files = [self._texts_file(r, search) for r in range(self.readers)]
+        rel = con.sql(f"SELECT unit, text_hash, simhash, n_chars, is_cur FROM {parquet_list(files)} "
+                      "ORDER BY unit, text_hash")
+        texts = rel.fetchnumpy()
+        unit = np.asarray(texts["unit"], np.int64)
+        bounds = np.searchsorted(unit, np.arange(self.units + 1))
+        found_a, found_b = [], []
+        for u in range(search, self.units, self.searches):
+            lo, hi = bounds[u], bounds[u + 1]
+            th = np.asarray(texts["text_hash"][lo:hi], np.int64)
+            table = u // self.buckets
+            i, j = near_pairs(np.asarray(texts["simhash"][lo:hi], np.int64), np.asarray(texts["n_chars"][lo:hi], np.int64),
+                              np.asarray(texts["is_cur"][lo:hi], bool), workers=1, tables=[table], chain=table == 0)
+            found_a.append(th[i])
+            found_b.append(th[j])
+        a = np.concatenate(found_a) if found_a else np.zeros(0, np.int64)
+        b = np.concatenate(found_b) if found_b else np.zeros(0, np.int64)
+        write_table(self.work(f"pairs-{search:04d}"), pa.table({"a": a, "b": b}, schema=NEAR))
+        return {"texts": len(unit), "pairs": len(a)}
+
+    def _groups(self, con, task=None) -> dict:
+        pairs = con.sql(f"SELECT a, b FROM {parquet_list([self.work(f'pairs-{t:04d}') for t in range(self.searches)])}"
+                        ).fetchnumpy()
+        a, b = np.asarray(pairs["a"], np.int64), np.asarray(pairs["b"], np.int64)
+        del pairs
+        if self.prev_groups:   # earlier groups, as edges member -> group id
+            g = con.sql(f"""SELECT text_hash, min(group_hash) AS g FROM {parquet_list(self.prev_groups)}
+                            GROUP BY text_hash""").fetchnumpy()
+            a = np.concatenate([a, np.asarray(g["text_hash"], np.int64)])
+            b = np.concatenate([b, np.asarray(g["g"], np.int64)])
+            del g
+        groups = GROUPS.empty_table()
+        if len(a):
+            nodes = np.unique(np.concatenate([a, b]))    # sorted: the smallest node is the smallest hash
+            labels = component_labels(len(nodes), np.searchsorted(nodes, a), np.searchsorted(nodes, b))
+            del a, b
+            con.register("pg_nodes", pa.table({"text_hash": nodes}))
+            cur = con.sql(f"""SELECT DISTINCT text_hash FROM {parquet_list([f for fs in self.cur_hosts for f in fs])}
+                              WHERE n_chars >= {MIN_CHARS} AND text_hash IN (SELECT text_hash FROM pg_nodes)
+                              """).fetchnumpy()["text_hash"]
+            con.unregister("pg_nodes")
+            has_cur = np.zeros(len(nodes), bool)
+            has_cur[labels[np.searchsorted(nodes, np.asarray(cur, np.int64))]] = True
+            keep = has_cur[labels]
+            groups = pa.table({"text_hash": nodes[keep], "group_hash": nodes[labels[keep]]}, schema=GROUPS)
+        path = self.layout.file("para_groups", self.dump, "groups")
+        write_table(path, groups)
+        hosts = group_hosts_of(con, path, [f for fs in self.cur_hosts + self.prev_hosts for f in fs])
+        write_table(self.layout.file("group_hosts", self.dump, "group_hosts"), hosts)
+        return {"texts": groups.num_rows, "groups": pa.compute.count_distinct(groups.column("group_hash")).as_py()}
+
+
+PHASES = ("texts", "search", "groups")
+WORK_PARTS_PER_BUCKET = 8     # a search table's buckets: one per this many work partitions
+SEARCHES_PER_WORK_PART = 3    # search tasks: at most this many per work partition
+NEAR = pa.schema([("a", pa.int64()), ("b", pa.int64())])

@@ -23,9 +23,11 @@ def stats_partition(con, layout: CorpusLayout, inputs: DumpInputs, part: int, pa
     """Write the partition's two tables unless done; True when it did work."""
     name = layout.part_name(part)
     key = {"inputs": inputs.identity, "signatures": sig_fp, "parts": parts, "columns": "simhash"}  # with SimHash and length
-    if layout.is_done(STEP, inputs.dump, name, key):
-        return False
-    layout.clear_state(STEP, inputs.dump, name)
+    return layout.once(STEP, inputs.dump, name, key, lambda: _write_partition(con, layout, inputs, part, parts))
+
+
+def _write_partition(con, layout: CorpusLayout, inputs: DumpInputs, part: int, parts: int) -> dict:
+    name = layout.part_name(part)
     src = parquet_list(inputs.files(layout, "paragraphs"))
     # one read of the paragraph files for both tables: the partition's rows
     con.execute(f"""CREATE OR REPLACE TEMP TABLE part_rows AS
@@ -45,5 +47,4 @@ def stats_partition(con, layout: CorpusLayout, inputs: DumpInputs, part: int, pa
     con.execute("DROP TABLE part_rows")
     write_table(layout.file("para_hosts", inputs.dump, name), hosts)
     write_table(layout.file("para_paths", inputs.dump, name), paths)
-    layout.mark_done(STEP, inputs.dump, name, key, rows=hosts.num_rows)
-    return True
+    return {"rows": hosts.num_rows}

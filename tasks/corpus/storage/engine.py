@@ -5,7 +5,8 @@ from __future__ import annotations
 import duckdb
 
 from warclake.tasks.corpus.settings import DEFAULT_MEMORY_LIMIT
-from warclake.tasks.corpus.storage.layout import CorpusLayout
+from warclake.tasks.corpus.storage.layout import CorpusLayout, local_tmp, publish_tmp
+from warclake.tasks.lake.layout import remove_quietly
 from warclake.tasks.lake.catalog import sql_literal
 
 
@@ -52,3 +53,17 @@ def query_table(con: duckdb.DuckDBPyConnection, sql: str, params: list | None = 
     rel = con.sql(sql, params=params) if params else con.sql(sql)
     fetch = getattr(rel, "to_arrow_table", None) or rel.fetch_arrow_table
     return fetch()
+
+
+def copy_query(con: duckdb.DuckDBPyConnection, sql: str, path: str) -> int:
+    """A query's rows written to ``path`` by DuckDB itself (streamed, within its memory
+    limit; for the steps' intermediate files, whose row order is not fixed), atomically as
+    ``write_table`` writes; how many rows."""
+    tmp = local_tmp(path)
+    try:
+        row = con.execute(f"COPY ({sql}) TO {sql_literal(tmp)} (FORMAT parquet, COMPRESSION zstd)").fetchone()
+        publish_tmp(tmp, path)
+    except BaseException:
+        remove_quietly(tmp)
+        raise
+    return int(row[0]) if row else 0

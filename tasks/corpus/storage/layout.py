@@ -194,6 +194,18 @@ class CorpusLayout:
         if step in self._cached_steps:
             self._states[path] = data
 
+    def once(self, step: str, dump: str, name: str, key: dict, work) -> bool:
+        """The protocol of every global step, written once: done when its state file holds
+        ``key`` (False); otherwise its state is cleared, ``work()`` writes its outputs and
+        returns what the state file should say besides the key, and the state file is
+        written last (True). A killed task leaves no state, so it is redone."""
+        if self.is_done(step, dump, name, key):
+            return False
+        self.clear_state(step, dump, name)
+        info = work() or {}
+        self.mark_done(step, dump, name, key, **info)
+        return True
+
     def clear_state(self, step: str, dump: str, name: str) -> None:
         path = self.state_path(step, dump, name)
         self._states.pop(path, None)

@@ -1,62 +1,49 @@
-"""Document pairs confirmed on their distinctive paragraphs: what a page says once its
-sites' templates are set aside.
-
-A document's MinHash is made from one page alone, so it cannot tell the page's own text
-from a template the boilerplate model took for content; the same article under another
-site's header and footer then falls under the similarity threshold. The lake knows more:
-a text that appears in at least ``TEMPLATE_MIN_CLUSTERS`` documents which are not
-near-duplicates of each other (distinct clusters of the MinHash pairs at
-``CLUSTER_SIMILARITY``) is template, notice or widget text, whatever its label. The rest
-of a document's paragraphs is its distinctive text.
-
-Per dump, after the MinHash pairs:
-
-1. clusters of this dump's documents and of the earlier-dump documents sharing a text with
-   them, by the MinHash pairs of this and the earlier dumps;
-2. template texts: those in ``TEMPLATE_MIN_CLUSTERS`` or more clusters;
-3. candidate pairs: the MinHash pairs, and documents sharing a distinctive paragraph of at
-   least ``MIN_CANDIDATE_CHARS`` characters (in each text's bucket, in docId order, every
-   document paired with the first and with the one before it: linear in the bucket);
-4. per candidate pair, the Jaccard of their distinctive texts weighted by characters:
-   the characters of the paragraphs both hold over those either holds.
-
-The decision step joins a pair whose MinHash estimate or paragraph Jaccard reaches the
-similarity threshold, so a threshold change redoes nothing here. Different pages of one
-site share only their template, so their distinctive texts stay apart. An earlier-dump
-document in a candidate pair is read whole, and its texts that no document of this dump
-holds are counted over the earlier dumps' paragraphs as well.
-"""
+"""The global steps that were one task per dump, kept whole as the reference the
+partitioned steps must equal (tests/corpus/test_corpus_partitioned.py): the
+distinctive-paragraph pairs and the near-duplicate paragraph groups of one dump, each
+computed in one DuckDB connection and one numpy process over the whole dump."""
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
 from warclake.tasks.corpus.steps.components import component_labels
+from warclake.tasks.corpus.steps.para_groups import GROUPS, MIN_CHARS, near_pairs
+from warclake.tasks.corpus.steps.para_pairs import CLUSTER_SIMILARITY, MIN_CANDIDATE_CHARS, PARA_PAIRS, TEMPLATE_MIN_CLUSTERS
 from warclake.tasks.corpus.storage.engine import parquet_list, query_table
-from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
-
-STEP = "para_pairs"
-TEMPLATE_MIN_CLUSTERS = 3
-CLUSTER_SIMILARITY = 0.6
-MIN_CANDIDATE_CHARS = 40
-SETTINGS = {"template_min_clusters": TEMPLATE_MIN_CLUSTERS, "cluster_similarity": CLUSTER_SIMILARITY,
-            "min_candidate_chars": MIN_CANDIDATE_CHARS, "version": 1}
-
-PARA_PAIRS = pa.schema([("a", pa.string()), ("b", pa.string()), ("para_jaccard", pa.float64())])
 
 
-def para_pairs_step(con, layout: CorpusLayout, dump: str, para_files: list[str], prev_para_files: list[str],
-                    pair_files: list[str], prev_pair_files: list[str], key: dict) -> bool:
-    """Write ``para_pairs/dump=<D>/para_pairs.parquet`` (a, b, para_jaccard; a < b, one of
-    them a document of ``dump``; pairs with no distinctive text in common left out) unless
-    done; True when it did work."""
-    if layout.is_done(STEP, dump, "para_pairs", key):
-        return False
-    layout.clear_state(STEP, dump, "para_pairs")
-    table = distinctive_pairs(con, para_files, prev_para_files, pair_files, prev_pair_files)
-    write_table(layout.file("para_pairs", dump, "para_pairs"), table)
-    layout.mark_done(STEP, dump, "para_pairs", key, pairs=table.num_rows)
-    return True
+def groups_of(con, cur_hosts: list[str], prev_hosts: list[str], prev_groups: list[str],
+              workers: int = 2) -> pa.Table:
+    """(text_hash, group_hash) of every text in a group holding a text of the current dump
+    (``cur_hosts``: its para_hosts files), sorted by text_hash."""
+    src = f"SELECT text_hash, simhash, n_chars, true AS is_cur FROM {parquet_list(cur_hosts)}"
+    if prev_hosts:
+        src += f" UNION ALL SELECT text_hash, simhash, n_chars, false FROM {parquet_list(prev_hosts)}"
+    texts = con.sql(f"""
+        SELECT text_hash, min(simhash) AS simhash, min(n_chars) AS n_chars, bool_or(is_cur) AS is_cur
+        FROM ({src}) WHERE n_chars >= {MIN_CHARS} GROUP BY text_hash ORDER BY text_hash""").fetchnumpy()
+    th = np.asarray(texts["text_hash"], np.int64)          # sorted
+    is_cur = np.asarray(texts["is_cur"], bool)
+    i, j = near_pairs(np.asarray(texts["simhash"], np.int64), np.asarray(texts["n_chars"], np.int64),
+                      is_cur, workers)
+    a, b = th[i], th[j]
+    del texts
+    if prev_groups:   # earlier groups, as edges member -> group id
+        g = con.sql(f"""SELECT text_hash, min(group_hash) AS g FROM {parquet_list(prev_groups)}
+                        GROUP BY text_hash""").fetchnumpy()
+        a = np.concatenate([a, np.asarray(g["text_hash"], np.int64)])
+        b = np.concatenate([b, np.asarray(g["g"], np.int64)])
+    if not len(a) or not len(th):
+        return GROUPS.empty_table()
+    nodes = np.unique(np.concatenate([a, b]))          # sorted: the smallest node is the smallest hash
+    labels = component_labels(len(nodes), np.searchsorted(nodes, a), np.searchsorted(nodes, b))
+    at = np.minimum(np.searchsorted(th, nodes), len(th) - 1)
+    has_cur = np.zeros(len(nodes), bool)
+    has_cur[labels[(th[at] == nodes) & is_cur[at]]] = True
+    keep = has_cur[labels]
+    return pa.table({"text_hash": nodes[keep], "group_hash": nodes[labels[keep]]}, schema=GROUPS)
+
 
 
 def distinctive_pairs(con, para_files: list[str], prev_para_files: list[str], pair_files: list[str],
@@ -100,7 +87,7 @@ def distinctive_pairs(con, para_files: list[str], prev_para_files: list[str], pa
     # 4. the candidates' earlier documents whole: their other texts' clusters are counted
     # over the earlier dumps too, then the weighted Jaccard of the distinctive texts
     if prev:
-        con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_prev_docs AS
+        con.execute("""CREATE OR REPLACE TEMP TABLE pp_prev_docs AS
             SELECT DISTINCT docId FROM (SELECT a AS docId FROM pp_cand UNION SELECT b FROM pp_cand)
             WHERE docId NOT IN (SELECT docId FROM pp_cur_docs)""")
         con.execute(f"""CREATE OR REPLACE TEMP TABLE pp_prev_full AS
