@@ -44,15 +44,15 @@ def run_report(args) -> int:
     from warclake.tasks.lake.catalog import build_catalog
 
     lake = require_lake(args)
-    if lake.is_local:
-        try:  # keep the analysts' catalogue in step with the report
-            build_catalog(args.lake)
-        except OSError as exc:  # a read-only shared lake: the report reads the lake itself
-            print(f"warclake: warning: catalogue not rebuilt ({exc.strerror or exc})", file=sys.stderr)
     # polars and charts: loaded only when reporting
     from warclake.tasks.reporting import markdown_table, write_report
 
     res = write_report(args.lake, args.out, args.dump, charts=not args.no_charts)
+    if lake.is_local:
+        try:  # keep the analysts' catalogue in step with the report (and its rollup)
+            build_catalog(args.lake)
+        except OSError as exc:  # a read-only shared lake: the report rolled it up for itself
+            print(f"warclake: warning: catalogue not rebuilt ({exc.strerror or exc})", file=sys.stderr)
     print(markdown_table(res.tables["documents_per_dump"]))
     print()
     print(markdown_table(res.tables["size_ratio"]))

@@ -15,7 +15,7 @@ from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.context import FlowRunContext, TaskRunContext
 
-from warclake.tasks.lake.catalog import build_catalog, is_remote
+from warclake.tasks.lake.catalog import build_catalog, catalog_path, is_remote
 from warclake.tasks.reporting import artifact_summary, write_report
 
 log = logging.getLogger(__name__)
@@ -33,17 +33,20 @@ def in_prefect_run() -> bool:
 
 def build_dump_report(lake: str | os.PathLike, dump: str | None = None,
                       out_dir: str | os.PathLike | None = None) -> str:
-    """Rebuild ``<lake>/warclake.duckdb``, write the report (tables, PNG charts,
-    report.md, report.html) and, inside a Prefect run, attach its summary as artifacts.
+    """Bring the dump's rollup up to date, write the report (tables, PNG charts, report.md,
+    report.html) and ``<lake>/warclake.duckdb`` when something changed since the last
+    report, and, inside a Prefect run, attach its summary as artifacts.
 
-    Returns the path of the HTML page. ``dump=None`` reports on every dump.
+    A run that extracted nothing finds the rollup as it was and the report folder holding
+    its report: nothing is written again. Returns the path of the HTML page. ``dump=None``
+    reports on every dump.
     """
+    res = write_report(lake, out_dir, dump, only_if_changed=True)
     if is_remote(lake):
         # its views would need DuckDB's httpfs; reports read it through fsspec instead
         log.warning("remote lake: the catalogue file is not rebuilt")
-    else:
+    elif res.rebuilt or not catalog_path(lake).exists():
         build_catalog(lake)
-    res = write_report(lake, out_dir, dump)
     if in_prefect_run():
         markdown, rows = artifact_summary(res.tables, dump, res.out_dir, charts=res.charts)
         key = artifact_key(dump)
@@ -52,11 +55,15 @@ def build_dump_report(lake: str | os.PathLike, dump: str | None = None,
                                  description=f"warclake report, {scope}")
         create_table_artifact(table=rows, key=f"{key}-table",
                               description=f"warclake documents, bytes and encodings, {scope}")
-    log.info("report for %s in %.2fs: %s", dump or "all dumps", res.seconds, res.html_path)
+    if res.rebuilt:
+        log.info("report for %s in %.2fs: %s", dump or "all dumps", res.seconds, res.html_path)
+    else:
+        log.info("report for %s unchanged, nothing new since it was written (%.2fs): %s",
+                 dump or "all dumps", res.seconds, res.html_path)
     return str(res.html_path)
 
 
-build_dump_report_task = task(build_dump_report, name="build-dump-report", persist_result=False)
+build_dump_report_task = task(name="build-dump-report", persist_result=False)(build_dump_report)
 
 
 def _run_name() -> str:

@@ -1,12 +1,13 @@
 -- Language share per dump among the records whose language was looked at (kept or
--- rejected for language), from the ledger: with a Japanese-only extraction the documents
--- alone would all be 'ja'. 'und' = no language could be told.
+-- rejected for language), from the ledger's counts in the rollup: with a Japanese-only
+-- extraction the documents alone would all be 'ja'. 'und' = no language could be told.
+-- (fact 'ledger': key = outcome, key2 = lang)
 SELECT dump,
-       coalesce(nullif(lang, ''), 'und') AS lang,
-       count(*) AS records,
-       count(*) FILTER (WHERE outcome = 'kept') AS documents,
-       count(*) / sum(count(*)) OVER (PARTITION BY dump) AS share
-FROM done_ledger
-WHERE outcome IN ('kept', 'lang_rejected') OR (lang IS NOT NULL AND lang <> '')
-GROUP BY dump, coalesce(nullif(lang, ''), 'und')
+       coalesce(nullif(key2, ''), 'und') AS lang,
+       sum(n)::BIGINT AS records,
+       coalesce(sum(n) FILTER (WHERE key = 'kept'), 0)::BIGINT AS documents,
+       sum(n) / sum(sum(n)) OVER (PARTITION BY dump) AS share
+FROM rollup_counts
+WHERE fact = 'ledger' AND (key IN ('kept', 'lang_rejected') OR (key2 IS NOT NULL AND key2 <> ''))
+GROUP BY dump, coalesce(nullif(key2, ''), 'und')
 ORDER BY dump, records DESC, lang;

@@ -1,9 +1,11 @@
--- What happened to every WARC record, per dump (kept, or the reason it was skipped).
+-- What happened to every WARC record, per dump (kept, or the reason it was skipped), from
+-- the ledger's counts in the rollup (fact 'ledger': key = outcome).
 SELECT dump,
-       outcome,
-       count(*) AS records,
-       sum(bytes_in)::BIGINT AS bytes_in,
-       count(*) / sum(count(*)) OVER (PARTITION BY dump) AS share
-FROM done_ledger
-GROUP BY dump, outcome
+       key AS outcome,
+       sum(n)::BIGINT AS records,
+       sum(bytes)::BIGINT AS bytes_in,
+       sum(n) / sum(sum(n)) OVER (PARTITION BY dump) AS share
+FROM rollup_counts
+WHERE fact = 'ledger'
+GROUP BY dump, key
 ORDER BY dump, records DESC, outcome;

@@ -6,7 +6,7 @@ SELECT dump,
        sum(input_bytes)::BIGINT AS input_bytes,
        sum(output_bytes)::BIGINT AS output_bytes,
        sum(output_bytes) / nullif(sum(input_bytes), 0) AS ratio
-FROM files
+FROM rollup_files
 WHERE status <> 'failed'
 GROUP BY dump
 ORDER BY dump;

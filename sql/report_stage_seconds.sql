@@ -3,12 +3,12 @@
 -- archives' time outside the stages. Seconds are the workers' time, not the wall clock.
 WITH per_stage AS (
     SELECT dump, e.key AS stage, e.value.count AS records, e.value.seconds AS seconds
-    FROM files, unnest(map_entries(stages)) AS t(e)
+    FROM rollup_files, unnest(map_entries(stages)) AS t(e)
     WHERE status <> 'failed'
 ), other AS (
     SELECT f.dump, 'other' AS stage, NULL::BIGINT AS records,
            greatest(sum(f.seconds) - coalesce(max(s.seconds), 0), 0) AS seconds
-    FROM files f LEFT JOIN (SELECT dump, sum(seconds) AS seconds FROM per_stage GROUP BY dump) s USING (dump)
+    FROM rollup_files f LEFT JOIN (SELECT dump, sum(seconds) AS seconds FROM per_stage GROUP BY dump) s USING (dump)
     WHERE f.status <> 'failed' AND f.stages IS NOT NULL AND cardinality(f.stages) > 0
     GROUP BY f.dump
 ), rows AS (

@@ -3,6 +3,8 @@
 -- tasks/lake/catalog.py runs this file after defining these macros:
 --   warclake_root()       the lake's absolute path or URL, no trailing slash
 --   warclake_dumps()      the partition folders to read: 'dump=*', or 'dump=<DUMP>' for one dump
+--   warclake_mixed_schemas()  true when the lake holds files of more than one schema version
+--                         (then the parquet sources bind by name, reading every footer)
 --   charset_label(label)  an encoding label as the extractor reports it (WHATWG names, lower
 --                         case, the Shift_JIS family as windows-31j); written from the
 --                         extractor's label table, so the two cannot disagree
@@ -90,25 +92,35 @@ CREATE OR REPLACE MACRO empty_files() AS TABLE
            NULL::MAP(VARCHAR, BIGINT) AS quirks
     LIMIT 0;
 
+CREATE OR REPLACE MACRO empty_rollup_archives() AS TABLE
+    SELECT NULL::VARCHAR AS archive, NULL::VARCHAR AS tag, NULL::VARCHAR AS part,
+           NULL::BOOLEAN AS valid, * FROM empty_files();
+
+CREATE OR REPLACE MACRO empty_rollup_counts() AS TABLE
+    SELECT NULL::VARCHAR AS part, NULL::VARCHAR AS dump, NULL::VARCHAR AS fact,
+           NULL::VARCHAR AS key, NULL::VARCHAR AS key2, NULL::DATE AS month,
+           NULL::BIGINT AS n, NULL::BIGINT AS bytes
+    LIMIT 0;
+
 -- ---------------------------------------------------------------- sources
--- union_by_name: files written by different schema versions still read together.
+-- The parquet sources bind from one file's schema, so a query opens each footer once, when
+-- it reads the file: binding by name (union_by_name) reads every footer of the lake first,
+-- which grows with the number of archives. Only a lake in the middle of a re-extraction
+-- to a new schema version binds by name (warclake_mixed_schemas()).
 
 -- source: documents
 CREATE OR REPLACE VIEW documents AS
 SELECT * FROM read_parquet(warclake_glob('documents', 'parquet'),
-                           hive_partitioning = false, union_by_name = true);
+                           hive_partitioning = false, union_by_name = warclake_mixed_schemas());
 
 -- source: ledger
 CREATE OR REPLACE VIEW ledger AS
 SELECT * FROM read_parquet(warclake_glob('ledger', 'parquet'),
-                           hive_partitioning = false, union_by_name = true);
+                           hive_partitioning = false, union_by_name = warclake_mixed_schemas());
 
--- source: files
--- Typed explicitly: the outcome keys differ from file to file, and a struct inferred from
--- a sample of files would drop the rare ones. A summary that is not valid JSON counts as
--- not done (as the extractor treats it) instead of breaking every query.
-CREATE OR REPLACE VIEW files AS
-SELECT unnest(json_transform(content, '{
+-- A summary's fields, typed explicitly: the outcome keys differ from file to file, and a
+-- struct inferred from a sample of files would drop the rare ones.
+CREATE OR REPLACE MACRO summary_fields(content) AS json_transform(content, '{
     "dump": "VARCHAR", "warc_file": "VARCHAR", "input": "VARCHAR",
     "input_bytes": "BIGINT", "input_identity": "JSON",
     "documents_bytes": "BIGINT", "ledger_bytes": "BIGINT", "output_bytes": "BIGINT",
@@ -118,9 +130,31 @@ SELECT unnest(json_transform(content, '{
     "config_fingerprint": "VARCHAR", "config": "JSON", "host": "VARCHAR",
     "started": "TIMESTAMPTZ", "finished": "TIMESTAMPTZ", "seconds": "DOUBLE",
     "stages": "MAP(VARCHAR, STRUCT(count BIGINT, seconds DOUBLE))",
-    "quirks": "MAP(VARCHAR, BIGINT)"}'))
+    "quirks": "MAP(VARCHAR, BIGINT)"}');
+
+-- source: files
+-- A summary that is not valid JSON counts as not done (as the extractor treats it) instead
+-- of breaking every query.
+CREATE OR REPLACE VIEW files AS
+SELECT unnest(summary_fields(content))
 FROM read_text(warclake_glob('files', 'json'))
 WHERE json_valid(content);
+
+-- The per-dump rollup (tasks/lake/rollup.py): one row per summary rolled up, with its
+-- fields, and the counts of the reports over the documents and ledgers of those archives.
+-- Current as of the last report or flow run of the dump.
+
+-- source: rollup_archives
+CREATE OR REPLACE VIEW rollup_archives AS
+SELECT * FROM read_parquet(warclake_root() || '/rollup/' || warclake_dumps() || '/archives.parquet',
+                           hive_partitioning = false);
+
+-- source: rollup_counts
+-- A part no archive names any more (replaced, left by a killed refresh) is left out.
+CREATE OR REPLACE VIEW rollup_counts AS
+SELECT * FROM read_parquet(warclake_root() || '/rollup/' || warclake_dumps() || '/part-*.parquet',
+                           hive_partitioning = false)
+SEMI JOIN (SELECT DISTINCT part FROM rollup_archives) USING (part);
 
 -- ---------------------------------------------------------------- derived views
 
@@ -193,6 +227,10 @@ FROM (
                                  lambda p, i: {'idx': i, 'raw': p})) AS para
     FROM documents
 );
+
+-- The summaries the rollup holds, as `files` has them (those that parse).
+CREATE OR REPLACE VIEW rollup_files AS
+SELECT * EXCLUDE (archive, tag, part, valid) FROM rollup_archives WHERE valid;
 
 -- Per-dump summary of the finished inputs.
 CREATE OR REPLACE VIEW dumps AS

@@ -24,8 +24,11 @@ from warclake.tasks.lake.public_suffix import install_table as install_public_su
 CATALOG_NAME = "warclake.duckdb"
 # The catalogue file's storage format: the one duckdb 1.0 and later read (storage number 64).
 STORAGE_VERSION = "v1.0.0"
-SOURCES = ("documents", "ledger", "files")
-_SOURCE_EXT = {"documents": "parquet", "ledger": "parquet", "files": "json"}
+SOURCES = ("documents", "ledger", "files", "rollup_archives", "rollup_counts")
+# the file pattern of each source inside its dump's folder
+_SOURCE_FILES = {"documents": "documents/{dumps}/*.parquet", "ledger": "ledger/{dumps}/*.parquet",
+                 "files": "files/{dumps}/*.json", "rollup_archives": "rollup/{dumps}/archives.parquet",
+                 "rollup_counts": "rollup/{dumps}/part-*.parquet"}
 
 # Dump names become a folder in a glob: letters, digits, '.', '_' and '-' only.
 _URL_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -119,43 +122,73 @@ def charset_label_sql() -> list[str]:
 
 
 def source_glob(root: str, source: str, dump: str | None = None) -> str:
-    return f"{root}/{source}/{dump_folder(dump)}/*.{_SOURCE_EXT[source]}"
+    return f"{root}/" + _SOURCE_FILES[source].format(dumps=dump_folder(dump))
 
 
 def install_views(con: duckdb.DuckDBPyConnection, lake: str | os.PathLike,
-                  dump: str | None = None) -> dict[str, bool]:
+                  dump: str | None = None, sources: dict[str, str | None] | None = None,
+                  corpus: bool = True, suffixes: bool = True) -> dict[str, bool]:
     """Create the views of sql/views.sql on ``con`` over ``lake`` (one dump, or all).
 
     Returns, per source, whether it has files: a source without any is defined from its
     empty macro, so queries give zero rows instead of failing (rebuild once files exist).
+    ``sources`` defines some sources otherwise: view name -> the query it is instead (None:
+    no rows), e.g. the report's exact rollup files or one batch of archives. Without
+    ``suffixes`` the Public Suffix List is left empty (a connection that asks no domain).
     """
     root = lake_root(lake)
     if is_remote(lake):
         register_filesystem(con, lake)
+    sources = sources or {}
     con.execute(f"CREATE OR REPLACE MACRO warclake_root() AS {sql_literal(root)}")
     con.execute(f"CREATE OR REPLACE MACRO warclake_dumps() AS {sql_literal(dump_folder(dump))}")
+    mixed = "documents" not in sources and mixed_schemas(con, root, dump)
+    con.execute(f"CREATE OR REPLACE MACRO warclake_mixed_schemas() AS {'true' if mixed else 'false'}")
     for stmt in charset_label_sql():
         con.execute(stmt)
-    install_public_suffixes(con)
-    present = install_view_file(con, "views.sql", {s: source_glob(root, s, dump) for s in SOURCES},
-                                lambda view: f"SELECT * FROM empty_{view}()")
-    from warclake.tasks.corpus.storage.catalog_views import install_corpus_views  # the corpus stage's tables
-    present.update(install_corpus_views(con, root, dump))
+    if suffixes:
+        install_public_suffixes(con)
+    else:
+        con.execute("CREATE OR REPLACE TABLE public_suffix (suffix VARCHAR, kind VARCHAR)")
+    globs = {s: source_glob(root, s, dump) for s in SOURCES}
+    present = install_view_file(con, "views.sql", globs, lambda view: f"SELECT * FROM empty_{view}()",
+                                absent=set(sources))
+    for view, query in sources.items():
+        con.execute(f"CREATE OR REPLACE VIEW {view} AS {query or f'SELECT * FROM empty_{view}()'}")
+        present[view] = query is not None
+    if corpus:
+        from warclake.tasks.corpus.storage.catalog_views import install_corpus_views  # the corpus stage's tables
+        present.update(install_corpus_views(con, root, dump))
     return present
+
+
+def mixed_schemas(con: duckdb.DuckDBPyConnection, root: str, dump: str | None = None) -> bool:
+    """Whether the lake's summaries, as the rollup holds them, were written with more than one
+    schema version, or with one other than this extractor's (whose runs write files of its
+    own): the parquet sources must then bind by name. A lake without a rollup is taken as
+    written by this version."""
+    pattern = source_glob(root, "rollup_archives", dump)
+    if not has_files(con, pattern):
+        return False
+    versions = {v for (v,) in con.execute(
+        "SELECT DISTINCT schema_version FROM read_parquet(?) WHERE schema_version IS NOT NULL",
+        [pattern]).fetchall()}
+    return bool(versions - {SCHEMA_VERSION})
 
 
 def has_files(con: duckdb.DuckDBPyConnection, pattern: str) -> bool:
     """Whether a glob pattern matches any file (through the connection's filesystems)."""
-    return con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)", [pattern]).fetchone()[0] > 0
+    row = con.execute("SELECT count(*) FROM (SELECT 1 FROM glob(?) LIMIT 1)", [pattern]).fetchone()
+    return row is not None and row[0] > 0
 
 
 def install_view_file(con: duckdb.DuckDBPyConnection, sql_file: str, globs: dict[str, str],
-                      placeholder) -> dict[str, bool]:
+                      placeholder, absent: set[str] | frozenset[str] = frozenset()) -> dict[str, bool]:
     """Run the statements of ``sql/<sql_file>``; a view named in ``globs`` whose pattern
-    matches no file is defined as ``placeholder(view)`` (a query of its columns with no rows),
-    so queries give zero rows instead of failing. Returns, per view of ``globs``, whether
-    it has files."""
-    present = {view: has_files(con, pattern) for view, pattern in globs.items()}
+    matches no file (or named in ``absent``) is defined as ``placeholder(view)`` (a query of
+    its columns with no rows), so queries give zero rows instead of failing. Returns, per
+    view of ``globs``, whether it has files."""
+    present = {view: view not in absent and has_files(con, pattern) for view, pattern in globs.items()}
     for stmt in split_statements(read_sql(sql_file)):
         m = _VIEW_RE.search(stmt)
         if m and m.group(1) in present and not present[m.group(1)]:
@@ -222,7 +255,8 @@ def _missed_sources(path: Path, lake: str | os.PathLike) -> bool:
     (that view is the empty placeholder until rebuilt)."""
     con = duckdb.connect(str(path), read_only=True)
     try:
-        built = set(con.execute("SELECT sources_present FROM warclake_catalog").fetchone()[0])
+        row = con.execute("SELECT sources_present FROM warclake_catalog").fetchone()
+        built = set(row[0]) if row else set()
         root = lake_root(lake)
         from warclake.tasks.corpus.storage.catalog_views import CORPUS_SOURCES, corpus_glob
 

@@ -1,19 +1,27 @@
 """The reports: what each one shows, and its sql/report_<name>.sql query run over the lake.
 
-The queries run on an in-memory DuckDB connection with the views of sql/views.sql, so a
-report never waits on (or locks) the catalogue file, and a one-dump report reads only
-that dump's folders.
+The queries read the per-dump rollup (tasks/lake/rollup.py), brought up to date first: a
+report reads a few small files whatever the number of archives, and every table of one
+report comes from one committed state of the rollup, so they agree with each other. They
+run on an in-memory DuckDB connection, so a report never waits on (or locks) the catalogue
+file, and a one-dump report reads only that dump's rollup.
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import tempfile
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Iterator
 
 import duckdb
 import polars as pl
 
-from warclake.tasks.lake.catalog import install_views, read_sql
+from warclake.tasks.lake import rollup
+from warclake.tasks.lake.catalog import dump_folder, install_views, read_sql, sql_literal
+from warclake.tasks.lake.layout import Lake
 
 
 @dataclass(frozen=True)
@@ -66,28 +74,79 @@ class ReportResult:
     markdown_path: Path | None = None
     html_path: Path | None = None
     seconds: float = 0.0
+    version: str = ""       # what the report was made from (report_version)
+    rebuilt: bool = True    # False: the folder already held the report of this version
 
 
-def report_connection(lake: str | os.PathLike, dump: str | None = None) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with the lake's views (over one dump, or all)."""
+def report_version(states: list[rollup.RollupState]) -> str:
+    """A digest of what a report shows: the rollups' versions and the report queries."""
+    h = hashlib.sha256()
+    for st in sorted(states, key=lambda s: s.dump):
+        h.update(f"{st.dump}\t{st.version}\n".encode())
+    for r in REPORTS:
+        h.update(read_sql(f"report_{r.name}.sql").encode())
+    return h.hexdigest()[:32]
+
+
+@contextmanager
+def rollups(lake: str | os.PathLike, dump: str | None = None) -> Iterator[list[rollup.RollupState]]:
+    """Bring the rollup of each dump in scope up to date, and hold it (shared) while the
+    caller reads it. A lake that cannot hold its rollup (remote, read-only) is rolled up into
+    a temporary folder for the time of the report."""
+    dump_folder(dump)  # validates the name
+    lk = Lake(os.fspath(lake))
+    known = lk.dumps()
+    dumps = [d for d in known if dump is None or d == dump]
+    with ExitStack() as stack:
+        scratch: str | None = None
+        folders = {}
+        for d in dumps:
+            if lk.is_local and rollup.can_hold(rollup.lake_folder(lake, d)):
+                rollup.refresh(lake, d)
+                folders[d] = rollup.lake_folder(lake, d)
+                continue
+            # a remote or read-only lake: the report rolls it up for itself
+            if scratch is None:
+                scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="warclake-rollup-"))
+            folder = os.path.join(scratch, f"dump={d}")
+            rollup.refresh(lake, d, folder=folder)
+            folders[d] = folder
+        stack.enter_context(rollup.locked(list(folders.values()), exclusive=False))
+        # the state as committed now: a refresh of another process may have come between
+        yield [rollup.state(folder, d) for d, folder in sorted(folders.items())]
+
+
+def report_connection(lake: str | os.PathLike, dump: str | None,
+                      states: list[rollup.RollupState]) -> duckdb.DuckDBPyConnection:
+    """An in-memory connection with the lake's views (over one dump, or all), whose rollup
+    views read exactly the committed files of ``states``."""
+    archives = [st.archives_path for st in states if st.archives_path]
+    parts = [p for st in states for p in st.parts]
+
+    def over(paths: list) -> str | None:
+        if not paths:
+            return None
+        return f"SELECT * FROM read_parquet([{', '.join(sql_literal(p) for p in paths)}])"
+
     con = duckdb.connect()
-    # Every report reads the same parquet footers: parse them once.
-    con.execute("SET parquet_metadata_cache = true")
-    install_views(con, lake, dump)
-    # One snapshot of the finished inputs for all reports: an input finishing while the
-    # reports run cannot make one table disagree with another, and the JSON summaries
-    # are parsed once instead of once per query.
-    con.execute("CREATE TABLE files_snapshot AS SELECT * FROM files")
-    con.execute("CREATE OR REPLACE VIEW files AS SELECT * FROM files_snapshot")
+    install_views(con, lake, dump, sources={"rollup_archives": over(archives), "rollup_counts": over(parts)},
+                  corpus=False, suffixes=False)
     return con
 
 
-def run_reports(lake: str | os.PathLike, dump: str | None = None,
-                names: list[str] | None = None) -> dict[str, pl.DataFrame]:
-    """Run the report queries; returns one polars table per report name."""
-    con = report_connection(lake, dump)
+def query_reports(lake: str | os.PathLike, dump: str | None, states: list[rollup.RollupState],
+                  names: list[str] | None = None) -> dict[str, pl.DataFrame]:
+    """The report tables over the committed rollups ``states`` (hold them)."""
+    con = report_connection(lake, dump, states)
     try:
         return {r.name: con.sql(read_sql(f"report_{r.name}.sql")).pl()
                 for r in REPORTS if names is None or r.name in names}
     finally:
         con.close()
+
+
+def run_reports(lake: str | os.PathLike, dump: str | None = None,
+                names: list[str] | None = None) -> dict[str, pl.DataFrame]:
+    """Run the report queries; returns one polars table per report name."""
+    with rollups(lake, dump) as states:
+        return query_reports(lake, dump, states, names)

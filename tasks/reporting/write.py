@@ -1,12 +1,17 @@
-"""A report folder: every report's table as CSV and chart as PNG, and the two pages.
+"""A report folder: every report's table as CSV and chart as PNG, the two pages, and
+``report.json``, which says what the report was made from.
 
 Every file is written under a temporary name tagged with its writer (``owners``) and
 renamed into place, so a reader never sees half a file and two reports writing one folder
 at once never write into one temporary (the last rename wins, with a whole file). What a
-killed report left is removed by the next report into that folder.
+killed report left is removed by the next report into that folder. ``report.json`` is
+removed before the first file and written after the last: a folder whose report.json
+names the rollups' current version holds that report whole, and a report asked for only if
+something changed (``only_if_changed``, the flow's report step) is then not written again.
 """
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -16,7 +21,9 @@ from warclake.tasks.lake.catalog import dump_folder, is_remote, lake_root
 from warclake.tasks.lake.owners import remove_dead_tmp, tmp_name
 from warclake.tasks.reporting.charts import write_chart
 from warclake.tasks.reporting.pages import render_html, render_markdown
-from warclake.tasks.reporting.queries import REPORTS, ReportResult, run_reports
+from warclake.tasks.reporting.queries import REPORTS, ReportResult, query_reports, report_version, rollups
+
+MARKER = "report.json"
 
 
 def default_out_dir(lake: str | os.PathLike, dump: str | None = None) -> Path:
@@ -27,15 +34,28 @@ def default_out_dir(lake: str | os.PathLike, dump: str | None = None) -> Path:
 
 
 def write_report(lake: str | os.PathLike, out_dir: str | os.PathLike | None = None,
-                 dump: str | None = None, charts: bool = True) -> ReportResult:
+                 dump: str | None = None, charts: bool = True,
+                 only_if_changed: bool = False) -> ReportResult:
     """Run every report and write ``<name>.csv``, ``<name>.png``, ``report.md`` and
-    ``report.html`` into ``out_dir`` (default ``<lake>/reports/<dump or all-dumps>``)."""
+    ``report.html`` into ``out_dir`` (default ``<lake>/reports/<dump or all-dumps>``).
+
+    With ``only_if_changed``, a folder that already holds the report of what the rollups
+    hold now is left as it is (``rebuilt`` False; the tables are still returned)."""
     t0 = time.perf_counter()
     dump_folder(dump)  # validates the name before anything is written
     out = Path(out_dir) if out_dir is not None else default_out_dir(lake, dump)
+    with rollups(lake, dump) as states:
+        version = report_version(states)
+        res = ReportResult(out_dir=out, dump=dump, tables=query_reports(lake, dump, states), version=version)
+    res.markdown_path, res.html_path = out / "report.md", out / "report.html"
+    if only_if_changed and is_current(out, version, charts):
+        res.rebuilt = False
+        res.charts = {r.name: out / f"{r.name}.png" for r in REPORTS if (out / f"{r.name}.png").exists()}
+        res.seconds = time.perf_counter() - t0
+        return res
     out.mkdir(parents=True, exist_ok=True)
     remove_dead_tmp(str(out), report_files())  # a killed report's leftovers
-    res = ReportResult(out_dir=out, dump=dump, tables=run_reports(lake, dump))
+    (out / MARKER).unlink(missing_ok=True)     # the folder is not a whole report until the end
     for r in REPORTS:
         df = res.tables[r.name]
         _publish(out / f"{r.name}.csv", df.write_csv)
@@ -46,17 +66,33 @@ def write_report(lake: str | os.PathLike, out_dir: str | os.PathLike | None = No
             chart.unlink(missing_ok=True)
     root = lake_root(lake)
     # Pages go in last, so a page never links a file not yet there.
-    _publish(out / "report.md", lambda tmp: tmp.write_text(render_markdown(res, root), encoding="utf-8"))
-    _publish(out / "report.html", lambda tmp: tmp.write_text(render_html(res, root), encoding="utf-8"))
-    res.markdown_path, res.html_path = out / "report.md", out / "report.html"
+    _publish(res.markdown_path, lambda tmp: tmp.write_text(render_markdown(res, root), encoding="utf-8"))
+    _publish(res.html_path, lambda tmp: tmp.write_text(render_html(res, root), encoding="utf-8"))
+    files = sorted([f"{r.name}.csv" for r in REPORTS] + [p.name for p in res.charts.values()]
+                   + ["report.md", "report.html", MARKER])
+    marker = {"version": version, "dump": dump, "charts": charts, "files": files}
+    _publish(out / MARKER, lambda tmp: tmp.write_text(json.dumps(marker, indent=1), encoding="utf-8"))
     res.seconds = time.perf_counter() - t0
     return res
+
+
+def is_current(out: Path, version: str, charts: bool = True) -> bool:
+    """Whether ``out`` holds a whole report of ``version`` (with charts, when asked)."""
+    try:
+        marker = json.loads((out / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(marker, dict) or marker.get("version") != version:
+        return False
+    if charts and not marker.get("charts"):
+        return False
+    return all((out / name).is_file() for name in marker.get("files") or ["report.html"])
 
 
 def report_files() -> list[str]:
     """The names of the files a report writes into its folder."""
     return ([f"{r.name}.{ext}" for r in REPORTS for ext in ("csv", "png")]
-            + ["report.md", "report.html"])
+            + ["report.md", "report.html", MARKER])
 
 
 def _publish(path: Path, write: Callable[[Path], object]) -> bool:
