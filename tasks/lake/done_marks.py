@@ -139,6 +139,8 @@ def _find(fs, path: str) -> dict:
         found = fs.find(path, detail=True, withdirs=False)
     except FileNotFoundError:
         return {}
-    finally:
-        fs.invalidate_cache(path)   # what the listing cached would answer later looks instead
+    finally:   # what the listing cached (the folder and those below it) would answer later looks instead
+        fs.invalidate_cache(path)
+        for cached in [k for k in getattr(fs, "dircache", {}) if k.startswith(path.rstrip("/") + "/")]:
+            fs.dircache.pop(cached, None)
     return {fs._strip_protocol(k): v for k, v in found.items()}

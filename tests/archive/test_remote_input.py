@@ -154,3 +154,22 @@ def test_an_fsspec_input_that_ends_before_its_listed_size_is_transient(archive):
         with pytest.raises(TransientInputError, match=f"gave {len(data)} bytes where its size is"):
             while fh.read(1 << 16):
                 pass
+
+
+def test_an_input_s_identity_is_asked_over_one_kept_alive_connection(archive, tmp_path):
+    from support.http_server import LocalHTTPServer
+    from warclake.tasks.archive.inputs import input_identity
+    from warclake.tasks.archive.remote_stream import http_head
+
+    os.makedirs(tmp_path / "folder")
+    with LocalHTTPServer(os.path.dirname(archive)) as srv:
+        url = f"{srv.url}/{os.path.basename(archive)}"
+        first = input_identity(url)
+        assert first["size"] == os.path.getsize(archive) and first["last_modified"]
+        assert all(input_identity(url) == first for _ in range(5))
+        with pytest.raises(FileNotFoundError, match="HTTP 404"):
+            input_identity(f"{srv.url}/gone.warc.gz")
+        assert srv.connections == 1 and len(srv.taken()) == 7   # a 404 keeps the connection too
+    with LocalHTTPServer(str(tmp_path)) as srv:
+        assert http_head(f"{srv.url}/folder")["Content-Type"].startswith("text/html")   # 301 to folder/, followed
+        assert [m for m, _ in srv.taken()] == ["HEAD", "HEAD"]
