@@ -14,7 +14,7 @@ import json
 from dataclasses import asdict, dataclass, field, fields, replace
 
 # Bump when the stage's outputs for the same input and settings change.
-CORPUS_VERSION = "5"
+CORPUS_VERSION = "6"
 # DuckDB's memory limit of a global step (beyond it DuckDB spills to disk); how the steps
 # run, not what they give, so outside both configs
 DEFAULT_MEMORY_LIMIT = "2GB"

@@ -368,7 +368,7 @@ STEPS: dict[str, tuple[Phase, ...]] = {
 }
 GLOBAL_STATE_STEPS = tuple(STEPS)
 # Partitions of the per-dump steps' tasks (``DumpContext.work_parts``)
-BYTES_PER_WORK_PART = 48 << 20
+BYTES_PER_WORK_PART = 24 << 20
 MAX_WORK_PARTS = 4096
 
 
