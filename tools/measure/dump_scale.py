@@ -37,8 +37,9 @@ empty database) that the runs report to through ``PREFECT_API_URL``, as a deploy
 would; its task runs are counted through its API. ``--ui`` turns its UI on and
 ``--screenshot FILE`` saves the first run's page from a headless Chromium.
 
-A markdown table row per size goes to standard output (the per-phase table before it), and
-with ``--json FILE`` every figure is appended to FILE's list.
+A markdown table row per size goes to standard output (the per-phase table to standard
+error), and with ``--json FILE`` every figure is appended to FILE's list; ``--table FILE``
+prints the tables of the figures kept there.
 """
 from __future__ import annotations
 
@@ -148,7 +149,8 @@ def external_server(home: str, database_url: str | None, ui: bool):
     """``prefect server start`` of the benchmark's own; yields (API URL, process)."""
     port = free_port()
     api = f"http://127.0.0.1:{port}/api"
-    env = dict(os.environ, **QUIET, PREFECT_HOME=home, PREFECT_SERVER_UI_ENABLED="true" if ui else "false")
+    env = dict(os.environ, **QUIET, PREFECT_HOME=home, PREFECT_SERVER_UI_ENABLED="true" if ui else "false",
+               PREFECT_UI_API_URL=api)   # where the UI's pages find the API
     env.pop("PREFECT_API_URL", None)
     if database_url:
         env["PREFECT_API_DATABASE_CONNECTION_URL"] = database_url
@@ -340,7 +342,8 @@ def header() -> str:
 
 
 def phase_table(r: dict) -> str:
-    lines = [f"{r['archives']:,} archives, {r['inputs']} inputs, {r['lake']} lake, {r['server']} server",
+    lines = [f"{r['archives']:,} archives, {r['inputs']} inputs, {r['lake']} lake, {r['server']} server "
+             f"({r['database']}), commit {r['commit']}",
              "", "| run | phase | wall s | CPU s | flow peak RSS MB | API server peak RSS MB |", "|---|---|---|---|---|---|"]
     for which in ("run", "rerun"):
         for p in r[which].get("phases", ()):
@@ -349,9 +352,40 @@ def phase_table(r: dict) -> str:
     return "\n".join(lines)
 
 
+PROJECTED = [  # (what, its value in a result)
+    ("run: flow peak RSS MB", lambda r: r["run"]["peak_rss"]["flow"] / MB),
+    ("run: API server peak RSS MB", lambda r: r["run"]["peak_rss"].get("server", 0) / MB),
+    ("run: CPU s", lambda r: r["run"]["cpu"]),
+    ("run: log lines", lambda r: r["run"]["log_lines"]),
+    ("re-run: wall s", lambda r: r["rerun"]["wall"]),
+    ("re-run: CPU s", lambda r: r["rerun"]["cpu"]),
+    ("re-run: flow peak RSS MB", lambda r: r["rerun"]["peak_rss"]["flow"] / MB),
+    ("`report`: wall s", lambda r: r["report"]["wall"]),
+    ("`report`: peak RSS MB", lambda r: r["report"]["peak_rss"]["flow"] / MB),
+    ("`sql` count: wall s", lambda r: r["sql"]["wall"]),
+    ("`sql` count: peak RSS MB", lambda r: r["sql"]["peak_rss"]["flow"] / MB),
+]
+
+
+def projection(results: list[dict], to: int) -> str:
+    """Each figure fitted by a straight line (least squares) over the sizes measured, and
+    that line's value at ``to`` archives: a linear projection, not a measurement."""
+    sizes = [r["archives"] for r in results]
+    lines = [f"| figure | {' | '.join(f'{n:,}' for n in sizes)} | per 1,000 archives | {to:,} (projected) |",
+             "|---|" + "---|" * (len(sizes) + 2)]
+    for what, value in PROJECTED:
+        ys = [value(r) for r in results]
+        n, mx, my = len(sizes), sum(sizes) / len(sizes), sum(ys) / len(ys)
+        var = sum((x - mx) ** 2 for x in sizes)
+        slope = sum((x - mx) * (y - my) for x, y in zip(sizes, ys)) / var if n > 1 and var else 0.0
+        at = my + slope * (to - mx)
+        lines.append(f"| {what} | {' | '.join(f'{y:,.1f}' for y in ys)} | {1000 * slope:,.2f} | {at:,.0f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tools.measure.dump_scale", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--archives", required=True, help="sizes, comma-separated (e.g. 1000,10000)")
+    ap.add_argument("--archives", help="sizes, comma-separated (e.g. 1000,10000)")
     ap.add_argument("--remote", action="store_true", help="inputs over HTTP and the lake on S3, on 127.0.0.1")
     ap.add_argument("--latency-ms", type=float, default=20.0, help="added to each remote request (default: 20)")
     ap.add_argument("--server", choices=("embedded", "external"), default="embedded",
@@ -364,7 +398,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the lake, logs and Prefect home of each size")
     ap.add_argument("--every", type=float, default=0.25, help="seconds between memory samples (default: 0.25)")
     ap.add_argument("--json", default=None, help="append every figure to this JSON file's list")
+    ap.add_argument("--table", metavar="FILE", default=None,
+                    help="print the tables of the figures a --json FILE holds, and run nothing")
+    ap.add_argument("--project", type=int, metavar="N", default=None,
+                    help="with --table: each figure's straight line over the sizes of 1,000 and more, at N archives")
     args = ap.parse_args(argv)
+    if args.table:
+        with open(args.table) as fh:
+            kept = json.load(fh)
+        print(header())
+        print("\n".join(row(r) for r in kept))
+        for r in kept:
+            print("\n" + phase_table(r))
+        if args.project:
+            print("\n" + projection([r for r in kept if r["archives"] >= 1000], args.project))
+        return 0
+    if not args.archives:
+        ap.error("--archives is needed (or --table)")
     if args.screenshot and not (args.server == "external" and args.ui):
         ap.error("--screenshot needs --server external --ui")
     made = args.work is None
