@@ -64,6 +64,7 @@ DUMP = "CC-MAIN-2099-01"
 PAGES = 2            # pages per archive: ~3.5 KB archives
 BUCKET = "dump-scale"
 MB = 1024 * 1024
+OURS = ("flow", "server", "workers")   # a phase's CPU: the run's processes and its API server, not the S3 server
 QUIET = {"DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false"}
 
 
@@ -99,7 +100,8 @@ def phases_of(run: dict, ph: LogPhases) -> list[dict]:
     for (name, a), (_, b) in zip(known, known[1:]):
         if not name:
             continue
-        out.append({"phase": name, "wall": max(0.0, b - a), "cpu": watch.cpu_between(a, b),
+        out.append({"phase": name, "wall": max(0.0, b - a), "cpu": watch.cpu_between(a, b, OURS),
+                    "cpu_roles": {role: watch.cpu_between(a, b, (role,)) for role in (*OURS, *watch.extra)},
                     "flow_rss": watch.peak_rss("flow", a, b), "server_rss": watch.peak_rss("server", a, b)})
     return out
 
