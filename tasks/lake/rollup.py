@@ -149,8 +149,7 @@ def refresh(lake: str | os.PathLike, dump: str, folder: str | None = None,
     check_dump_name(dump)
     folder = folder or lake_folder(lake, dump)
     with locked([folder], exclusive=True):
-        remove_dead_tmp(folder, [ARCHIVES])
-        remove_dead_tmp(folder)
+        remove_dead_tmp(folder)  # what a killed refresh was writing
         return _Refresh(lk, dump, folder, batch_rows, part_archives).run()
 
 

@@ -118,8 +118,8 @@ def rollups(lake: str | os.PathLike, dump: str | None = None) -> Iterator[list[r
 
 def report_connection(lake: str | os.PathLike, dump: str | None,
                       states: list[rollup.RollupState]) -> duckdb.DuckDBPyConnection:
-    """An in-memory connection with the lake's views (over one dump, or all), whose rollup
-    views read exactly the committed files of ``states``."""
+    """An in-memory connection with the lake's macros and views (over one dump, or all), whose
+    rollup views read exactly the committed files of ``states``."""
     archives = [st.archives_path for st in states if st.archives_path]
     parts = [p for st in states for p in st.parts]
 
@@ -129,7 +129,10 @@ def report_connection(lake: str | os.PathLike, dump: str | None,
         return f"SELECT * FROM read_parquet([{', '.join(sql_literal(p) for p in paths)}])"
 
     con = duckdb.connect()
-    install_views(con, lake, dump, sources={"rollup_archives": over(archives), "rollup_counts": over(parts)},
+    # the reports read the rollup only: the lake's own sources are left empty (binding a view
+    # over them would list every archive's files)
+    install_views(con, lake, dump, sources={"documents": None, "ledger": None, "files": None,
+                                            "rollup_archives": over(archives), "rollup_counts": over(parts)},
                   corpus=False, suffixes=False)
     return con
 
