@@ -32,7 +32,7 @@ def unpinned(found: dict) -> list[str]:
         if fingerprint not in PINNED:
             said.append(f"{mode}: no digest is pinned for its fingerprint {fingerprint} (a new EXTRACTOR_VERSION, "
                         f"data file or library): add  \"{fingerprint}\": \"{digest}\",   # {mode}  to PINNED in "
-                        f"{__file__}")
+                        "tests/extract/test_output_pinned.py")
         elif PINNED[fingerprint] != digest:
             said.append(f"{mode}: the documents changed (digest {digest}, pinned {PINNED[fingerprint]}) but the "
                         f"fingerprint did not, so lakes would keep the old ones as done. Bump EXTRACTOR_VERSION "
