@@ -213,6 +213,8 @@ class _Refresh:
         self.rows = {a: old[a] for a in keep}
         if todo or len(keep) != len(old):
             self.con = duckdb.connect()
+            # files are read once: caching them would keep every archive read in memory
+            self.con.execute("SET enable_external_file_cache = false")
             # the views of the counts, each source empty until a batch defines it
             empty: dict[str, str | None] = {"documents": None, "ledger": None, "files": None,
                                             "rollup_archives": None, "rollup_counts": None}
@@ -237,9 +239,8 @@ class _Refresh:
     # -- reading the archives ----------------------------------------------------------
     def _roll(self, todo: list[str], listed: dict[str, str]) -> None:
         # rows to commit (with their part), and rows counted into the part being filled
-        self.db.execute("CREATE TEMP TABLE fresh AS SELECT * FROM empty_rollup_archives()")
-        self.db.execute("CREATE TEMP TABLE pending AS SELECT * FROM empty_rollup_archives()")
-        self.db.execute("CREATE TEMP TABLE acc AS SELECT * EXCLUDE (part) FROM empty_rollup_counts()")
+        for table in ("fresh", "pending", "acc"):
+            self._empty(table)
         for i in range(0, len(todo), SUMMARY_CHUNK):
             chunk = todo[i:i + SUMMARY_CHUNK]
             self._read_summaries(chunk, listed)
@@ -261,6 +262,11 @@ class _Refresh:
             self.rolled += len(chunk)
         self._write_part()
         self._commit()
+
+    def _empty(self, table: str) -> None:
+        """A work table made anew, empty (rows deleted from a table keep their memory)."""
+        source = "* EXCLUDE (part) FROM empty_rollup_counts()" if table == "acc" else "* FROM empty_rollup_archives()"
+        self.db.execute(f"CREATE OR REPLACE TEMP TABLE {table} AS SELECT {source}")
 
     def _room(self) -> int:
         """How many more archives the part being filled takes."""
@@ -332,13 +338,13 @@ class _Refresh:
             "GROUP BY dump, fact, key, key2, month ORDER BY ALL"))
         con = self.db
         con.execute("INSERT INTO fresh BY NAME SELECT * REPLACE (?::VARCHAR AS part) FROM pending", [part])
-        con.execute("DELETE FROM pending")
+        self._empty("pending")
         if self.open_part is not None:
             self.remap = (self.open_part, part)
         self.open_part, self.open_size = part, self.open_size + len(self.acc_archives)
         if self.open_size >= self.part_archives:
             self.open_part, self.open_size = None, 0
-        con.execute("DELETE FROM acc")
+        self._empty("acc")
         self.acc_archives = []
 
     def _commit(self) -> None:
@@ -361,7 +367,7 @@ class _Refresh:
         self.remap = (None, None)
         # what is committed is kept from now on
         con.execute("INSERT INTO keep SELECT archive FROM fresh")
-        con.execute("DELETE FROM fresh")
+        self._empty("fresh")
 
     def _publish(self, name: str, query: str, meta: dict[str, str] | None = None) -> None:
         final = os.path.join(self.folder, name)
