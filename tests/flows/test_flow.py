@@ -243,3 +243,31 @@ def test_killed_run_then_rerun_gives_exactly_the_uninterrupted_documents(tmp_pat
     assert sorted(ids) == sorted(doc_ids(reference))
     leftovers = [n for r, _, fs in os.walk(lake) for n in fs if n.endswith(".tmp")]
     assert leftovers == []
+
+
+def test_a_run_larger_than_a_shard_puts_its_archives_in_sub_flow_runs(dump, tmp_path, monkeypatch):
+    """Each run's graph in the UI stays small: above SHARD_SIZE archives, each shard's task runs
+    live in a sub-flow run of the dump's flow run. The lake is the same as without shards."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, FlowRunFilterParentFlowRunId
+
+    from warclake.flows import dump_flow
+
+    whole = run(str(dump), tmp_path / "whole")
+    monkeypatch.setattr(dump_flow, "SHARD_SIZE", 2)
+    state = run(str(dump), tmp_path / "lake")
+    assert state.is_completed(), state.message
+    assert data(state)["statuses"] == {"complete": 2, "salvaged": 1}
+    assert sorted(doc_ids(tmp_path / "lake")) == sorted(doc_ids(tmp_path / "whole"))
+    with get_client(sync_client=True) as client:
+        parent = state.state_details.flow_run_id
+        shards = client.read_flow_runs(flow_run_filter=FlowRunFilter(
+            parent_flow_run_id=FlowRunFilterParentFlowRunId(any_=[parent])))
+        assert sorted((r.name, r.state_type.value) for r in shards) == [
+            ("extract TEST-DUMP archives 1-2", "COMPLETED"), ("extract TEST-DUMP archives 3-3", "COMPLETED")]
+        tasks = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[r.id for r in shards])))
+        whole_tasks = client.read_task_runs(flow_run_filter=FlowRunFilter(
+            id=FlowRunFilterId(any_=[whole.state_details.flow_run_id])))
+    archive_runs = sorted((t.name, t.state_type.value) for t in tasks if t.name.startswith("extract "))
+    assert archive_runs == sorted((t.name, "COMPLETED") for t in whole_tasks if t.name.startswith("extract "))
+    assert len(archive_runs) == 3

@@ -23,7 +23,7 @@ def a_page_of(dump_dir):
 
 def start(command, lake, dump_dir, env_extra=None, *extra):
     env = {**os.environ, "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120", **(env_extra or {})}
-    if env_extra is None:
+    if "PREFECT_API_URL" not in (env_extra or {}):   # no server configured: `run` starts its own
         env.pop("PREFECT_API_URL", None)
     env["WARCLAKE_TEST_FAULT"] = f"hang:{a_page_of(dump_dir)}"
     cmd = [sys.executable, "-m", "warclake.cli.main", command, "--dump", DUMP, "--lake", str(lake),
@@ -77,6 +77,27 @@ def test_one_ctrl_c_stops_run_cancels_its_flow_run_and_leaves_nothing(tmp_path, 
     with urllib.request.urlopen(req, timeout=10) as r:
         runs = [fr for fr in json.load(r) if fr["name"] == f"extract {DUMP}"]
     assert [fr["state"]["type"] for fr in runs] == ["CANCELLED"]
+
+
+def test_one_ctrl_c_on_a_run_with_its_own_server_cancels_its_flow_run_then_stops_the_server(tmp_path):
+    """No PREFECT_API_URL: the server `run` starts for itself (flows/api_server.py) is out of
+    the terminal's process group, so the one Ctrl-C reaches the run only; the run marks its
+    flow run Cancelled there, then stops it."""
+    import sqlite3
+
+    from support.procs import session_members
+
+    dump_dir = tmp_path / "dump"
+    make_dump(str(dump_dir), files=3, pages_per_file=30, dump=DUMP, truncate_last=False)
+    lake, home = tmp_path / "lake", tmp_path / "prefect-home"
+    proc = start("run", lake, dump_dir, {"PREFECT_HOME": str(home)}, "--workers", "2", "--no-report")
+    rc, seconds, out = interrupt_when_busy(proc, str(lake), 2)
+    assert rc == 130 and "Traceback" not in out, out
+    assert leftovers(str(lake)) == []
+    with sqlite3.connect(home / "prefect.db") as db:
+        states = db.execute("SELECT state_type FROM flow_run WHERE name = ?", (f"extract {DUMP}",)).fetchall()
+    assert states == [("CANCELLED",)]
+    assert session_members(proc.pid) == {}   # the server ended with the run
 
 
 def test_one_ctrl_c_stops_extract_with_one_line(tmp_path):
