@@ -23,7 +23,7 @@ DUMPS = ["CC-MAIN-2099-01", "CC-MAIN-2099-02", "CC-MAIN-2099-03"]
 NOT_COMPARED = ("run_id", "config_fingerprint")   # digests of the steps' keys, which name their phases
 
 
-def generated_lake(lake: str, docs_per_dump: int = 700, seed: int = 11) -> None:
+def generated_lake(lake: str, docs_per_dump: int = 500, seed: int = 11) -> None:
     """Three dumps of generated per-archive outputs (tools/measure/corpus_scale.py's
     generator over a pool of made-up sentences), done as the per-archive step marks them."""
     from tools.measure.corpus_scale import T0, Generator, Pool
@@ -87,31 +87,34 @@ def table(lake: str, folder: str, dump: str, name: str):
 
 
 @pytest.fixture(scope="module")
-def two_lakes(tmp_path_factory):
+def judged_lakes(tmp_path_factory):
     """The same generated lake judged by the partitioned steps (more partitions than the
-    lake's 3, 3 search buckets per table) and by the whole-dump steps."""
+    lake's 3; one search bucket per table, and several) and by the whole-dump steps."""
     base = tmp_path_factory.mktemp("partitioned")
-    parts, whole = str(base / "parts"), str(base / "whole")
-    generated_lake(parts)
-    generated_lake(whole)
+    parts, bucketed, whole = str(base / "parts"), str(base / "bucketed"), str(base / "whole")
+    for lake in (parts, bucketed, whole):
+        generated_lake(lake)
     opts = stage.StageOptions(sig=stage.SignatureConfig(partitions=3), threads=1)
     mp = pytest.MonkeyPatch()
     try:
-        mp.setattr(stage, "BYTES_PER_WORK_PART", 40_000)
-        mp.setattr(para_groups, "WORK_PARTS_PER_BUCKET", 2)
+        mp.setattr(stage, "BYTES_PER_WORK_PART", 30_000)
         judge(parts, opts)
+        mp.setattr(para_groups, "WORK_PARTS_PER_BUCKET", 2)
+        judge(bucketed, opts)
         work_parts = stage.DumpContext.build(CorpusLayout(parts), DUMPS, DUMPS[-1], opts).work_parts
         mp.setitem(stage.STEPS, GROUPS_STEP, (stage.Phase("groups", whole_groups, stage._one),))
         mp.setitem(stage.STEPS, PARA_PAIRS_STEP, (stage.Phase("merge", whole_para_pairs, stage._one),))
         judge(whole, opts)
     finally:
         mp.undo()
-    return parts, whole, work_parts
+    return {"one bucket": parts, "buckets": bucketed}, whole, work_parts
 
 
+@pytest.mark.parametrize("search", ["one bucket", "buckets"])
 @pytest.mark.parametrize("dump", DUMPS)
-def test_partitioned_steps_give_the_whole_dump_steps_decisions(two_lakes, dump):
-    parts, whole, work_parts = two_lakes
+def test_partitioned_steps_give_the_whole_dump_steps_decisions(judged_lakes, dump, search):
+    lakes, whole, work_parts = judged_lakes
+    parts = lakes[search]
     assert work_parts > 3    # the per-dump steps ran on more partitions than the lake's
     pairs = table(parts, "para_pairs", dump, "para_pairs")
     assert pairs.num_rows > 20

@@ -35,7 +35,7 @@ import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from warclake.tasks.corpus.steps.components import component_labels
 from warclake.tasks.corpus.storage.engine import parquet_list, query_table
-from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
+from warclake.tasks.corpus.storage.layout import CorpusLayout, read_table, write_table
 from warclake.tasks.lake.catalog import sql_literal
 
 STEP = "para_groups"
@@ -226,38 +226,59 @@ class ParaGroups:
         src = f"SELECT text_hash, simhash, n_chars, true AS is_cur FROM {parquet_list(cur)}"
         if prev:
             src += f" UNION ALL SELECT text_hash, simhash, n_chars, false FROM {parquet_list(prev)}"
-        texts = query_table(con, f"""
-            SELECT text_hash, min(simhash) AS simhash, min(n_chars) AS n_chars, bool_or(is_cur) AS is_cur
-            FROM ({src}) WHERE n_chars >= {MIN_CHARS} GROUP BY text_hash""")
-        sim = texts.column("simhash").to_numpy()
-        unit_of = [t * self.buckets + search_bucket(sim, t, self.buckets).astype(np.int64)
-                   for t in range(len(_tables()))]
-        for s in range(self.searches):
-            rows = [texts.filter(pa.array(u % self.searches == s)).append_column(
-                        "unit", pa.array(u[u % self.searches == s], pa.int32())) for u in unit_of]
-            write_table(self._texts_file(reader, s), pa.concat_tables(rows))
-        return {"texts": texts.num_rows}
+        texts = con.sql(f"""
+            SELECT text_hash, min(simhash) AS simhash, min(n_chars)::INTEGER AS n_chars, bool_or(is_cur) AS is_cur
+            FROM ({src}) WHERE n_chars >= {MIN_CHARS} GROUP BY text_hash ORDER BY text_hash""").fetchnumpy()
+        cols = {c: np.asarray(texts[c]) for c in TEXTS.names if c != "unit"}
+        del texts
+        if self.buckets == 1:   # every search task reads every text once
+            write_table(self._texts_file(reader, 0), pa.table({"unit": np.zeros(len(cols["text_hash"]), np.int32),
+                                                               **cols}, schema=TEXTS), work=True)
+            return {"texts": len(cols["text_hash"])}
+        # each search task's file: its units in order, each unit's texts in text-hash order
+        chosen: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(self.searches)]
+        for t in range(len(_tables())):
+            bucket = search_bucket(cols["simhash"], t, self.buckets)
+            for b in range(self.buckets):
+                u = t * self.buckets + b
+                chosen[u % self.searches].append((u, np.nonzero(bucket == b)[0]))
+        for s, units in enumerate(chosen):
+            idx = np.concatenate([i for _, i in units])
+            table = pa.table({"unit": np.repeat(np.array([u for u, _ in units], np.int32), [len(i) for _, i in units]),
+                              **{c: v[idx] for c, v in cols.items()}}, schema=TEXTS)
+            write_table(self._texts_file(reader, s), table, work=True)
+        return {"texts": len(cols["text_hash"])}
 
     def _search(self, con, search: int) -> dict:
-        files = [self._texts_file(r, search) for r in range(self.readers)]
-        rel = con.sql(f"SELECT unit, text_hash, simhash, n_chars, is_cur FROM {parquet_list(files)} "
-                      "ORDER BY unit, text_hash")
-        texts = rel.fetchnumpy()
-        unit = np.asarray(texts["unit"], np.int64)
-        bounds = np.searchsorted(unit, np.arange(self.units + 1))
-        found_a, found_b = [], []
+        files = [read_table(self._texts_file(r, search if self.buckets > 1 else 0)) for r in range(self.readers)]
+        cols = [{c: f.column(c).to_numpy() for c in TEXTS.names} for f in files]
+        del files
+        if self.buckets == 1:   # one text set for all of this task's tables: the search over every text
+            unit = {k: np.concatenate([c[k] for c in cols]) for k in ("text_hash", "simhash", "n_chars", "is_cur")}
+            order = np.argsort(unit["text_hash"], kind="stable")
+            th = unit["text_hash"][order]
+            tables = list(range(search, len(_tables()), self.searches))
+            i, j = near_pairs(unit["simhash"][order], unit["n_chars"][order].astype(np.int64), unit["is_cur"][order],
+                              workers=1, tables=tables, chain=0 in tables)
+            write_table(self.work(f"pairs-{search:04d}"), pa.table({"a": th[i], "b": th[j]}, schema=NEAR))
+            return {"texts": len(th), "pairs": len(i)}
+        found_a, found_b, n = [], [], 0
         for u in range(search, self.units, self.searches):
-            lo, hi = bounds[u], bounds[u + 1]
-            th = np.asarray(texts["text_hash"][lo:hi], np.int64)
+            spans = [(c, np.searchsorted(c["unit"], [u, u + 1])) for c in cols]
+            unit = {k: np.concatenate([c[k][lo:hi] for c, (lo, hi) in spans]) for k in ("text_hash", "simhash",
+                                                                                       "n_chars", "is_cur")}
+            order = np.argsort(unit["text_hash"], kind="stable")     # the readers' runs merged
+            th = unit["text_hash"][order]
             table = u // self.buckets
-            i, j = near_pairs(np.asarray(texts["simhash"][lo:hi], np.int64), np.asarray(texts["n_chars"][lo:hi], np.int64),
-                              np.asarray(texts["is_cur"][lo:hi], bool), workers=1, tables=[table], chain=table == 0)
+            i, j = near_pairs(unit["simhash"][order], unit["n_chars"][order].astype(np.int64),
+                              unit["is_cur"][order], workers=1, tables=[table], chain=table == 0)
             found_a.append(th[i])
             found_b.append(th[j])
+            n += len(th)
         a = np.concatenate(found_a) if found_a else np.zeros(0, np.int64)
         b = np.concatenate(found_b) if found_b else np.zeros(0, np.int64)
         write_table(self.work(f"pairs-{search:04d}"), pa.table({"a": a, "b": b}, schema=NEAR))
-        return {"texts": len(unit), "pairs": len(a)}
+        return {"texts": n, "pairs": len(a)}
 
     def _groups(self, con, task=None) -> dict:
         pairs = con.sql(f"SELECT a, b FROM {parquet_list([self.work(f'pairs-{t:04d}') for t in range(self.searches)])}"
@@ -295,3 +316,5 @@ PHASES = ("texts", "search", "groups")
 WORK_PARTS_PER_BUCKET = 8     # a search table's buckets: one per this many work partitions
 SEARCHES_PER_WORK_PART = 3    # search tasks: at most this many per work partition
 NEAR = pa.schema([("a", pa.int64()), ("b", pa.int64())])
+TEXTS = pa.schema([("unit", pa.int32()), ("text_hash", pa.int64()), ("simhash", pa.int64()), ("n_chars", pa.int32()),
+                   ("is_cur", pa.bool_())])

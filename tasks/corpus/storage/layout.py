@@ -308,12 +308,18 @@ def write_bytes(path: str, data: bytes) -> None:
         raise
 
 
-def write_table(path: str, table: pa.Table) -> int:
+def write_table(path: str, table: pa.Table, work: bool = False) -> int:
     """Write ``table`` to ``path`` atomically (zstd); returns its size. The writer's output
-    depends only on the rows, so equal tables give byte-identical files."""
+    depends only on the rows, so equal tables give byte-identical files. ``work``: a step's
+    intermediate file, read once by the next phase: lz4, no dictionaries or statistics
+    (hashes do not compress; writing them is the cost)."""
     tmp = local_tmp(path)
     try:
-        pq.write_table(table, tmp, compression="zstd", row_group_size=1 << 17)
+        if work:
+            pq.write_table(table, tmp, compression="lz4", use_dictionary=False, write_statistics=False,
+                           row_group_size=1 << 20)
+        else:
+            pq.write_table(table, tmp, compression="zstd", row_group_size=1 << 17)
         size = os.path.getsize(tmp)
         publish_tmp(tmp, path)
     except BaseException:
