@@ -175,9 +175,9 @@ class ArchiveTasks:
 
     A run of more than ``SHARD_SIZE`` archives puts them in sub-flow runs of that many
     (``extract-shard``), so that each run's graph stays within what the UI draws. A shard's
-    sub-flow runs in a thread of its own while the flow hands it archives; the next shard
-    starts when the last archive is handed to the previous one, so the workers never wait for
-    a shard to end. ``submitted`` counts the task runs submitted, ``shard_runs`` the sub-flow runs."""
+    sub-flow runs in a thread of its own while the flow hands it archives; the next shard's
+    sub-flow run starts shortly before the last archive is handed to the previous one, so
+    the workers wait neither for a shard to end nor for the next to start. ``submitted`` counts the task runs submitted, ``shard_runs`` the sub-flow runs."""
 
     def __init__(self, extract, max_in_flight: int | None):
         self.extract, self.max_in_flight = extract, max_in_flight
@@ -198,8 +198,13 @@ class ArchiveTasks:
 
     def __call__(self, run: DumpRun, items):
         limit = self.max_in_flight or default_in_flight(run.workers)
-        sharded = len(run.todo) > SHARD_SIZE
+        total = len(run.todo)
+        sharded = total > SHARD_SIZE
+        # archives before a shard's end that the next one is made: its sub-flow run takes a
+        # second or two to start, several archives' time when they are small
+        early = min(max(limit, 100), SHARD_SIZE // 2)
         shard: Shard | None = None
+        next_shard: Shard | None = None
         shards: list[Shard] = []
         handed = given_back = 0
         try:
@@ -218,9 +223,15 @@ class ArchiveTasks:
                 if shard is None or shard.handed >= SHARD_SIZE:
                     if shard is not None:
                         shard.close()
-                    shard = Shard(self, run, first=handed, last=min(handed + SHARD_SIZE - 1, len(run.todo)))
+                    shard = next_shard or Shard(self, run, first=handed, last=min(handed + SHARD_SIZE - 1, total))
+                    next_shard = None
                     shards.append(shard)
                 shard.hand(item)
+                if shard.handed == SHARD_SIZE - early and handed - shard.handed + SHARD_SIZE < total:
+                    # the next shard's sub-flow run is made while this one's last archives run:
+                    # no archive waits for it
+                    first = handed - shard.handed + SHARD_SIZE + 1
+                    next_shard = Shard(self, run, first=first, last=min(first + SHARD_SIZE - 1, total))
             if shard is not None:
                 shard.close()
             while given_back < handed:
@@ -228,6 +239,8 @@ class ArchiveTasks:
                     given_back += 1
                     yield done
         finally:
+            if next_shard is not None:   # the run stopped before it got an archive
+                shards.append(next_shard)
             for s in shards:   # each sub-flow run ends (its futures are done) before the flow run does
                 s.close()
                 s.thread.join()
