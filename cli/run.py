@@ -10,8 +10,10 @@ from warclake.cli.corpus import add_decision_arguments, stage_options
 from warclake.cli.extract import (
     add_extract_options,
     add_guard_options,
+    add_plan_options,
     config_from_args,
     corpus_signatures,
+    plan_settings,
     settings_of,
 )
 from warclake.cli.progress import TerminalProgress, archive_line
@@ -46,6 +48,7 @@ def add_run_options(p) -> None:
     p.add_argument("--dask", metavar="ADDRESS", default=None,
                    help="run tasks on an existing Dask cluster (scheduler address, e.g. tcp://10.0.0.5:8786)")
     add_guard_options(p)
+    add_plan_options(p)
     p.add_argument("--report-dir", default=None, help="where the dump's report goes (default: <lake>/reports/<dump>)")
     p.add_argument("--no-report", action="store_true", help="skip the report at the end")
     p.add_argument("--corpus", action="store_true",
@@ -88,6 +91,7 @@ def run_flow(args, inputs: list[str]):
     # a Prefect server of the run's own when none is configured (flows/api_server.py)
     with api_for_run(), bar, listening(show), workers.on_ctrl_c():
         state = flow_fn(dump=args.dump, inputs=inputs, lake=args.lake, langs=args.langs, **settings_of(args),
+                        **{k: v for k, v in plan_settings(args).items() if v is not None},
                         base_url=getattr(args, "base_url", None), workers=args.workers,
                         max_in_flight=args.max_in_flight, report=not args.no_report, report_dir=args.report_dir,
                         corpus=getattr(args, "corpus", False), corpus_signatures=corpus_signatures(args),

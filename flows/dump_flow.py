@@ -86,7 +86,8 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
                  report: bool = True, report_dir: str | None = None,
                  retry_delays: list[float] | None = None, record_seconds: float = DEFAULT.record_seconds,
                  worker_memory_mb: int = DEFAULT.worker_memory_mb, corpus: bool = False,
-                 corpus_signatures: bool | None = None, corpus_options: dict | None = None):
+                 corpus_signatures: bool | None = None, corpus_options: dict | None = None,
+                 recheck_inputs: bool = DEFAULT.recheck_inputs, plan_threads: int = DEFAULT.plan_threads):
     """Extract one dump into the lake.
 
     workers: extraction processes (default: all cores); 0 runs in the task's own thread
@@ -95,6 +96,9 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
     pending future costs memory).
     retry_delays: seconds between attempts after a transient (network/storage) error.
     net_timeout: seconds without a byte before a remote read counts as stalled.
+    recheck_inputs: ask each remote input's identity again (a HEAD each), to redo one that
+    changed; by default one the lake holds as done is not asked. plan_threads: the plan's
+    requests at once.
     record_seconds, worker_memory_mb: a record that takes longer, or grows its worker past
     this memory, is stopped and ledgered timed_out / out_of_memory (workers >= 1).
     corpus: once the dump is extracted without failure, run the corpus stage on it (the
@@ -119,7 +123,8 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
         config = ExtractConfig.from_langs(langs, boilerplate=boilerplate,
                                           min_lang_score=min_lang_score, min_chars=min_chars,
                                           net_timeout=net_timeout, record_seconds=record_seconds,
-                                          worker_memory_mb=worker_memory_mb,
+                                          worker_memory_mb=worker_memory_mb, recheck_inputs=recheck_inputs,
+                                          plan_threads=plan_threads,
                                           corpus_signatures=corpus if corpus_signatures is None else corpus_signatures)
         check_counts(workers, max_in_flight)
         if corpus_options:
