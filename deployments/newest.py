@@ -97,9 +97,9 @@ def extract_newest_dump(root: str, lake: str, langs: str = ",".join(DEFAULT.lang
     get_run_logger().info("newest dump under %s: %s (inputs %s)", root, dump, inputs)
     target = extract_dump
     if dask:
-        from warclake.flows.dask_runner import DaskTaskRunner
+        from warclake.flows.dask_runner import on_cluster
 
-        target = extract_dump.with_options(task_runner=DaskTaskRunner(address=dask))
+        target = extract_dump.with_options(task_runner=on_cluster(dask))
         workers = 0 if workers is None else workers
     # Returning the sub-flow's state makes this run Completed/Failed exactly as the dump's run.
     return target(dump=dump, inputs=inputs, lake=lake, langs=langs, boilerplate=boilerplate,

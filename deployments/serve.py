@@ -161,10 +161,10 @@ def flow_and_options(spec: DeploymentSpec):
     flow_obj = extract_newest_dump if spec.flow_name == "extract-newest-dump" else extract_dump
     params = dict(spec.parameters)
     if spec.dask:
-        from warclake.flows.dask_runner import DaskTaskRunner
+        from warclake.flows.dask_runner import on_cluster
 
         # Dask workers are processes already: extract inline in them unless told otherwise.
-        flow_obj = flow_obj.with_options(task_runner=DaskTaskRunner(address=spec.dask))
+        flow_obj = flow_obj.with_options(task_runner=on_cluster(spec.dask))
         params.setdefault("workers", 0)
     schedules = [Cron(spec.cron, timezone=spec.timezone)] if spec.cron else None
     # A module entrypoint, not a file path: a flow module loaded from its file cannot be

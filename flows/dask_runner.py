@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import logging
 import urllib.request
+from typing import Any, cast
 
 from prefect.context import FlowRunContext
+from prefect.futures import PrefectFuture
+from prefect.task_runners import TaskRunner
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect_dask import DaskTaskRunner as _PrefectDaskTaskRunner
 
@@ -65,6 +68,13 @@ class DaskTaskRunner(_PrefectDaskTaskRunner):
             except Exception as err:   # a worker gone meanwhile: its last logs are lost, nothing else
                 log.warning("Dask workers' last logs and events may not have reached the run's API: %s", err)
         super().__exit__(*exc)
+
+
+def on_cluster(address: str) -> TaskRunner[PrefectFuture[Any]]:
+    """A DaskTaskRunner for the cluster at ``address``, typed as the task runner a flow's
+    ``with_options`` takes (prefect-dask declares its futures' type otherwise than Prefect's
+    flows expect; the runner is one at run time)."""
+    return cast("TaskRunner[PrefectFuture[Any]]", DaskTaskRunner(address=address))
 
 
 def temporary_api() -> str | None:

@@ -86,7 +86,7 @@ class RunNotices(Notices):
 
     def __init__(self, log, every: float = PROGRESS_EVERY):
         self.log, self.every = log, every
-        self.dump = None
+        self.dump: str | None = None
         self.progress: RunProgress | None = None
         self._started = self._told = time.monotonic()
         self._bytes = 0

@@ -10,6 +10,7 @@ from warclake.tasks.extract.archive import SIGNATURES_LEFT, record_failure
 from warclake.tasks.extract.config import ExtractConfig
 from warclake.tasks.lake.dump_lock import DumpLock, DumpLockLost
 from warclake.tasks.lake.layout import Lake, archive_name
+from warclake.tasks.lake.lease_lock import LeaseLock
 from warclake.tasks.lake.plan import PlanItem, check_unique_names, plan_dump
 from warclake.tasks.lake.storage_errors import lake_client_errors
 from warclake.tasks.runtime import retries
@@ -190,7 +191,7 @@ def run_dump(dump: str, inputs: list[str] | Callable[[], list[str]], lake: str |
         lock.release()
 
 
-def _extract(run: DumpRun, runner: Runner, lock: DumpLock, notices: Notices) -> None:
+def _extract(run: DumpRun, runner: Runner, lock: LeaseLock, notices: Notices) -> None:
     t0 = time.monotonic()
     try:
         for item, outcome in runner(run, _until_stopped(run.todo, lock, notices)):
@@ -209,7 +210,7 @@ def _extract(run: DumpRun, runner: Runner, lock: DumpLock, notices: Notices) -> 
     run.interrupted = supervisor().interrupted
 
 
-def _until_stopped(items: list[PlanItem], lock: DumpLock, notices: Notices) -> Iterator[PlanItem]:
+def _until_stopped(items: list[PlanItem], lock: LeaseLock, notices: Notices) -> Iterator[PlanItem]:
     """The archives, until Ctrl-C or another run taking the dump over stops the run."""
     for item in items:
         if supervisor().interrupted or lock.lost:
