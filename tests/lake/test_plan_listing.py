@@ -137,3 +137,22 @@ def test_a_local_lake_decides_from_its_marks_and_reads_a_summary_edited_since(tm
 
     with pytest.raises(ValueError, match="plan_threads"):
         ExtractConfig.from_langs("ja", plan_threads=0)
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_the_flow_redoes_a_changed_remote_input_only_when_asked_to_recheck(served, tmp_path):
+    from warclake.flows.dump_flow import extract_dump
+
+    srv, inputs, paths = served
+    lake = str(tmp_path / "lake")
+
+    def flow(**kw):
+        return extract_dump(dump=DUMP, inputs=inputs, lake=lake, langs="ja,en", workers=0, report=False,
+                            return_state=True, **kw)
+
+    assert flow().is_completed()
+    shutil.copyfile(paths[1], paths[0])
+    state = flow()
+    assert state.is_completed() and f"{FILES} already done, 0 extracted" in state.message, state.message
+    state = flow(recheck_inputs=True, plan_threads=2)
+    assert state.is_completed() and f"{FILES - 1} already done, 1 extracted" in state.message, state.message
