@@ -12,6 +12,7 @@ from warclake.tasks.lake.dump_lock import DumpLock, DumpLockLost
 from warclake.tasks.lake.layout import Lake, archive_name
 from warclake.tasks.lake.lease_lock import LeaseLock
 from warclake.tasks.lake.plan import PlanItem, check_unique_names, plan_dump
+from warclake.tasks.lake.rollup_feed import RollupFeed
 from warclake.tasks.lake.storage_errors import lake_client_errors
 from warclake.tasks.runtime import retries
 from warclake.tasks.runtime.supervisor import RunInterrupted, default_workers, supervisor
@@ -193,6 +194,7 @@ def run_dump(dump: str, inputs: list[str] | Callable[[], list[str]], lake: str |
 
 def _extract(run: DumpRun, runner: Runner, lock: LeaseLock, notices: Notices) -> None:
     t0 = time.monotonic()
+    feed = RollupFeed(run.lake, run.dump) if run.todo else None   # the report's rollup kept near
     try:
         for item, outcome in runner(run, _until_stopped(run.todo, lock, notices)):
             if isinstance(outcome, Exception):
@@ -200,7 +202,13 @@ def _extract(run: DumpRun, runner: Runner, lock: LeaseLock, notices: Notices) ->
             elif outcome["status"] != INTERRUPTED:
                 run.results.append(outcome)
                 notices.finished(item, outcome)
+            else:
+                continue
+            if feed is not None:
+                feed.archive_through()
     finally:
+        if feed is not None:
+            feed.close()
         # The worker processes end with the run: a pool left alive keeps a process that
         # runs flows as its child (serve, workers) from ever exiting.
         supervisor().shutdown()
