@@ -207,13 +207,13 @@ def _extract(run: DumpRun, runner: Runner, lock: LeaseLock, notices: Notices) ->
             if feed is not None:
                 feed.archive_through()
     finally:
-        if feed is not None:
-            feed.close()
         # The worker processes end with the run: a pool left alive keeps a process that
         # runs flows as its child (serve, workers) from ever exiting.
         supervisor().shutdown()
         if supervisor().interrupted:
             run.lake.clean_stale_tmp(run.dump)   # what the stopped workers were writing
+        if feed is not None:
+            feed.close()
     run.seconds = time.monotonic() - t0
     run.interrupted = supervisor().interrupted
 
