@@ -433,7 +433,7 @@ def run_stage(lake: str, dumps: list[str], archives: dict[str, list[tuple[str, d
 def _run_stage(lake, dumps, archives, opts, progress, again, lock, layout, runner) -> dict:
     layout.clean_stale_tmp()
     known: dict[str, DumpInputs] = {}   # each dump's inputs, found once per run
-    counts = {"signed": 0, "partitions": 0}
+    counts: dict = {"signed": 0, "partitions": 0}
     t0 = time.monotonic()
     with runner.started(layout, known):
         for dump in dumps:
