@@ -167,23 +167,27 @@ class TerminalNotices(Notices):
         self.bar = TerminalProgress(len(run.todo), sum(filter(None, self.sizes.values())) or None,
                                     quiet=self.quiet, planned=True).__enter__()
 
+    def _bar(self) -> TerminalProgress:
+        assert self.bar is not None, "the plan comes first"   # planned() made it
+        return self.bar
+
     def started(self, item) -> None:
-        self.bar.start_archive(item.name, self.sizes[item.name])
+        self._bar().start_archive(item.name, self.sizes[item.name])
 
     def bytes_read(self, n: int) -> None:
-        self.bar.bytes_read(n)
+        self._bar().bytes_read(n)
 
     def failed(self, item, exc: Exception) -> None:   # the input or the lake, not the archive's bytes
-        self.bar.print(f"{item.name}: failed: {exc}", err=True)
+        self._bar().print(f"{item.name}: failed: {exc}", err=True)
 
     def finished(self, item, figures: dict | None) -> None:
         if figures is None:
-            self.bar.archive_done(self.sizes[item.name])
+            self._bar().archive_done(self.sizes[item.name])
             return
-        self.bar.archive_done(figures["input_bytes"])
-        self.bar.print(archive_line(figures))
+        self._bar().archive_done(figures["input_bytes"])
+        self._bar().print(archive_line(figures))
         if figures.get(SIGNATURES_LEFT):   # the worker's own warning is not shown
-            self.bar.print(f"{item.name}: {figures[SIGNATURES_LEFT]}", err=True)
+            self._bar().print(f"{item.name}: {figures[SIGNATURES_LEFT]}", err=True)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -1,11 +1,17 @@
 """PNG charts of the report tables, drawn with matplotlib's object API (no pyplot state)."""
 from __future__ import annotations
 
+from datetime import date
 from pathlib import Path
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 import polars as pl
 
 from warclake.tasks.reporting.queries import Report
+
+if TYPE_CHECKING:
+    from matplotlib.colors import ListedColormap
 
 MAX_CATEGORIES = 8   # the rest of a share chart is lumped into "other"
 FEW_MONTHS = 24      # up to this many months (or years) of one series: bars, not a line
@@ -20,6 +26,13 @@ def _figure(width: float = 8.0, height: float = 4.5):
     fig = Figure(figsize=(width, height), dpi=DPI)
     FigureCanvasAgg(fig)
     return fig, fig.add_subplot(1, 1, 1)
+
+
+def _palette(name: str) -> list:
+    """A qualitative colormap's colours (tab10, tab20: ListedColormaps of RGB tuples)."""
+    import matplotlib
+
+    return list(cast("Sequence", cast("ListedColormap", matplotlib.colormaps[name]).colors))
 
 
 def _no_data(ax, msg: str = "no data") -> None:
@@ -83,9 +96,7 @@ def _chart_share(report: Report, df: pl.DataFrame, ax, fig) -> None:
     if len(order) > 12:
         fig.set_figheight(max(4.5, 0.28 * len(order)))
     dumps = sorted(lumped["dump"].unique().to_list())
-    import matplotlib
-
-    colors = matplotlib.colormaps["tab10" if len(order) <= 10 else "tab20"].colors
+    colors = _palette("tab10" if len(order) <= 10 else "tab20")
     if len(dumps) == 1:
         # One dump: one bar per category reads better than a single stacked bar.
         total = lumped[val].sum()
@@ -120,22 +131,23 @@ def _chart_documents_per_month(df: pl.DataFrame, ax, fig) -> None:
     undated = int(df.filter(pl.col("month").is_null())["documents"].sum() or 0)
     if dated.height == 0:
         return _no_data(ax, f"no dated documents ({undated:,} without a date)")
-    import matplotlib
     from matplotlib.ticker import MaxNLocator
 
     if dated["dump"].n_unique() > MAX_CATEGORIES:
         # Too many lines to tell apart: show the sum over the dumps instead.
         dated = dated.with_columns(pl.lit("all dumps").alias("dump"))
     step, unit = "1mo", "month"
-    if (dated["month"].max() - dated["month"].min()).days > 5 * 366:
+    first, last = cast(date, dated["month"].min()), cast(date, dated["month"].max())
+    if (last - first).days > 5 * 366:
         # Last-Modified dates reach back years: monthly points would be mostly zeros.
         dated = dated.with_columns(pl.col("month").dt.truncate("1y"))
         step, unit = "1y", "year"
     dated = dated.group_by(["dump", "month"]).agg(pl.col("documents").sum())
-    months = pl.date_range(dated["month"].min(), dated["month"].max(), step, eager=True).to_list()
+    first, last = cast(date, dated["month"].min()), cast(date, dated["month"].max())
+    months = pl.date_range(first, last, step, eager=True).to_list()
     series = sorted(dated["dump"].unique().to_list())
     pivot = {(r["dump"], r["month"]): r["documents"] for r in dated.iter_rows(named=True)}
-    colors = matplotlib.colormaps["tab10"].colors
+    colors = _palette("tab10")
     if len(series) == 1 and len(months) <= FEW_MONTHS:
         # A few months: one bar each, labelled, so one month is not a lone point on an axis
         # that spans years.

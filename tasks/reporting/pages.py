@@ -33,7 +33,7 @@ def _fmt(col: str, v) -> str:
     return str(v)
 
 
-def human_bytes(n: int | None) -> str:
+def human_bytes(n: float | None) -> str:
     if n is None:
         return "—"
     for unit in ("B", "kB", "MB", "GB", "TB"):
@@ -153,11 +153,11 @@ def artifact_summary(tables: dict[str, pl.DataFrame], dump: str | None = None,
     md = [f"# warclake report — {_scope(dump)}", "", *_headline_markdown(tables)]
     if out_dir is not None:
         md += [f"Charts and full tables: `{out_dir}`", ""]
-    for r in REPORTS:
-        if r.name in tables:
-            md += [f"## {r.title}", ""]
-            if charts and r.name in charts:
-                png = base64.b64encode(Path(charts[r.name]).read_bytes()).decode("ascii")
-                md += [f"![{r.title}](data:image/png;base64,{png})", ""]
-            md += [markdown_table(tables[r.name], max_rows), ""]
+    for report in REPORTS:
+        if report.name in tables:
+            md += [f"## {report.title}", ""]
+            if charts and report.name in charts:
+                png = base64.b64encode(Path(charts[report.name]).read_bytes()).decode("ascii")
+                md += [f"![{report.title}](data:image/png;base64,{png})", ""]
+            md += [markdown_table(tables[report.name], max_rows), ""]
     return "\n".join(md), rows

@@ -4,6 +4,7 @@ once, not a failure of every archive or a cluster connection timing out a minute
 from __future__ import annotations
 
 import socket
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from warclake.tasks.extract.boilerplate import MODES
@@ -21,7 +22,7 @@ def extract_config(langs: str | list[str] | None = None, **settings):
     return ExtractConfig.from_langs(langs, **{k: v for k, v in settings.items() if v is not None})
 
 
-def check_extract_settings(langs: list[str], settings: dict) -> None:
+def check_extract_settings(langs: Sequence[str], settings: dict) -> None:
     """ValueError for extraction settings that make no sense (``ExtractConfig.from_langs``
     asks before it builds one): caught here, before any work, rather than in every worker."""
     if not langs:
