@@ -60,12 +60,12 @@ def flow_for(args):
     from warclake.flows.dump_flow import extract_dump
 
     if args.dask:
-        from warclake.flows.dask_runner import DaskTaskRunner
+        from warclake.flows.dask_runner import on_cluster
 
         # Dask workers are processes already: extract inline there (workers=0).
         if args.workers is None:
             args.workers = 0
-        return extract_dump.with_options(task_runner=DaskTaskRunner(address=args.dask))
+        return extract_dump.with_options(task_runner=on_cluster(args.dask))
     return extract_dump
 
 
