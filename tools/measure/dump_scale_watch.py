@@ -102,9 +102,11 @@ class TreeWatch:
             stack = [(top, top_role)] if top in stats else []
             while stack:
                 pid, role = stack.pop()
-                if pid not in self._roles:
-                    cmd = _cmdline(pid)
+                # a child is looked at again until it is the server: just after its fork it
+                # still shows its parent's command line
+                if self._roles.get(pid) in (None, "workers"):
                     if role == "flow" and pid != top:
+                        cmd = _cmdline(pid)
                         role = "server" if "prefect server" in cmd or "prefect.server" in cmd else "workers"
                     self._roles[pid] = role
                 role = self._roles[pid]
