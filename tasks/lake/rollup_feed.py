@@ -22,7 +22,7 @@ ROLLUP_EVERY = 2000   # archives through between two refreshes (rollup.PART_ARCH
 class RollupFeed:
     def __init__(self, lake: Lake, dump: str, every: int | None = None):
         self.lake, self.dump, self.every = lake, dump, every or ROLLUP_EVERY
-        self.local = lake.is_local and rollup.can_hold(rollup.lake_folder(lake.url, dump))
+        self.local: bool | None = None if lake.is_local else False   # can it hold its rollup: asked at the first refresh
         self.through = 0
         self.refreshes = 0
         self._thread: threading.Thread | None = None
@@ -30,8 +30,12 @@ class RollupFeed:
     def archive_through(self) -> None:
         """An archive is through (done or failed): refresh once ``every`` have been."""
         self.through += 1
-        if not self.local or self.through % self.every:
+        if self.local is False or self.through % self.every:
             return
+        if self.local is None:
+            self.local = rollup.can_hold(rollup.lake_folder(self.lake.url, self.dump))
+            if not self.local:
+                return
         if self._thread is not None and self._thread.is_alive():
             return   # the last refresh still runs: the next multiple of ``every`` starts another
         self._thread = threading.Thread(target=self._refresh, name=f"rollup-{self.dump}", daemon=True)
