@@ -67,10 +67,10 @@ def resolve_task(inputs: list[str], base_url: str | None) -> list[str]:
 
 
 @task(name="report-dump", retries=1, retry_delay_seconds=5, persist_result=False)
-def report_task(lake: str, dump: str, out_dir: str | None) -> str | None:
+def report_task(lake: str, dump: str, out_dir: str | None, nothing_new: bool = False) -> str | None:
     from warclake.flows.report_flow import build_dump_report
 
-    return build_dump_report(lake, dump, out_dir)
+    return build_dump_report(lake, dump, out_dir, nothing_new=nothing_new)
 
 
 # the archives' task runs in threads; each hands its archive to a worker process
@@ -137,7 +137,7 @@ def extract_dump(dump: str, inputs: list[str], lake: str, langs: str = ",".join(
         try:
             run = run_dump(dump, lambda: resolve(list(inputs), base_url), lake_obj, config, runner,
                            workers=workers, retry=plan_retry, notices=RunNotices(log),
-                           report=(lambda: report_task(lake_obj.url, dump, report_dir)) if report else None)
+                           report=(lambda run: report_task(lake_obj.url, dump, report_dir, nothing_new=run.nothing_new)) if report else None)
         finally:
             if runner.submitted:
                 await_recording(log, runner)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from pathlib import Path
 
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -17,6 +18,7 @@ from prefect.context import FlowRunContext, TaskRunContext
 
 from warclake.tasks.lake.catalog import build_catalog, catalog_path, is_remote
 from warclake.tasks.reporting import artifact_summary, write_report
+from warclake.tasks.reporting.write import MARKER, default_out_dir
 
 log = logging.getLogger(__name__)
 
@@ -32,15 +34,23 @@ def in_prefect_run() -> bool:
 
 
 def build_dump_report(lake: str | os.PathLike, dump: str | None = None,
-                      out_dir: str | os.PathLike | None = None) -> str:
+                      out_dir: str | os.PathLike | None = None, nothing_new: bool = False) -> str:
     """Bring the dump's rollup up to date, write the report (tables, PNG charts, report.md,
     report.html) and ``<lake>/warclake.duckdb`` when something changed since the last
     report, and, inside a Prefect run, attach its summary as artifacts.
 
     A run that extracted nothing finds the rollup as it was and the report folder holding
-    its report: nothing is written again. Returns the path of the HTML page. ``dump=None``
-    reports on every dump.
+    its report: nothing is written again. On a remote lake, whose rollup each report makes
+    anew (reading every archive's files), a run that says ``nothing_new`` leaves a whole
+    report as it is without reading the lake. Returns the path of the HTML page.
+    ``dump=None`` reports on every dump.
     """
+    if nothing_new and is_remote(lake):
+        out = Path(out_dir) if out_dir is not None else default_out_dir(lake, dump)
+        if (out / MARKER).exists():
+            log.info("report for %s: nothing new on a remote lake, the report stands: %s",
+                     dump or "all dumps", out / "report.html")
+            return str(out / "report.html")
     res = write_report(lake, out_dir, dump, only_if_changed=True)
     if is_remote(lake):
         # its views would need DuckDB's httpfs; reports read it through fsspec instead

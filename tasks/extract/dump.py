@@ -56,6 +56,11 @@ class DumpRun:
         return [p for p in self.plan if p.todo]
 
     @property
+    def nothing_new(self) -> bool:
+        """Nothing extracted and nothing failed: the lake holds what it held before the run."""
+        return not (self.results or self.failures)
+
+    @property
     def skipped(self) -> int:
         return len(self.plan) - len(self.todo)
 
@@ -154,11 +159,11 @@ class InProcess:
 def run_dump(dump: str, inputs: list[str] | Callable[[], list[str]], lake: str | Lake, config: ExtractConfig,
              runner: Runner, *, workers: int | None = None, force: bool = False,
              retry: retries.RetryPolicy = retries.INPUTS, notices: Notices | None = None,
-             report: Callable[[], str | None] | None = None) -> DumpRun:
+             report: Callable[[DumpRun], str | None] | None = None) -> DumpRun:
     """Extract what the lake does not hold as done of ``inputs`` (a function: called once the
     lock is held) into ``lake``, holding the dump's lock; ``force``: every input, done or
     not. ``workers``: extraction processes (None: all cores; 0: in the step's thread);
-    ``retry``: how the plan reads a summary again; ``report``: made once the archives are
+    ``retry``: how the plan reads a summary again; ``report(run)``: made once the archives are
     through (not after Ctrl-C), under the lock. Raises DumpLocked or DumpLockLost (another
     run holds or took the dump), and the inputs' or the plan's OSError or ValueError."""
     notices = notices or Notices()
@@ -181,9 +186,9 @@ def run_dump(dump: str, inputs: list[str] | Callable[[], list[str]], lake: str |
             return run
         if lock.lost:
             raise DumpLockLost(lock.lost)
-        if report is not None and (run.results or run.failures or not run.todo):
+        if report is not None and (not run.nothing_new or not run.todo):
             try:
-                run.report = report()
+                run.report = report(run)
             except Exception as exc:  # a failed report must not hide the extraction's outcome
                 run.report_error = f"{type(exc).__name__}: {exc}"[:500]
                 notices.report_failed(run.report_error)

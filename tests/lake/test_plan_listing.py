@@ -156,3 +156,23 @@ def test_the_flow_redoes_a_changed_remote_input_only_when_asked_to_recheck(serve
     assert state.is_completed() and f"{FILES} already done, 0 extracted" in state.message, state.message
     state = flow(recheck_inputs=True, plan_threads=2)
     assert state.is_completed() and f"{FILES - 1} already done, 1 extracted" in state.message, state.message
+
+
+def test_a_flow_rerun_with_nothing_to_do_on_an_s3_lake_reads_no_archive_for_its_report(s3, served, tmp_path, capsys):
+    """The whole run, report included: a remote lake's report is made from every archive's
+    files, so a run that extracted nothing leaves the report it finds as it is."""
+    srv, inputs, paths = served
+    proxy, url = s3["proxy"], f"s3://{BUCKET}/rerun-flow"
+    names = [os.path.basename(p) for p in paths]
+    report_dir = tmp_path / "report"
+
+    def run() -> int:
+        return main(["run", "-q", "--workers", "0", "--dump", DUMP, "--lake", url, "--langs", "ja,en",
+                     "--report-dir", str(report_dir), *inputs])
+
+    assert run() == 0
+    assert (report_dir / "report.html").exists()
+    proxy.reset_counts()
+    assert run() == 0
+    assert per_archive(proxy.taken(), names) == []
+    assert (report_dir / "report.html").exists()
