@@ -31,7 +31,7 @@ from dataclasses import asdict
 
 from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
-from prefect.futures import as_completed
+from prefect.futures import as_completed, wait
 from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
@@ -75,7 +75,12 @@ def frames_freed(fn):
         try:
             return fn(*args, **kwargs)
         except BaseException as exc:
-            traceback.clear_frames(exc.__traceback__)
+            seen: set[int] = set()
+            link: BaseException | None = exc
+            while link is not None and id(link) not in seen:   # and what it was raised from or during
+                seen.add(id(link))
+                traceback.clear_frames(link.__traceback__)
+                link = link.__cause__ or link.__context__
             raise
     return step
 
@@ -151,6 +156,9 @@ class OnTasks:
             known = self.known.snapshot()
             futures = [STEP_TASKS[name].submit(self.lake, ctx.dumps, ctx.dump, name, phase.name, t, ctx.opts,
                                                self.run, known) for t in phase.tasks(ctx)]
+            # every partition ends before one's failure ends the step: a task left running
+            # would still hold its DuckDB connection when the process exits
+            wait(futures)
             for f in futures:
                 res = f.result()
                 self.known.gather(res["states"])

@@ -20,7 +20,7 @@ STEP = "pairs"
 def pairs_partition(con, layout: CorpusLayout, cur_files: list[str], prev_files: list[str],
                     dump: str, part: int, parts: int, num_perm: int, key: dict) -> bool:
     return layout.once(STEP, dump, layout.part_name(part), key,
-                       lambda: _verified_pairs(con, layout, cur_files, prev_files, dump, part, parts, num_perm))
+                       _verified_pairs, con, layout, cur_files, prev_files, dump, part, parts, num_perm)
 
 
 def _verified_pairs(con, layout: CorpusLayout, cur_files: list[str], prev_files: list[str], dump: str,

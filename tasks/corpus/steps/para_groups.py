@@ -214,7 +214,7 @@ class ParaGroups:
     def run(self, con, phase: str, task: int | None = None) -> bool:
         key = {**self.key, "phase": phase, "work_parts": self.work_parts, "task": task}
         name = "groups" if phase == "groups" else f"{phase}-{task:04d}"
-        return self.layout.once(STEP, self.dump, name, key, lambda: getattr(self, "_" + phase)(con, task))
+        return self.layout.once(STEP, self.dump, name, key, getattr(self, "_" + phase), con, task)
 
     def run_all(self, con) -> int:
         return sum(self.run(con, phase, t) for phase in PHASES for t in (self.tasks(phase) or [None]))

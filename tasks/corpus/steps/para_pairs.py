@@ -98,7 +98,7 @@ class ParaPairs:
     def run(self, con, phase: str, part: int | None = None) -> bool:
         key = {**self.key, "phase": phase, "parts": self.parts, "part": part}
         return self.layout.once(STEP, self.dump, self.state_name(phase, part), key,
-                                lambda: getattr(self, "_" + phase)(con, part))
+                                getattr(self, "_" + phase), con, part)
 
     def run_all(self, con) -> int:
         """Every phase in order, in this process: how many calls did work."""

@@ -23,7 +23,7 @@ def stats_partition(con, layout: CorpusLayout, inputs: DumpInputs, part: int, pa
     """Write the partition's two tables unless done; True when it did work."""
     name = layout.part_name(part)
     key = {"inputs": inputs.identity, "signatures": sig_fp, "parts": parts, "columns": "simhash"}  # with SimHash and length
-    return layout.once(STEP, inputs.dump, name, key, lambda: _write_partition(con, layout, inputs, part, parts))
+    return layout.once(STEP, inputs.dump, name, key, _write_partition, con, layout, inputs, part, parts)
 
 
 def _write_partition(con, layout: CorpusLayout, inputs: DumpInputs, part: int, parts: int) -> dict:

@@ -194,15 +194,20 @@ class CorpusLayout:
         if step in self._cached_steps:
             self._states[path] = data
 
-    def once(self, step: str, dump: str, name: str, key: dict, work) -> bool:
+    def once(self, step: str, dump: str, name: str, key: dict, work, *args) -> bool:
         """The protocol of every global step, written once: done when its state file holds
-        ``key`` (False); otherwise its state is cleared, ``work()`` writes its outputs and
-        returns what the state file should say besides the key, and the state file is
-        written last (True). A killed task leaves no state, so it is redone."""
+        ``key`` (False); otherwise its state is cleared, ``work(*args)`` writes its outputs
+        and returns what the state file should say besides the key, and the state file is
+        written last (True). A killed task leaves no state, so it is redone.
+
+        A DuckDB connection goes in ``args``, never in a closure ``work`` holds: a failed
+        task's exception outlives the task (the flow's failed state), and clearing its
+        frames (flows/corpus_flow.py: ``frames_freed``) drops their locals but not the
+        functions they ran, so a captured connection would stay referenced until exit."""
         if self.is_done(step, dump, name, key):
             return False
         self.clear_state(step, dump, name)
-        info = work() or {}
+        info = work(*args) or {}
         self.mark_done(step, dump, name, key, **info)
         return True
 
