@@ -200,9 +200,9 @@ def run(native, docs: pa.Table, para_ngram: int, doc_ngram: int, num_perm: int, 
     n_para = sum(native.count_paragraphs(*p) for p in parts)
     path_bytes = sum(int(p[0][-1] - p[0][0]) for p in parts)
     out = Signed(np.zeros(n_para, np.int64), np.zeros(n_para, np.uint64), np.zeros(n_para, np.int32),
-                 None, np.zeros(n, np.int32), np.zeros(n, np.int64), np.zeros(n, np.int32),
+                 [], np.zeros(n, np.int32), np.zeros(n, np.int64), np.zeros(n, np.int32),
                  np.full((n, num_perm), EMPTY_MINHASH, np.uint32))
-    path_off = np.zeros(n_para + 1, np.int64)
+    path_off = np.zeros(n_para + 1, np.int64)   # out.para_paths: set from these once the pass has run
     path_data = (paths or PathMemory()).take(max(path_bytes, 1))
     names = native.count_names()
     count_rows = np.empty((n, len(names)), np.int64)

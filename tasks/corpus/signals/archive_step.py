@@ -72,7 +72,11 @@ def archive_key(documents_path: str | None, summary: dict, sig: SignatureConfig,
     the extraction wrote with it: a redone extraction writes a new one) and the signature
     settings. No modification time, so a copy of a lake judges the same as its original.
     ``size``: the documents file's size when a listing gave it already (the manifest)."""
-    return {"documents_bytes": file_size(documents_path) if size is None else size,
+    if size is None:
+        if documents_path is None:
+            raise ValueError("archive_key needs the documents file or its size")
+        size = file_size(documents_path)
+    return {"documents_bytes": size,
             "extraction": summary.get("config_fingerprint"), "finished": summary.get("finished"),
             "signatures": step_fingerprint(sig)}
 
@@ -104,6 +108,8 @@ def signatures_of(docs: pa.Table, sig: SignatureConfig, with_metrics: bool = Tru
         metrics = Metrics.of([measure(t or "", labs, lg) if with_metrics else {}
                               for t, labs, lg in zip(texts, labels, langs)])
     else:
+        if fused.para_doc is None or fused.para_idx is None:   # the compiled pass gives both
+            raise ValueError("the compiled pass gave no paragraph positions")
         signed, metrics = fused.signed, fused.metrics
         para_doc, para_idx, p_label = fused.para_doc, fused.para_idx, fused.para_labels
     hosts = [url_host(u) for u in urls]
@@ -167,7 +173,7 @@ def _lists(rows: np.ndarray) -> pa.Array:
 def paragraph_labels(labels: list, per_doc) -> list:
     """Each paragraph's label, the reference's definition: label j of its document's list,
     None past the list's end or for a document without labels."""
-    out = []
+    out: list[str | None] = []
     for labs, k in zip(labels, per_doc.tolist()):
         out += [None] * k if labs is None else labs[:k] + [None] * (k - len(labs))
     return out
@@ -178,7 +184,10 @@ def _values(docs: pa.Table, name: str) -> list:
     return docs.column(name).to_pylist() if name in docs.column_names else [None] * docs.num_rows
 
 
-def _array(docs: pa.Table, name: str, type_: pa.DataType = pa.string()) -> pa.Array:
+_STRING = pa.string()
+
+
+def _array(docs: pa.Table, name: str, type_: pa.DataType = _STRING) -> pa.Array:
     """A column as one Arrow array of ``type_`` (nulls when the table lacks it)."""
     if name not in docs.column_names:
         return pa.nulls(docs.num_rows, type_)
@@ -261,6 +270,7 @@ class ArchiveSigner:
         self.documents = self.paragraphs = 0
         # each group's rows are written and dropped before the next; the memory goes back
         # to _PATH_MEMORY when the signer closes (one archive after another reuses it)
+        self.path_memory: PathMemory | None
         try:
             self.path_memory = _PATH_MEMORY.pop()
         except IndexError:
@@ -299,7 +309,8 @@ class ArchiveSigner:
 
     def _close(self) -> None:
         writers, self.writers = self.writers, []
-        memory, self.path_memory = getattr(self, "path_memory", None), None
+        memory: PathMemory | None = getattr(self, "path_memory", None)
+        self.path_memory = None
         if memory is not None:
             _PATH_MEMORY.append(memory)
         for w in writers:

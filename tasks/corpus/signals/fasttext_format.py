@@ -37,9 +37,11 @@ What ``predict`` computes for a line (fastText 0.9's ``Dictionary::getLine``,
 from __future__ import annotations
 
 import math
+import os
 import re
 import struct
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import numpy as np
 
@@ -139,7 +141,7 @@ def parse_model(data: bytes, name: str = "model") -> FastTextFile:
     return FastTextFile(dim, word_ngrams, loss, bucket, minn, maxn, nwords, entries, types, counts, *matrices)
 
 
-def write_model(path: str, words: list[tuple[str, int]], labels: list[tuple[str, int]], input_matrix,
+def write_model(path: str | os.PathLike | BinaryIO, words: list[tuple[str, int]], labels: list[tuple[str, int]], input_matrix,
                 output_matrix, word_ngrams: int = 1, bucket: int = 0, loss: int = LOSS_SOFTMAX,
                 minn: int = 0, maxn: int = 0) -> None:
     """A supervised model file (``path``: a file name or a binary file) that
@@ -158,7 +160,7 @@ def write_model(path: str, words: list[tuple[str, int]], labels: list[tuple[str,
         out.append(token.encode() + b"\0" + struct.pack("<qb", count, kind))
     for matrix in (input_matrix, output_matrix):
         out.append(b"\0" + struct.pack("<qq", *matrix.shape) + np.asarray(matrix, "<f4").tobytes())
-    if hasattr(path, "write"):
+    if not isinstance(path, (str, os.PathLike)):
         path.write(b"".join(out))
         return
     with open(path, "wb") as fh:
@@ -265,6 +267,8 @@ class Reference:
         the label is not in the model (``predict`` then does not report it: 0.0)."""
         if label < 0:
             return float("-inf")
+        if self.tree is None:
+            raise ValueError("the model has no Huffman tree: its loss is not the hierarchical softmax")
         left, right, parent = self.tree
         osz = len(left) // 2 + 1
         path, node = [], label

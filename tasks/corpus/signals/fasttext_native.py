@@ -10,9 +10,11 @@ The scorer is used only when it gives the Python definition's probabilities
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import pyarrow as pa
+from numpy.typing import NDArray
 
 from warclake.tasks.corpus.signals.archive_pass import _buffers, _labels, arrow_numbers, compiled_columns
 from warclake.tasks.corpus.signals.fasttext_format import (
@@ -24,6 +26,9 @@ from warclake.tasks.corpus.signals.fasttext_format import (
     huffman_tree,
     parse_model,
 )
+
+if TYPE_CHECKING:
+    from warclake.tasks.native import corpus_fasttext
 
 STATUS, REASON = "python", "not loaded"
 _COMPILED = None
@@ -44,13 +49,29 @@ def compiled_module():
     return _COMPILED
 
 
+class Scorer(Protocol):
+    """The compiled scorer's module (``corpus_fasttext``, or an AddressSanitizer build's)."""
+    Model: type[corpus_fasttext.Model]
+
+    def fnv_hash(self, token: bytes) -> int: ...
+
+    def score_documents(self, model: corpus_fasttext.Model, offsets: NDArray[np.int64], data: NDArray[np.uint8],
+                        valid: NDArray[np.uint8], lab_off: NDArray[np.int64], lab_valid: NDArray[np.uint8],
+                        lab_code: NDArray[np.int8], label: int, out: NDArray[np.float64],
+                        scored: NDArray[np.uint8]) -> None: ...
+
+
+if TYPE_CHECKING:
+    _MODULE: Scorer = corpus_fasttext   # the stub of the compiled module gives what Scorer says
+
+
 @dataclass(frozen=True)
 class Compiled:
-    native: object     # the module (an AddressSanitizer build's, in the fuzzer)
-    model: object      # its Model
+    native: Scorer                   # the module (an AddressSanitizer build's, in the fuzzer)
+    model: corpus_fasttext.Model     # its Model
 
 
-def compiled_model(native, m: FastTextFile) -> Compiled:
+def compiled_model(native: Scorer, m: FastTextFile) -> Compiled:
     """The compiled scorer's model of a read file."""
     data = b"".join(m.entries)
     off = np.zeros(len(m.entries) + 1, np.int64)
@@ -151,7 +172,10 @@ def _check(native) -> None:
                       "paragraph_labels": pa.array([d[1] for d in CHECK_DOCS], pa.list_(pa.string()))})
     lines = fasttext_lines(table)
     for m, label in check_models():
-        got = score_table(compiled_model(native, m), table, label).to_pylist()
+        scores = score_table(compiled_model(native, m), table, label)
+        if scores is None:
+            raise ValueError("the check documents' columns are not those the compiled scorer reads")
+        got = scores.to_pylist()
         want = reference_scores(m, lines, label)
         if not scores_equal(got, want):
             raise ValueError(f"the scores differ from the definition's ({got} against {want})")

@@ -81,6 +81,12 @@ class ScoreModels:
     def paragraph_scores(self) -> bool:
         return bool(self.lm or self.word_lists)
 
+    def fasttext_path(self) -> str:
+        """The fastText model's file, for a caller that scores with it."""
+        if self.fasttext is None:
+            raise ValueError("no fastText model given")
+        return self.fasttext
+
     def files(self) -> list[tuple[str, str]]:
         out = [("fastText model", self.fasttext)] if self.fasttext else []
         out += [(f"language model {lang}", p) for lang, p in sorted(self.lm.items())]
@@ -249,7 +255,7 @@ def score_documents(docs: pa.Table, models: ScoreModels) -> tuple[pa.Table, pa.T
     language model or word list is given."""
     n = docs.num_rows
     fp = models.fingerprints()
-    para_cols = {k: [] for k in PARA_SCORES.names}
+    para_cols: dict[str, list] = {k: [] for k in PARA_SCORES.names}
     id_column = docs.column("docId")
     # the ids as they are (no Python string per document) unless paragraph rows need them
     ids = (id_column.combine_chunks() if id_column.type == pa.string() and not models.paragraph_scores
@@ -276,7 +282,7 @@ def document_fasttext_scores(docs: pa.Table, models: ScoreModels) -> pa.Array:
     compiled scorer from the table's buffers, else by the package over ``fasttext_lines``."""
     from warclake.tasks.corpus.signals import fasttext_native
 
-    compiled = compiled_fasttext(models.fasttext)
+    compiled = compiled_fasttext(models.fasttext_path())
     if compiled is not None:
         scores = fasttext_native.score_table(compiled, docs, models.fasttext_label)
         if scores is not None:
@@ -338,7 +344,7 @@ def fasttext_scores(models: ScoreModels, lines: list[str]) -> list[float | None]
     """The probability of the label for each line (None for an empty line, or one with no
     word the model knows), as fastText's ``predict`` gives it (k=-1: every label; its
     probabilities carry a 1e-5 floor, clipped to 1)."""
-    return package_scores(fasttext_model(models.fasttext), lines, models.fasttext_label)
+    return package_scores(fasttext_model(models.fasttext_path()), lines, models.fasttext_label)
 
 
 def package_scores(model, lines: list[str], want: str) -> list[float | None]:

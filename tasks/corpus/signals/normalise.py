@@ -73,7 +73,7 @@ def simple_nfkc_lower_table_built() -> list:
         d = unicodedata.decomposition(chr(cp))
         if d and not d.startswith("<") and len(d.split()) == 2:
             seconds.add(int(d.split()[1], 16))
-    out = []
+    out: list[str | None] = []
     for cp in range(0x10000):
         c = chr(cp)
         if 0xD800 <= cp < 0xE000:

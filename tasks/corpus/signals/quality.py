@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import repeat
+from typing import Any, Callable
 
 import numpy as np
 
@@ -253,9 +254,9 @@ def _ngram_shares(units: list[str], scale: int = 1) -> dict[str, float]:
         rows[r] = np.where(cand < g.size, g[np.minimum(cand, g.size - 1)], unique_tail)
     order = np.argsort(rows, axis=1)
     srt = np.take_along_axis(rows, order, axis=1)
-    run_start = np.ones(srt.shape, dtype=bool)
-    run_start[:, 1:] = srt[:, 1:] != srt[:, :-1]
-    run_start = run_start.ravel()
+    starts = np.ones(srt.shape, dtype=bool)
+    starts[:, 1:] = srt[:, 1:] != srt[:, :-1]
+    run_start = starts.ravel()
     pos = cand[order].ravel()                 # start positions, run by run, row by row
     first = np.minimum.reduceat(pos, np.flatnonzero(run_start))   # each n-gram's first start
     later = pos != first[np.cumsum(run_start) - 1]
@@ -356,9 +357,10 @@ def kept_text(text: str, paragraph_labels: list[str] | None, dropped=()) -> str:
     if paragraph_labels is None and not dropped:
         return text
     chunks = text.split(PARA_SEP) if text else []
-    n_lab = -1 if paragraph_labels is None else len(paragraph_labels)
+    n_lab = len(paragraph_labels or ())
     return PARA_SEP.join(c for i, c in enumerate(chunks)
-                         if (n_lab < 0 or (i < n_lab and paragraph_labels[i] == "good")) and i + 1 not in dropped)
+                         if (paragraph_labels is None or (i < n_lab and paragraph_labels[i] == "good"))
+                         and i + 1 not in dropped)
 
 
 def kept_metrics(text: str, paragraph_labels: list[str] | None, lang: str | None, dropped=()) -> dict[str, float]:
@@ -496,6 +498,7 @@ def _metrics_from_counts(c: dict, has_labels, lang) -> dict:
     ``has_labels`` a bool array and ``lang`` an object array give a dict of columns. Both
     give the reference's doubles: a quotient of whole numbers below 2**53 is the same
     correctly rounded double in Python and numpy, and NaN is the same quiet NaN."""
+    num: Callable[[Any], Any]   # a count column as the result's type
     if isinstance(has_labels, np.ndarray):
         def div(num, den, ok, other=0.0):    # num / den where ok, else other
             return np.where(ok, num / np.where(ok, den, 1.0), other)

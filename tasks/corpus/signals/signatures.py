@@ -24,8 +24,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -159,10 +163,10 @@ def minhash(texts: list[str], n: int, num_perm: int, batch_ngrams: int = 1 << 21
             bins = (((h >> np.uint64(32)) * np.uint64(num_perm)) >> np.uint64(32)).astype(np.int64)
         values = (h & np.uint64(0xFFFFFFFF)).astype(np.uint32)
         cell = text_of * num_perm + bins
-        rows = np.full(len(counts) * num_perm, EMPTY_MINHASH, np.uint32)
-        np.minimum.at(rows, cell, values)
-        filled = np.bincount(cell, minlength=rows.size).reshape(len(counts), num_perm) > 0
-        rows = rows.reshape(len(counts), num_perm)
+        cells = np.full(len(counts) * num_perm, EMPTY_MINHASH, np.uint32)
+        np.minimum.at(cells, cell, values)
+        filled = np.bincount(cell, minlength=cells.size).reshape(len(counts), num_perm) > 0
+        rows = cells.reshape(len(counts), num_perm)
         for i in nonempty:
             if not filled[i].all():
                 densify(rows[i], filled[i])
@@ -231,7 +235,7 @@ class Signed:
     para_hash: np.ndarray      # int64 text hash of the normalised paragraph
     para_simhash: np.ndarray   # uint64
     para_chars: np.ndarray     # int32 characters of the normalised paragraph
-    para_paths: list           # CSS path of each paragraph ('' when absent)
+    para_paths: list | pa.Array  # CSS path of each paragraph ('' when absent); the compiled pass's: Arrow
     doc_paragraphs: np.ndarray  # int32 paragraphs per document
     clean_hash: np.ndarray     # int64 text hash of the clean text
     clean_chars: np.ndarray    # int32
@@ -261,7 +265,10 @@ def sign_documents_reference(texts: list[str], labels: list, is_chrome, para_ngr
     """The definition the compiled pass is checked against, paragraph by paragraph."""
     from warclake.tasks.corpus.signals.normalise import normalise, split_paragraphs
 
-    paths, norms, per_doc, cleans = [], [], [], []
+    paths: list[str] = []
+    norms: list[str] = []
+    per_doc: list[int] = []
+    cleans: list[str] = []
     for text, labs in zip(texts, labels):
         paras = split_paragraphs(text)
         first = len(norms)

@@ -63,7 +63,7 @@ def _decode(blob: bytes) -> tuple[bytes, list, list]:
         raise ValueError(f"{path()}: {len(others)} NFKC forms, not {n_other}")
     # every other code point is its own form: the characters in order, the surrogates between
     plane = np.concatenate((np.arange(0xD800, dtype="<u4"), np.arange(0xE000, BMP, dtype="<u4")))
-    nfkc = list(plane.tobytes().decode("utf-32-le"))
+    nfkc: list[str | None] = list(plane.tobytes().decode("utf-32-le"))
     nfkc[0xD800:0xD800] = [None] * 0x800
     for i in none_at:
         nfkc[i] = None

@@ -219,8 +219,7 @@ def paragraph_decisions(con, para_files: list[str], host_files: list[str], part:
         return PARA_DECISIONS.empty_table()
     register_chrome_paths(con)
     good = f"(p.label = 'good' OR (p.label IS NULL AND NOT {CHROME_SQL}(coalesce(p.path, ''))))"
-    grouped = bool(groups_file and group_hosts_file)   # written by the groups step, even when empty
-    if grouped:
+    if groups_file and group_hosts_file:   # written by the groups step, even when empty
         groups = f"""SELECT text_hash, group_hash FROM read_parquet({sql_literal(groups_file)})
                      WHERE text_hash IN (SELECT text_hash FROM mine)"""
         group_rows = f"""UNION ALL

@@ -45,7 +45,9 @@ def export_corpus(lake: str, out: str, fmt: str = "parquet", dump: str | None = 
     where = "WHERE lang = ?" if lang else ""
     reader = con.sql(f"SELECT {', '.join(COLUMNS)} FROM corpus_documents {where} ORDER BY dump, docId",
                      params=[lang] if lang else None).to_arrow_reader(batch_size=8192)
-    shards, buf, n_buf, total = [], [], 0, 0
+    shards: list[dict] = []
+    buf: list[pa.RecordBatch] = []
+    n_buf, total = 0, 0
 
     def flush():
         nonlocal buf, n_buf

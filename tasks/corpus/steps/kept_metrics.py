@@ -61,12 +61,12 @@ def remeasured(documents: dict[str, str], touched: dict[str, dict[str, list[int]
             if not at:
                 continue
             part = group.take(at)
-            values = [_values(part, c) for c in ("docId", "text", "paragraph_labels", "lang")]
-            for d, text, labels, lang in zip(*values):
+            doc_ids, texts, labels_of, langs = (_values(part, c) for c in ("docId", "text", "paragraph_labels", "lang"))
+            for d, text, labels, lang in zip(doc_ids, texts, labels_of, langs):
                 ids.append(d)
                 rows.append(kept_metrics(text or "", labels, lang, frozenset(want[d])))
             if fasttext:
-                scores.extend(kept_fasttext_scores(part.column("text"), *values[:3], want, models).to_pylist())
+                scores.extend(kept_fasttext_scores(part.column("text"), doc_ids, texts, labels_of, want, models).to_pylist())
     metrics = Metrics.of(rows)
     out = {"docId": pa.array(ids, pa.string()),
            "metrics": metrics_column(metrics) if rows else pa.array([], pa.map_(pa.string(), pa.float64()))}

@@ -82,6 +82,7 @@ def _score(col: str, df: pl.DataFrame, ax, fig) -> None:
     if not vals:
         return _no_data(ax)
     lo, hi = min(vals), max(vals)
+    bins: object   # a count, or the log scale's edges
     if log:
         import numpy as np
 

@@ -94,10 +94,9 @@ class ManifestWriter:
     def __init__(self, layout: CorpusLayout, dump: str, flush_every: int = 1000, flush_seconds: float = 30.0):
         self.layout, self.dump = layout, dump
         self.flush_every, self.flush_seconds = flush_every, flush_seconds
-        self.entries = read_manifest(layout, dump)
-        self.rebuilt = self.entries is None
-        if self.entries is None:
-            self.entries = from_state_files(layout, dump)
+        stored = read_manifest(layout, dump)
+        self.rebuilt = stored is None
+        self.entries: dict[str, dict] = from_state_files(layout, dump) if stored is None else stored
         self._pending, self._last = 0, time.monotonic()
         self._dirty = self.rebuilt
 
