@@ -28,6 +28,7 @@ import functools
 import traceback
 from contextlib import contextmanager
 from dataclasses import asdict
+from typing import cast
 
 from prefect import flow, get_run_logger, task
 from prefect.context import FlowRunContext
@@ -175,7 +176,7 @@ def _run_name() -> str:
     return f"corpus {flow_run.parameters.get('dump') or 'all dumps'}"
 
 
-@flow(name="corpus-dump", flow_run_name=_run_name, task_runner=ThreadPoolTaskRunner(max_workers=2),
+@flow(name="corpus-dump", flow_run_name=_run_name, task_runner=ThreadPoolTaskRunner(max_workers=2),  # type: ignore[arg-type]
       persist_result=False)
 def corpus_flow(lake: str, dump: str | None = None, thresholds: dict | None = None,
                 quality: dict | None = None, drop_all_copies: bool = DEFAULT.decide.drop_all_copies,
@@ -277,11 +278,11 @@ def corpus_dump(lake: str, dump: str | None = None, options: stage.StageOptions 
     """Run the flow (on a Dask cluster when ``dask`` names its scheduler); its final state."""
     fn = corpus_flow
     if dask:
-        from warclake.flows.dask_runner import DaskTaskRunner
+        from warclake.flows.dask_runner import on_cluster
 
-        fn = corpus_flow.with_options(task_runner=DaskTaskRunner(address=dask))
-    return fn(lake=lake, dump=dump, report=report, report_dir=report_dir,
-              **flow_parameters(options or stage.StageOptions()), return_state=True)
+        fn = corpus_flow.with_options(task_runner=on_cluster(dask))
+    return cast(State, fn(lake=lake, dump=dump, report=report, report_dir=report_dir,
+                          **flow_parameters(options or stage.StageOptions()), return_state=True))
 
 
 # The follow-up of an extraction waits this long for another dump's corpus run on the same
@@ -297,10 +298,10 @@ def follow_up(lake: str, dump: str, extraction: State, report: bool = True,
     added, Failed when the corpus stage failed."""
     runner = getattr(FlowRunContext.get(), "task_runner", None)
     fn = corpus_flow
-    if type(runner).__name__ == "DaskTaskRunner":
+    if runner is not None and type(runner).__name__ == "DaskTaskRunner":
         fn = corpus_flow.with_options(task_runner=runner.duplicate())
-    state = fn(lake=lake, dump=dump, report=report, lock_wait=FOLLOW_UP_LOCK_WAIT, return_state=True,
-               **(options or {}))
+    state = cast(State, fn(lake=lake, dump=dump, report=report, lock_wait=FOLLOW_UP_LOCK_WAIT, return_state=True,
+                           **(options or {})))
     data = extraction.result(raise_on_failure=False)
     if state.is_completed():
         if isinstance(data, dict):

@@ -14,7 +14,10 @@ import pytest
 
 from support import procs
 from support.corpus_runs import DUMP, judged_known_lake
-from support.s3_lake import BUCKET, ONE_CLIENT_ATTEMPT, remote_decision_bytes, s3, upload_lake  # noqa: F401 (s3: a fixture)
+from support import s3_lake
+from support.s3_lake import BUCKET, ONE_CLIENT_ATTEMPT, remote_decision_bytes, upload_lake
+
+s3 = s3_lake.s3   # the fixture: an S3-compatible server on 127.0.0.1 with the bucket
 
 
 def cli(*args, env=None):

@@ -136,7 +136,7 @@ def test_text_macros_agree_with_the_paragraph_model(lake):
             assert clean == plain
         else:
             labelled += 1
-            assert clean == "\n\n".join(p.plain for p, l in zip(paras, labels) if l == "good")
+            assert clean == "\n\n".join(p.plain for p, label in zip(paras, labels) if label == "good")
         assert "\x1c" not in clean and "\x02" not in clean and "\x03" not in clean
     assert 0 < labelled < len(docs)  # both kinds were checked
 
