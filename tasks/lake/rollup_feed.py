@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 import threading
 
-from warclake.tasks.lake import rollup
 from warclake.tasks.lake.layout import Lake
 
 log = logging.getLogger(__name__)
@@ -32,6 +31,8 @@ class RollupFeed:
         self.through += 1
         if self.local is False or self.through % self.every:
             return
+        from warclake.tasks.lake import rollup   # DuckDB: only once a refresh is due
+
         if self.local is None:
             self.local = rollup.can_hold(rollup.lake_folder(self.lake.url, self.dump))
             if not self.local:
@@ -47,6 +48,8 @@ class RollupFeed:
             self._thread.join()
 
     def _refresh(self) -> None:
+        from warclake.tasks.lake import rollup
+
         try:
             rollup.refresh(self.lake.url, self.dump)
             self.refreshes += 1

@@ -267,10 +267,13 @@ def read_schema(path: str) -> pa.Schema:
 
 
 def read_table(path: str, columns: list[str] | None = None) -> pa.Table:
+    """A whole parquet file as a table; from an object store with one GET (a filesystem
+    handed to pyarrow asks about the file first: a HEAD each time a step reads it; and
+    s3fs's whole-object read asks its size first, a ranged one from 0 does not)."""
     if not is_url(path):
         return pq.read_table(path, columns=columns)
     fs, p = fsspec.core.url_to_fs(path)
-    return pq.read_table(p, columns=columns, filesystem=fs)
+    return pq.read_table(pa.BufferReader(fs.cat_file(p, start=0)), columns=columns)
 
 
 def file_size(path: str) -> int:
