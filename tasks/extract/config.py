@@ -14,7 +14,7 @@ from warclake.tasks.extract.language import LANG_WINDOW_CHARS, LATIN_BUFFER_CHAR
 # Bump when the extractor's output for the same input and config changes (its code; the data
 # files and libraries below are in the fingerprint by their digests and versions).
 # tests/extract/test_output_pinned.py fails when the sample dump's documents change without it.
-EXTRACTOR_VERSION = "6"
+EXTRACTOR_VERSION = "7"
 # Bump with any change to the documents/ledger/files schema (the data contract).
 SCHEMA_VERSION = "4"
 

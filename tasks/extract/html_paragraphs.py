@@ -10,6 +10,15 @@ Rules (the data contract, in detail):
   text run; text after the inner block, still inside the outer one, is a new paragraph
   with the outer block's path. Text directly under ``body`` (or under inline elements
   only) has the path ``body``.
+* Tables as rows: a ``tr`` of ``MIN_ROW_CELLS`` or more cells (``td``/``th``) that are all
+  simple is a data row, one paragraph with the row's path: the texts of its cells that are
+  not empty, in order, joined by ``ROW_SEP`` (`` | ``); a ``<br>`` in a cell is a space there
+  (a row is one line), and each cell's link markers balance on their own. A cell is simple
+  when it holds no ``table`` and no pre-like element, at most one run of text (text not all
+  whitespace, between the block starts, block ends and ``hr`` inside the cell), no blank
+  line (two ``<br>`` with only whitespace text between them) and at most ``MAX_CELL_CHARS``
+  characters that are not whitespace. Any other row (a page laid out in a table, a row of
+  one cell) is read as blocks, as everywhere else: one paragraph per run.
 * Subtrees of ``DROP_TAGS`` (script, style, svg, iframe, forms' select/textarea, ...) are
   skipped, and so are comments; ``head`` and ``title`` never produce paragraphs.
 * ``<noscript>``: the page is parsed as a browser running scripts does, so a noscript
@@ -109,10 +118,19 @@ _NOSCRIPT_END = re.compile("</noscript[\t\n\f\r />]", re.I)
 _NOSCRIPT_BYTES = re.compile(b"<noscript", re.I)
 _NOSCRIPT_END_BYTES = re.compile(b"</noscript[\t\n\f\r />]", re.I)
 
+# Tables as rows (see the module docstring): a row of 2 or more cells is a data row when
+# every cell is simple: no table or pre-like element in it, at most one run of text, no
+# blank line (two <br> with only whitespace between them) and at most MAX_CELL_CHARS
+# characters that are not whitespace. Its cells' texts, joined by ROW_SEP, are one paragraph.
+ROW_SEP = " | "
+MAX_CELL_CHARS = 1000
+MIN_ROW_CELLS = 2
+
 # Kinds of element, as bit flags kept on the stack.
-_INLINE, _BLOCK, _LINK, _PRE, _CACHED = 0, 1, 2, 4, 8
+_INLINE, _BLOCK, _LINK, _PRE, _CACHED, _ROW, _CELL = 0, 1, 2, 4, 8, 16, 32
 # Dispatch codes for elements that are not plain inline ones.
 _C_BLOCK, _C_PRE, _C_DROP, _C_A, _C_BR, _C_VOID, _C_HR, _C_NOSCRIPT = 1, 2, 3, 4, 5, 6, 7, 8
+_C_TABLE, _C_TR, _C_CELL = 9, 10, 11   # blocks, with the row rules
 
 
 # Names for the ids of standard HTML elements, so a path part needs no string decode.
@@ -139,6 +157,9 @@ def _tag_ids() -> tuple[dict[int, int], dict[int, str], int, int]:
     for name in DROP_TAGS:
         codes[tid(name)] = _C_DROP
     codes[tid("noscript")] = _C_NOSCRIPT  # dropped unless opened (_open_noscripts)
+    codes[tid("table")] = _C_TABLE
+    codes[tid("tr")] = _C_TR
+    codes[tid("td")] = codes[tid("th")] = _C_CELL
     codes[tid("a")] = _C_A
     codes[tid("br")] = _C_BR
     codes[tid("hr")] = _C_HR
@@ -393,6 +414,8 @@ def _python_walk(body, dirty: bool, max_paragraphs: int | None) -> list[Paragrap
     buf: list[str] = []
     ntags = 1  # body
     in_link = pre = 0
+    row = False  # inside a data row (rows never nest: a data row's cells hold no table)
+    cells: list[str] = []  # the texts of its cells so far
 
     # Depth-first walk over first_child/next: dropped subtrees are never entered and an
     # element closes exactly when its children run out. The end of a run is written out
@@ -410,7 +433,26 @@ def _python_walk(body, dirty: bool, max_paragraphs: int | None) -> list[Paragrap
                 break
             k = kinds[-1]
             if k:
-                if k & block:
+                if k & _CELL:  # a cell of a data row ends: its text is one of the row's
+                    if buf:
+                        text = _take(buf, in_link)
+                        buf = [LINK_START] if in_link else []
+                        if text:
+                            cells.append(text.replace("\n", " "))
+                elif k & _ROW:  # a data row ends: its cells are one paragraph
+                    if buf:
+                        text = _take(buf, in_link)
+                        buf = [LINK_START] if in_link else []
+                        if text:
+                            cells.append(text.replace("\n", " "))
+                    if cells:
+                        path = _path_of(blocks[-1], stack, kinds, paths)
+                        out.append(Paragraph(path, ROW_SEP.join(cells), ntags))
+                        ntags = 0
+                        cells = []
+                    blocks.pop()
+                    row = False
+                elif k & block:
                     if buf:  # may build (and flag) this element's path
                         text = _take(buf, in_link)
                         buf = [LINK_START] if in_link else []
@@ -448,7 +490,31 @@ def _python_walk(body, dirty: bool, max_paragraphs: int | None) -> list[Paragrap
         code = codes_get(tid)
         if code is None:
             kind = inline
-        elif code == _C_BLOCK or code == _C_PRE:
+        elif row:  # inside a data row: its cells split it, nothing else does
+            if code == _C_CELL:
+                if buf:
+                    text = _take(buf, in_link)
+                    buf = [LINK_START] if in_link else []
+                    if text:
+                        cells.append(text.replace("\n", " "))
+                kind = _CELL
+            elif code == _C_A and "href" in node.attrs:
+                kind = link
+                if not in_link:
+                    buf.append(LINK_START)
+                in_link += 1
+            elif code == _C_BR:
+                buf.append(_BR)
+                ntags += 1
+                node = node.next
+                continue
+            elif (code == _C_NOSCRIPT and _opened(node, text_id)) or code <= _C_PRE or code >= _C_TABLE or code == _C_A:
+                kind = inline
+            else:  # void, dropped or hr
+                ntags += 1
+                node = node.next
+                continue
+        elif code <= _C_PRE or code >= _C_TABLE:
             if len(out) > limit:
                 raise TooManyParagraphs(f"more than {max_paragraphs} paragraphs")
             if buf:  # before counting: this start tag belongs to the next paragraph
@@ -463,6 +529,9 @@ def _python_walk(body, dirty: bool, max_paragraphs: int | None) -> list[Paragrap
             if code == _C_PRE:
                 kind |= _PRE
                 pre += 1
+            elif code == _C_TR and _data_row(node, text_id, comment_id):
+                kind = _ROW
+                row = True
         elif code == _C_NOSCRIPT and _opened(node, text_id):
             kind = inline
         elif code == _C_A:
@@ -497,6 +566,76 @@ def _python_walk(body, dirty: bool, max_paragraphs: int | None) -> list[Paragrap
             path = _path_of(blocks[-1], stack, kinds, paths)
             out.append(Paragraph(path, text, ntags))
     return out
+
+
+def _data_row(tr, text_id: int, comment_id: int) -> bool:
+    """A ``tr`` of MIN_ROW_CELLS cells or more, each of them simple (see ROW_SEP)."""
+    n = 0
+    child = tr.first_child
+    while child is not None:
+        if _CODES.get(child.tag_id) == _C_CELL:
+            if not _simple_cell(child, text_id, comment_id):
+                return False
+            n += 1
+        child = child.next
+    return n >= MIN_ROW_CELLS
+
+
+def _simple_cell(cell, text_id: int, comment_id: int) -> bool:
+    """No table or pre-like element, at most one run of text (as the walk would cut it:
+    text that is not all whitespace, between block boundaries), no blank line (two ``<br>``
+    with only whitespace text between), at most MAX_CELL_CHARS non-whitespace characters."""
+    codes_get = _CODES.get
+    runs = chars = 0
+    in_run = br = False
+    stack = [cell]
+    node = cell.first_child
+    while True:
+        if node is None:
+            if len(stack) == 1:
+                return True
+            done = stack.pop()
+            if codes_get(done.tag_id) == _C_BLOCK:
+                in_run = False  # a block's end ends a run
+            node = done.next
+            continue
+        tid = node.tag_id
+        if tid == text_id:
+            t = node.text_content
+            if not t.isspace():
+                chars += len("".join(t.split()))
+                if chars > MAX_CELL_CHARS:
+                    return False
+                if not in_run:
+                    runs += 1
+                    if runs > 1:
+                        return False
+                    in_run = True
+                br = False
+            node = node.next
+            continue
+        if tid == comment_id:
+            node = node.next
+            continue
+        code = codes_get(tid)
+        if code is None or code == _C_A or (code == _C_NOSCRIPT and _opened(node, text_id)):
+            stack.append(node)
+            node = node.first_child
+            continue
+        if code == _C_BLOCK:
+            in_run = False  # and so does its start
+            stack.append(node)
+            node = node.first_child
+            continue
+        if code == _C_PRE or code >= _C_TABLE:
+            return False
+        if code == _C_BR:
+            if br:
+                return False
+            br = True
+        elif code == _C_HR:
+            in_run = False
+        node = node.next  # void, dropped or hr: no children to read
 
 
 def _opened(noscript, text_id: int) -> bool:

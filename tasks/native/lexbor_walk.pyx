@@ -32,6 +32,8 @@ cdef enum:
     K_LINK = 2
     K_PRE = 4
     K_CACHED = 8
+    K_ROW = 16
+    K_CELL = 32
 
 # Dispatch codes (the values of html_paragraphs._CODES).
 cdef enum:
@@ -44,10 +46,15 @@ cdef enum:
     C_VOID = 6
     C_HR = 7
     C_NOSCRIPT = 8
+    C_TABLE = 9
+    C_TR = 10
+    C_CELL = 11
 
 cdef unsigned char CODES[STATIC_ID_LIMIT]
 cdef uintptr_t TEXT_ID = 0, COMMENT_ID = 0, ATTR_CLASS = 0, ATTR_ID = 0, ATTR_HREF = 0
 cdef int MAX_PATH = 100, PATH_HEAD = 50, PATH_TAIL = 50
+cdef Py_ssize_t MAX_CELL_CHARS = 1000, MIN_ROW_CELLS = 2
+cdef str ROW_SEP = " | "
 cdef dict TAG_NAMES = {}          # static tag id -> clean name
 cdef object SEGMENT = None        # html_paragraphs._segment_of(name, cls, ident)
 cdef object RAW_NAME = None       # html_paragraphs._tag_name_of(raw)
@@ -79,6 +86,14 @@ def configure(dict codes, dict names, uintptr_t text_id, uintptr_t comment_id,
     SEGMENT, RAW_NAME = segment, raw_name
     PARAGRAPH, TOO_MANY = paragraph, too_many
     MAX_PATH, PATH_HEAD, PATH_TAIL = max_path, path_head, path_tail
+    rows = segment.__globals__   # html_paragraphs, whose _segment_of this is: its row settings
+    configure_rows(rows["ROW_SEP"], rows["MAX_CELL_CHARS"], rows["MIN_ROW_CELLS"])
+
+
+def configure_rows(str row_sep, Py_ssize_t max_cell_chars, Py_ssize_t min_row_cells):
+    """html_paragraphs' data-row settings (ROW_SEP, MAX_CELL_CHARS, MIN_ROW_CELLS)."""
+    global ROW_SEP, MAX_CELL_CHARS, MIN_ROW_CELLS
+    ROW_SEP, MAX_CELL_CHARS, MIN_ROW_CELLS = row_sep, max_cell_chars, min_row_cells
 
 
 # ---- UTF-8 checks: the Python walk works on str, this one on lexbor's bytes ----
@@ -682,6 +697,107 @@ cdef inline bint _opened(lx_node *noscript) noexcept nogil:
     return child != NULL
 
 
+# ---- data rows (html_paragraphs._data_row and _simple_cell) ----
+
+cdef inline int _code(lx_node *node) noexcept nogil:
+    return CODES[node.local_name] if node.local_name < STATIC_ID_LIMIT else C_INLINE
+
+
+cdef Py_ssize_t _nonspace_chars(const unsigned char *s, size_t n):
+    """len("".join(t.split())) of the text node's bytes (invalid UTF-8 decoded with U+FFFD)."""
+    cdef size_t i = 0, w
+    cdef Py_ssize_t count = 0
+    if not _valid_utf8(s, n):
+        t = PyUnicode_DecodeUTF8(<char *> s, n, "replace")
+        return len("".join(t.split()))
+    while i < n:
+        w = _space_len(s, i, n)
+        if w:
+            i += w
+            continue
+        if (s[i] & 0xC0) != 0x80:
+            count += 1
+        i += 1
+    return count
+
+
+cdef bint _simple_cell(lx_node *cell) except -1:
+    """No table or pre-like element, at most one run of text, no blank line, at most
+    MAX_CELL_CHARS non-whitespace characters (the walk follows parent links back up)."""
+    cdef Py_ssize_t runs = 0, chars = 0
+    cdef bint in_run = False, br = False, enter
+    cdef lx_node *node = cell.first_child
+    cdef lx_character_data *cd
+    cdef uintptr_t tid
+    cdef int code
+    if node == NULL:
+        return True
+    while True:
+        enter = False
+        tid = node.local_name
+        if tid == TEXT_ID:
+            cd = <lx_character_data *> node
+            if cd.data.data == NULL:
+                raise Unsupported("text node without data")
+            if not _all_space(cd.data.data, cd.data.length):
+                chars += _nonspace_chars(cd.data.data, cd.data.length)
+                if chars > MAX_CELL_CHARS:
+                    return False
+                if not in_run:
+                    runs += 1
+                    if runs > 1:
+                        return False
+                    in_run = True
+                br = False
+        elif tid != COMMENT_ID:
+            code = _code(node)
+            if code == C_INLINE or code == C_A or (code == C_NOSCRIPT and _opened(node)):
+                enter = True
+            elif code == C_BLOCK:
+                in_run = False
+                enter = True
+            elif code == C_PRE or code >= C_TABLE:
+                return False
+            elif code == C_BR:
+                if br:
+                    return False
+                br = True
+            elif code == C_HR:
+                in_run = False
+        if enter and node.first_child != NULL:
+            node = node.first_child
+            continue
+        if enter and _code(node) == C_BLOCK:
+            in_run = False  # an empty block's end
+        while node.next == NULL:
+            node = node.parent
+            if node == cell or node == NULL:
+                return True
+            if _code(node) == C_BLOCK:
+                in_run = False
+        node = node.next
+
+
+cdef bint _data_row(lx_node *tr) except -1:
+    cdef Py_ssize_t n = 0
+    cdef lx_node *child = tr.first_child
+    while child != NULL:
+        if child.local_name != TEXT_ID and child.local_name != COMMENT_ID and _code(child) == C_CELL:
+            if not _simple_cell(child):
+                return False
+            n += 1
+        child = child.next
+    return n >= MIN_ROW_CELLS
+
+
+cdef inline object _cell_text(Buf *buf, Py_ssize_t in_link):
+    """The finished run of a data row's cell, its line breaks as spaces ("" if empty)."""
+    text = _take(buf, in_link)
+    if text and "\n" in text:
+        text = text.replace("\n", " ")
+    return text
+
+
 # ---- the walk ----
 
 cdef struct Entry:
@@ -762,6 +878,8 @@ cdef class _Walk:
         cdef Buf *buf = &self.buf
         cdef Py_ssize_t ntags = 1, in_link = 0, pre = 0
         cdef int k, code, kind
+        cdef bint row = False
+        cdef list cells = []
         cdef uintptr_t tid
         self.paths = ["body"]
         self.npaths = 1
@@ -775,7 +893,24 @@ cdef class _Walk:
                     break
                 k = self.stack[self.depth - 1].kind
                 if k:
-                    if k & K_BLOCK:
+                    if k & K_CELL:
+                        if buf.items:
+                            text = _cell_text(buf, in_link)
+                            if text:
+                                cells.append(text)
+                    elif k & K_ROW:
+                        if buf.items:
+                            text = _cell_text(buf, in_link)
+                            if text:
+                                cells.append(text)
+                        if cells:
+                            out.append(PARAGRAPH(self.path_of(self.blocks[self.nblocks - 1]),
+                                                 ROW_SEP.join(cells), ntags))
+                            ntags = 0
+                            cells = []
+                        self.nblocks -= 1
+                        row = False
+                    elif k & K_BLOCK:
                         if buf.items:
                             text = _take(buf, in_link)
                             if text:
@@ -816,7 +951,31 @@ cdef class _Walk:
             code = CODES[tid] if tid < STATIC_ID_LIMIT else C_INLINE
             if code == C_INLINE:
                 kind = 0
-            elif code == C_BLOCK or code == C_PRE:
+            elif row:  # inside a data row: its cells split it, nothing else does
+                if code == C_CELL:
+                    if buf.items:
+                        text = _cell_text(buf, in_link)
+                        if text:
+                            cells.append(text)
+                    kind = K_CELL
+                elif code == C_A and _has_href(node):
+                    kind = K_LINK
+                    if not in_link:
+                        _put(buf, 2)
+                    in_link += 1
+                elif code == C_BR:
+                    _put(buf, 1)
+                    ntags += 1
+                    node = node.next
+                    continue
+                elif ((code == C_NOSCRIPT and _opened(node)) or code <= C_PRE or code >= C_TABLE
+                      or code == C_A):
+                    kind = 0
+                else:  # void, dropped or hr
+                    ntags += 1
+                    node = node.next
+                    continue
+            elif code <= C_PRE or code >= C_TABLE:
                 if limit >= 0 and len(out) > limit:
                     raise TOO_MANY(limit_text)
                 if buf.items:
@@ -830,6 +989,9 @@ cdef class _Walk:
                 if code == C_PRE:
                     kind |= K_PRE
                     pre += 1
+                elif code == C_TR and _data_row(node):
+                    kind = K_ROW
+                    row = True
             elif code == C_NOSCRIPT and _opened(node):
                 kind = 0
             elif code == C_A:

@@ -22,6 +22,12 @@ PINNED = {
     "a72f6c07857880fe": "9daba91d581f409690052f1e",   # density
     "aeb65b51d782358b": "c8c0e322e106d21dca1115fe",   # bte
     "b6fefa18f1d14be9": "cc9d781dfd64919bfc164104",   # sieve
+    # EXTRACTOR_VERSION "7" (tables as rows; the sample dump has no data table); the same libraries
+    "172d7fc750a85929": "0dd10132965661819de6fed9",   # none
+    "3825a5b7ef0c700a": "6b4938d45711cf6a59632d5e",   # justext
+    "977e45ba8bdc2281": "9daba91d581f409690052f1e",   # density
+    "1d5ded609e19afc3": "c8c0e322e106d21dca1115fe",   # bte
+    "653c4e3a8aefd0ac": "cc9d781dfd64919bfc164104",   # sieve
 }
 
 

@@ -5,7 +5,8 @@
 Case ``i`` of seed ``S`` is always the same page (``--start I --cases 1`` replays it): random
 and misnested markup from a vocabulary of every kind of tag the walk treats differently,
 classes and ids with separators and control characters, huge attributes and texts, deep
-nesting, noscripts holding whole threads (read when they are the page's text), control
+nesting, tables (data rows, layout cells, nested tables, empty, spanning and header cells,
+links around and inside them, cells near the walk's row limits, broken rows), noscripts holding whole threads (read when they are the page's text), control
 and marker characters raw and as references, CJK and Unicode whitespace, broken UTF-8
 given as bytes, and cut, spliced and repeated slices of those pages.
 ``--hostile`` first runs the full-size hostile pages of ``hostile_pages`` that the
@@ -82,7 +83,9 @@ def _markup(rng: random.Random, budget: list[int], depth: int = 0) -> str:
             break
         budget[0] -= 1
         r = rng.random()
-        if r < 0.35:
+        if r < 0.08 and depth < 40:
+            parts.append(_table(rng, budget, depth))
+        elif r < 0.35:
             parts.append(rng.choice(TEXTS) if rng.random() < 0.8
                          else "x" * rng.randint(1, 20000))
         elif r < 0.75 and depth < 40:
@@ -107,6 +110,53 @@ def _markup(rng: random.Random, budget: list[int], depth: int = 0) -> str:
             n = rng.randint(50, 400)
             parts.append(f"<{tag}>" * n + "deep" + f"</{tag.split()[0]}>" * rng.randint(0, n))
     return "".join(parts)
+
+
+CELL_TEXTS = ["1", "2.50 EUR", "Tea", "a<br>b", "a<br><br>b", "a<br> <br>b", "", " ", "<b>x</b> y",
+              "<a href=/p>link</a>", "<a> anchor </a>", "<p>one</p>", "<p>one</p><p>two</p>",
+              "<div><div>nested</div></div>", "x<div>y</div>", "<div></div>x", "x<hr>", "x<hr>y",
+              "<ul><li>a<li>b</ul>", "<pre>  code\n  x</pre>", "<img src=a>", "<script>s</script>z",
+              "<span>\u3000</span>", "日本語", "\u200b", "&#2;", "<noscript>n</noscript>",
+              "<input type=hidden>v", "<table><tr><td>i<td>j</table>", "<br>", "<br>x<br>"]
+
+
+def _cell(rng: random.Random, budget: list[int], depth: int) -> str:
+    r = rng.random()
+    if r < 0.6:
+        inner = rng.choice(CELL_TEXTS)
+    elif r < 0.7:  # near and past the row's cell limit (html_paragraphs.MAX_CELL_CHARS)
+        inner = rng.choice(("w", "日", "w ", " w\n")) * rng.choice((999, 1000, 1001, 2500))
+    else:
+        inner = _markup(rng, budget, depth + 1)
+    tag = "th" if rng.random() < 0.2 else "td"
+    attrs = rng.choice(("", "", " colspan=2", " rowspan=3", " class='c x'", " id=k"))
+    close = f"</{tag}>" if rng.random() < 0.7 else ""
+    return f"<{tag}{attrs}>{inner}{close}"
+
+
+def _table(rng: random.Random, budget: list[int], depth: int) -> str:
+    """A table: rows of 0-40 cells (sometimes 200), header rows, captions, sections, links
+    around the table, whitespace and stray text between cells, rows left open."""
+    rows = []
+    for _ in range(rng.choice((1, 2, 3, 5, 12))):
+        n = rng.choice((0, 1, 2, 2, 3, 4, 7, 40)) if rng.random() < 0.97 else 200
+        sep = rng.choice(("", "", "\n  ", " ", "stray", "<!-- c -->", "<a href=x>"))
+        row = sep.join(_cell(rng, budget, depth) for _ in range(n))
+        rows.append(f"<tr{rng.choice(('', ' class=r'))}>{row}" + ("</tr>" if rng.random() < 0.8 else ""))
+    body = "".join(rows)
+    if rng.random() < 0.3:
+        body = f"<{rng.choice(('thead', 'tbody', 'tfoot'))}>{body}"
+    if rng.random() < 0.2:
+        body = "<caption>cap <b>b</b></caption>" + body
+    table = f"<table{rng.choice(('', ' class=data', ' border=0'))}>{body}" + ("</table>" if rng.random() < 0.85 else "")
+    wrap = rng.random()
+    if wrap < 0.1:
+        return f"<a href=/t>{table}</a>"
+    if wrap < 0.2:
+        return f"<ul><li>{table}</li></ul>"
+    if wrap < 0.25:
+        return f"<pre>{table}</pre>"
+    return table
 
 
 def _noscript_thread(rng: random.Random, budget: list[int], depth: int) -> str:
@@ -168,7 +218,9 @@ def _hostile_shapes() -> list[str]:
             "<body>" + "<p><a href='/x'>link</a> text" * 300, "<body>" + "<b>x" * 3000,
             "<body><div class='" + "c " * 30000 + "'>x</div>", "<body>" + "word " * 20000,
             "<body>" + "<svg><path d='M0'/>" * 500,
-            "<body><table>" + "<tr><td>a<td>b<td>c" * 500 + "</table>"]
+            "<body><table>" + "<tr><td>a<td>b<td>c" * 500 + "</table>",
+            "<body>" + "<table><tr><td>x<td>" * 300 + "y",
+            "<body><table><tr>" + "<td><a href=/x>c</a> 1" * 3000 + "</table>"]
 
 
 def _exact_utf8(page: str | bytes) -> bytes | None:
