@@ -4,22 +4,17 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
 from contextlib import contextmanager
 
+from tools.faults.s3 import free_port, moto_server
+
 BIN = os.path.dirname(sys.executable)
 QUIET_PREFECT = {"DO_NOT_TRACK": "1", "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
                  "PREFECT_LOGGING_LEVEL": "WARNING"}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def session_members(sid: int) -> dict[int, str]:
@@ -124,14 +119,8 @@ def prefect_server(home, python: str = sys.executable):
 def s3_server(workdir):
     """moto's S3-compatible server on a free loopback port; yields the environment a
     client (boto3, s3fs, warclake) needs to use it."""
-    port = free_port()
-    endpoint = f"http://127.0.0.1:{port}"
-    log_path = os.path.join(workdir, "s3.log")
-    cmd = [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)]
-    with started(cmd, log_path) as proc:
-        wait_until(lambda: http_ok(endpoint + "/"), proc, log_path, "S3 server", timeout=60)
-        yield {"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "testing",
-               "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1"}
+    with moto_server(str(workdir)) as (env, _proc):
+        yield env
 
 
 def run_installed(env, *args, timeout=300, extra_env=None):

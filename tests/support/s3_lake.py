@@ -1,4 +1,4 @@
-"""moto's S3 server behind the counting proxy (s3_proxy.py), its settings in this process's
+"""moto's S3 server behind the counting proxy (tools/faults/s3.py), its settings in this process's
 environment, and a filesystem that talks to the server itself, past the proxy: what the
 remote-lake tests of the corpus stage and of the dump lock share, the server and archive
 of the unusable-lake tests, and the race of two processes that take a lock at the same instant."""
@@ -15,7 +15,7 @@ from contextlib import contextmanager
 import pytest
 
 from support import procs
-from support.s3_proxy import S3Proxy
+from tools.faults.s3 import S3Proxy
 from warclake.tasks.sample_dump import make_dump
 
 

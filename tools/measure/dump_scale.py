@@ -57,7 +57,8 @@ import time
 import urllib.request
 from datetime import datetime, timezone
 
-from tools.measure.dump_scale_servers import S3_CREDENTIALS, FileServer, S3Proxy, free_port, s3_server
+from tools.faults.s3 import S3Proxy, free_port, moto_server
+from tools.measure.dump_scale_servers import FileServer
 from tools.measure.dump_scale_watch import LogPhases, TreeWatch, read_phases, run_watched
 
 DUMP = "CC-MAIN-2099-01"
@@ -80,6 +81,10 @@ def make_archives(work: str, n: int) -> str:
         os.rename(folder + ".part", folder)
         print(f"# {n} archives generated in {time.time() - t0:.0f} s", file=sys.stderr)
     return folder
+
+
+def _make_bucket(endpoint: str, bucket: str) -> None:
+    urllib.request.urlopen(urllib.request.Request(f"{endpoint}/{bucket}", method="PUT"), timeout=10).close()
 
 
 def warclake(*args: str) -> list[str]:
@@ -215,9 +220,10 @@ def bench(n: int, args) -> dict:
         files = s3proxy = None
         if args.remote:
             files = stack.enter_context(FileServer(folder, latency))
-            s3_url, s3_proc = stack.enter_context(s3_server(base, BUCKET))
-            s3proxy = stack.enter_context(S3Proxy(s3_url, latency))
-            env.update(S3_CREDENTIALS, AWS_ENDPOINT_URL=s3proxy.url)
+            s3_env, s3_proc = stack.enter_context(moto_server(base))
+            _make_bucket(s3_env["AWS_ENDPOINT_URL"], BUCKET)
+            s3proxy = stack.enter_context(S3Proxy(s3_env["AWS_ENDPOINT_URL"], latency))
+            env.update(s3_env, AWS_ENDPOINT_URL=s3proxy.url)
             extra["s3 server"] = s3_proc.pid
             lake, source = f"s3://{BUCKET}/lake", f"{files.url}/warc.paths.gz"
         else:
@@ -229,7 +235,7 @@ def bench(n: int, args) -> dict:
             extra["server"] = server_proc.pid
 
         def counted() -> dict:
-            return {"http": files.counted.take() if files else {}, "s3": s3proxy.counted.take() if s3proxy else {}}
+            return {"http": files.counted.take() if files else {}, "s3": s3proxy.take_counts() if s3proxy else {}}
 
         run_cmd = warclake("run", "--dump", DUMP, "--lake", lake, "--workers", "1", "-q", "--langs", "all", source)
         result["commands"] = {"run": _shown(run_cmd)}

@@ -1,34 +1,28 @@
 """The plan of a re-run with nothing to do, on a lake on an S3-compatible server far away.
 
 Writes N archives' summaries and done marks into a lake on moto's S3 server (directly),
-then plans the dump through the tests' counting proxy with a latency added to every
+then plans the dump through the counting proxy with a latency added to every
 request, its inputs https URLs that are never contacted (a listed archive is not asked
 again). Prints the plan's wall and CPU seconds, its requests by kind and per archive.
 
     python -m tools.measure.plan_rerun --archives 20000 --latency 0.02
 
-The proxy and the server's start come from the test suite's support code (tests/support),
-so this runs from a clone, as every tool does.
+The S3 server and the proxy are tools/faults/s3.py's.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import resource
-import sys
 import tempfile
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tests"))
-
-from support import procs  # noqa: E402
-from support.s3_proxy import S3Proxy  # noqa: E402
-
-from warclake.tasks.extract.config import EXTRACTOR_VERSION, ExtractConfig  # noqa: E402
-from warclake.tasks.lake.layout import Lake  # noqa: E402
-from warclake.tasks.lake.plan import plan_dump  # noqa: E402
+from tools.faults.s3 import S3Proxy, moto_server
+from warclake.tasks.extract.config import EXTRACTOR_VERSION, ExtractConfig
+from warclake.tasks.lake.layout import Lake
+from warclake.tasks.lake.plan import plan_dump
 
 DUMP = "CC-MAIN-2099-03"
 BUCKET = "plan-rerun"
@@ -62,7 +56,7 @@ def main() -> None:
     args = ap.parse_args()
     config = ExtractConfig.from_langs("ja", plan_threads=args.threads)
     names = [f"{DUMP}-{i:05d}.warc.gz" for i in range(args.archives)]
-    with tempfile.TemporaryDirectory() as work, procs.s3_server(work) as env:
+    with tempfile.TemporaryDirectory() as work, moto_server(work) as (env, _proc):
         os.environ.update(env)
         lake = Lake(f"s3://{BUCKET}/lake")
         lake.fs.mkdir(BUCKET)

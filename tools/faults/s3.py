@@ -1,17 +1,65 @@
-"""An HTTP proxy on 127.0.0.1 in front of the S3 server, for the tests: it records every
-request (method, path, query) and can break the connection on purpose, as a network does:
-reset it before any reply (``fail``), hold the request until the test lets it through
-(``hold``), or answer it with an S3 error reply in the server's place (``answer``); and
-it can add a latency to every request, as a store far away does (``latency``)."""
+"""An S3-compatible store on 127.0.0.1 for tests and measurements: moto's server
+(``moto_server``), and an HTTP proxy in front of it (``S3Proxy``) that records every request
+(method, path, query) and can break the connection on purpose, as a network does: reset it
+before any reply (``fail``), hold the request until the caller lets it through (``hold``), or
+answer it with an S3 error reply in the server's place (``answer``); and it can add a latency
+to every request, as a store far away does (``latency``)."""
 from __future__ import annotations
 
 import http.client
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import urllib.parse
+import urllib.request
+from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Iterator
+
+# the credentials moto accepts and any S3 client needs to be given
+S3_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                  "AWS_DEFAULT_REGION": "us-east-1"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def moto_server(workdir: str) -> Iterator[tuple[dict[str, str], subprocess.Popen]]:
+    """moto's S3 server on a free loopback port, its log in ``workdir``; yields the
+    environment a client (boto3, s3fs, warclake) needs to use it, and its process."""
+    port = free_port()
+    endpoint = f"http://127.0.0.1:{port}"
+    log = open(os.path.join(workdir, "s3.log"), "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                            stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(endpoint + "/", timeout=2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the S3 server did not start (see {log.name})") from None
+                time.sleep(0.2)
+        yield dict(S3_CREDENTIALS, AWS_ENDPOINT_URL=endpoint), proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
 
 
 @dataclass
@@ -25,6 +73,11 @@ class Request:
     def is_list(self) -> bool:
         """A bucket listing (ListObjects / ListObjectsV2): a GET of the bucket itself."""
         return self.method == "GET" and self.path.strip("/").count("/") == 0
+
+    @property
+    def kind(self) -> str:
+        """``list`` for a bucket listing, else the method."""
+        return "list" if self.is_list else self.method
 
     def under(self, part: str) -> bool:
         return part in urllib.parse.unquote(self.path)
@@ -52,6 +105,7 @@ class S3Proxy:
         self.requests: list[Request] = []
         self.rules: list[Rule] = []
         self._lock = threading.Lock()
+        self._local = threading.local()   # one kept-alive connection upstream per thread
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -79,7 +133,7 @@ class S3Proxy:
         self.server.shutdown()
         self.server.server_close()
 
-    # -- what the tests use --------------------------------------------------------
+    # -- what callers use --------------------------------------------------------
     def fail(self, match, seconds: float | None = None) -> Rule:
         """Reset every matching request's connection, for ``seconds`` from the first one
         (None: for ever)."""
@@ -120,6 +174,12 @@ class S3Proxy:
     def taken(self) -> list[Request]:
         with self._lock:
             return list(self.requests)
+
+    def take_counts(self) -> dict[str, int]:
+        """The requests since the last count, by kind (``Request.kind``); counting starts anew."""
+        with self._lock:
+            out, self.requests = Counter(r.kind for r in self.requests), []
+        return dict(out)
 
     # -- the proxy -------------------------------------------------------------------
     def _rule_for(self, req: Request) -> Rule | None:
@@ -163,25 +223,35 @@ class S3Proxy:
             if h.command != "HEAD":
                 h.wfile.write(body)
             return
-        conn = http.client.HTTPConnection(*self.upstream, timeout=60)
-        try:
-            headers = {k: v for k, v in h.headers.items() if k.lower() not in ("transfer-encoding", "connection")}
-            if body is not None:
-                headers["Content-Length"] = str(len(body))
-            conn.request(h.command, h.path, body=body, headers=headers)
-            resp = conn.getresponse()
-            data = resp.read()
-        finally:
-            conn.close()
-        h.send_response_only(resp.status, resp.reason)
-        for k, v in resp.getheaders():
+        headers = {k: v for k, v in h.headers.items() if k.lower() not in ("transfer-encoding", "connection")}
+        if body is not None:
+            headers["Content-Length"] = str(len(body))
+        status, reason, reply_headers, data = self._upstream(h.command, h.path, body, headers)
+        h.send_response_only(status, reason)
+        for k, v in reply_headers:
             if k.lower() not in ("transfer-encoding", "connection", "content-length"):
                 h.send_header(k, v)
-        h.send_header("Content-Length", resp.getheader("Content-Length", str(len(data)))
-                      if h.command == "HEAD" else str(len(data)))
+        length = {k.lower(): v for k, v in reply_headers}.get("content-length", str(len(data)))
+        h.send_header("Content-Length", length if h.command == "HEAD" else str(len(data)))
         h.end_headers()
         if h.command != "HEAD":
             h.wfile.write(data)
+
+    def _upstream(self, method: str, path: str, body: bytes | None, headers: dict):
+        for attempt in (0, 1):   # a kept-alive connection the server closed: once more, anew
+            conn = getattr(self._local, "conn", None)
+            if conn is None:
+                conn = self._local.conn = http.client.HTTPConnection(*self.upstream, timeout=120)
+            try:
+                conn.request(method, path, body=body, headers=headers)
+                resp = conn.getresponse()
+                return resp.status, resp.reason, resp.getheaders(), resp.read()
+            except (ConnectionError, http.client.HTTPException):
+                conn.close()
+                self._local.conn = None
+                if attempt:
+                    raise
+        raise AssertionError("unreachable")
 
     @staticmethod
     def _read_body(h) -> bytes | None:
