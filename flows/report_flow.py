@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import os
 import re
-from pathlib import Path
 
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -18,7 +17,6 @@ from prefect.context import FlowRunContext, TaskRunContext
 
 from warclake.tasks.lake.catalog import build_catalog, catalog_path, is_remote
 from warclake.tasks.reporting import artifact_summary, write_report
-from warclake.tasks.reporting.write import MARKER, default_out_dir
 
 log = logging.getLogger(__name__)
 
@@ -45,13 +43,11 @@ def build_dump_report(lake: str | os.PathLike, dump: str | None = None,
     report as it is without reading the lake. Returns the path of the HTML page.
     ``dump=None`` reports on every dump.
     """
-    if nothing_new and is_remote(lake):
-        out = Path(out_dir) if out_dir is not None else default_out_dir(lake, dump)
-        if (out / MARKER).exists():
-            log.info("report for %s: nothing new on a remote lake, the report stands: %s",
-                     dump or "all dumps", out / "report.html")
-            return str(out / "report.html")
-    res = write_report(lake, out_dir, dump, only_if_changed=True)
+    res = write_report(lake, out_dir, dump, only_if_changed=True, nothing_new=nothing_new)
+    if not res.tables:
+        log.info("report for %s: nothing new on a remote lake, the report stands: %s",
+                 dump or "all dumps", res.html_path)
+        return str(res.html_path)
     if is_remote(lake):
         # its views would need DuckDB's httpfs; reports read it through fsspec instead
         log.warning("remote lake: the catalogue file is not rebuilt")

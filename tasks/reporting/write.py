@@ -8,6 +8,8 @@ killed report left is removed by the next report into that folder. ``report.json
 removed before the first file and written after the last: a folder whose report.json
 names the rollups' current version holds that report whole, and a report asked for only if
 something changed (``only_if_changed``, the flow's report step) is then not written again.
+A remote lake's rollup is made anew from every archive's files for each report, so a run
+that found nothing new (``nothing_new``) leaves a whole report there as it stands.
 """
 from __future__ import annotations
 
@@ -35,15 +37,24 @@ def default_out_dir(lake: str | os.PathLike, dump: str | None = None) -> Path:
 
 def write_report(lake: str | os.PathLike, out_dir: str | os.PathLike | None = None,
                  dump: str | None = None, charts: bool = True,
-                 only_if_changed: bool = False) -> ReportResult:
+                 only_if_changed: bool = False, nothing_new: bool = False) -> ReportResult:
     """Run every report and write ``<name>.csv``, ``<name>.png``, ``report.md`` and
     ``report.html`` into ``out_dir`` (default ``<lake>/reports/<dump or all-dumps>``).
 
     With ``only_if_changed``, a folder that already holds the report of what the rollups
-    hold now is left as it is (``rebuilt`` False; the tables are still returned)."""
+    hold now is left as it is (``rebuilt`` False; the tables are still returned). With
+    ``nothing_new`` on a remote lake, a folder holding a whole report is left as it is
+    without reading the lake (``rebuilt`` False, no tables)."""
     t0 = time.perf_counter()
     dump_folder(dump)  # validates the name before anything is written
     out = Path(out_dir) if out_dir is not None else default_out_dir(lake, dump)
+    standing = _whole_report(out, charts) if nothing_new and is_remote(lake) else None
+    if standing is not None:
+        res = ReportResult(out_dir=out, dump=dump, tables={}, version=str(standing.get("version", "")),
+                           markdown_path=out / "report.md", html_path=out / "report.html", rebuilt=False)
+        res.charts = {r.name: out / f"{r.name}.png" for r in REPORTS if (out / f"{r.name}.png").exists()}
+        res.seconds = time.perf_counter() - t0
+        return res
     with rollups(lake, dump) as states:
         version = report_version(states)
         res = ReportResult(out_dir=out, dump=dump, tables=query_reports(lake, dump, states), version=version)
@@ -78,15 +89,20 @@ def write_report(lake: str | os.PathLike, out_dir: str | os.PathLike | None = No
 
 def is_current(out: Path, version: str, charts: bool = True) -> bool:
     """Whether ``out`` holds a whole report of ``version`` (with charts, when asked)."""
+    marker = _whole_report(out, charts)
+    return marker is not None and marker.get("version") == version
+
+
+def _whole_report(out: Path, charts: bool) -> dict | None:
+    """``out``'s marker when the folder holds a whole report (with charts, when asked)."""
     try:
         marker = json.loads((out / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    if not isinstance(marker, dict) or marker.get("version") != version:
-        return False
-    if charts and not marker.get("charts"):
-        return False
-    return all((out / name).is_file() for name in marker.get("files") or ["report.html"])
+        return None
+    if not isinstance(marker, dict) or (charts and not marker.get("charts")):
+        return None
+    whole = all((out / name).is_file() for name in marker.get("files") or ["report.html"])
+    return marker if whole else None
 
 
 def report_files() -> list[str]:

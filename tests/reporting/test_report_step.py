@@ -95,3 +95,21 @@ def test_a_run_with_nothing_to_do_keeps_the_report_and_attaches_it(tmp_path, pre
     written = stamps(out)
     assert {"markdown", "table"} <= run()
     assert stamps(out) == written
+
+
+def test_a_remote_lake_s_whole_report_stands_when_nothing_is_new_and_a_cut_one_does_not(tmp_path, monkeypatch):
+    """A remote lake's rollup is made from every archive's files: with nothing new a whole
+    report is left without reading the lake; a folder missing a file of its report is not
+    whole, so the lake is read (here an S3 address nothing answers: the read fails)."""
+    lake = make_lake(tmp_path / "lake", dumps={D: 2}, records=20, salvaged=0, failed=0, running=0)
+    out = tmp_path / "report"
+    write_report(str(lake.root), out, D)
+    written = stamps(out)
+    nowhere = "s3://warclake-nowhere/lake"
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
+    res = write_report(nowhere, out, D, only_if_changed=True, nothing_new=True)
+    assert not res.rebuilt and res.html_path == out / "report.html" and stamps(out) == written
+
+    (out / "report.md").unlink()
+    with pytest.raises(Exception):  # noqa: B017 - whatever the unreachable store raises
+        write_report(nowhere, out, D, only_if_changed=True, nothing_new=True)
