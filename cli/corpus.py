@@ -140,6 +140,7 @@ def stage_options(args, partitions: int = SignatureConfig().partitions, **kw):
 def run_corpus_cmd(args) -> int:
     opts = stage_options(args, partitions=args.partitions, memory_limit=args.memory_limit, threads=args.threads)
     if args.flow or args.dask:   # the flow reads the summaries and checks them, as when a deployment starts it
+        from warclake.flows.api_server import api_for_run
         from warclake.flows.corpus_flow import CorpusFailed, corpus_dump
         from warclake.tasks.corpus.checks import check_request
         from warclake.tasks.runtime.run_checks import check_dask_address
@@ -147,8 +148,9 @@ def run_corpus_cmd(args) -> int:
         check_request(args.lake, args.dump, opts.decide)   # before Prefect starts: no summary read
         if args.dask:
             check_dask_address(args.dask)
-        state = corpus_dump(lake=args.lake, dump=args.dump, options=opts, dask=args.dask,
-                            report=not args.no_report, report_dir=args.report_dir)
+        with api_for_run():   # a Prefect server of the run's own when none is configured
+            state = corpus_dump(lake=args.lake, dump=args.dump, options=opts, dask=args.dask,
+                                report=not args.no_report, report_dir=args.report_dir)
         if not state.is_completed():   # refused input: 2, as without --flow; a step that failed: 1
             print(f"warclake: error: {state.message}", file=sys.stderr)
             return 2 if isinstance(state.result(raise_on_failure=False), CorpusFailed) else 1
