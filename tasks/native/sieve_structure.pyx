@@ -8,18 +8,23 @@ and grandparent, the columns after comment and related headings, after the main 
 and after the page's first ``h1``, the share of the main container's text before the
 paragraph, and the page-type columns (record lists found through containers interned by
 parent and element text, price lines, the page's shares under stem groups). The
-short-line patterns stay Python regular expressions (``configure`` passes them in), run
-only on the lines that hold one of their keywords. ``compiled.choose_matrix`` checks the
+short-line patterns (dates, record lines, comment and related headings) are matched in C
+(``_date_line`` and the others, exactly what their regular expressions find). ``compiled.choose_matrix`` checks the
 whole matrix against the Python reference on import.
 """
 from libc.math cimport copysign, log, log1p
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport calloc, free
-from libc.string cimport memcmp
+from libc.string cimport memcmp, memset
+from cpython.unicode cimport Py_UNICODE_ISALNUM, Py_UNICODE_ISDECIMAL, Py_UNICODE_ISSPACE
 
 import zlib
 
 import numpy as np
+
+
+cdef extern from *:
+    int __builtin_ctz(unsigned int) nogil
 
 
 cdef extern from "Python.h":
@@ -33,46 +38,509 @@ cdef extern from "Python.h":
 FOLDS_TO_ASCII = (0x130, 0x131, 0x17F, 0x212A)
 
 
-# the keyword sets in C: set s's words starting with byte b are KW_AT[s][b][:KW_N[s][b]]
-cdef enum:
-    KW_SETS = 4
-    KW_MAX = 32
-    KW_MAX_LEN = 32
-cdef unsigned char KW_TEXT[KW_SETS][KW_MAX][KW_MAX_LEN]
-cdef int KW_LEN[KW_SETS][KW_MAX]
-cdef unsigned char KW_AT[KW_SETS][256][KW_MAX]
-cdef int KW_N[KW_SETS][256]
-# of set s's words starting with byte b, the bits (second byte & 63), all bits for a word of
-# one byte: a position whose next byte is not among them starts no word (a quick test)
-cdef uint64_t KW_NEXT[KW_SETS][256]
-cdef bint KW_ON[KW_SETS]
+# The short-line patterns in C. Each matcher below answers whether ``pattern.search(line)``
+# finds a match, for the patterns whose checksums are given (``configure``; another pattern
+# runs as the Python regular expression on every line). Python's ``re`` on a str with
+# IGNORECASE reads ``\w`` as str.isalnum() or "_", ``\d`` as str.isdecimal(), ``\s`` as
+# str.isspace(), an ASCII letter as the characters whose lower case it is, ``.`` as anything
+# but "\n" and ``$`` as the end or before a final "\n"; the matchers read a line the same way
+# (Py_UNICODE_ISALNUM, ISDECIMAL, ISSPACE are the functions ``re`` calls). A line holding one
+# of FOLDS_TO_ASCII goes to the Python pattern. The patterns hold no look-around, back
+# reference or atomic group, so a match exists exactly when one of the ways through their
+# alternatives and repeats fits, which the matchers try in turn.
+_PATTERN_CRC = {"date": 3520220039, "record": 3702116829, "comment": 1907378424,
+                "related": 151458040}
 cdef enum:
     SET_DATE = 0
     SET_RECORD = 1
     SET_COMMENT = 2
     SET_RELATED = 3
+    LINE_CAP = 96       # the longest line read in C (SHORT_CHARS and HEAD_CHARS at most)
+    LINE_PAD = 32       # zeros after a line: literals compared past its end match nothing
+    CL_WORD = 1
+    CL_DIGIT = 2
+    CL_SPACE = 4
+    MAX_ENDS = 32
+cdef bint C_ON[4]
+
+cdef struct Line:
+    Py_ssize_t n
+    unsigned char low[LINE_CAP + LINE_PAD]   # ASCII lower-cased; 0 outside ASCII
+    unsigned char cls[LINE_CAP + LINE_PAD]   # CL_WORD, CL_DIGIT, SPACE bits
+
+cdef unsigned char ASCII_CLS[128]
 
 
-# Words that every match of a short-line pattern contains (ASCII lines only: there the
-# patterns' case-insensitive matching is ASCII lower-casing). A line without any of them
-# cannot match, so the pattern is not run on it. They hold for the patterns whose
-# checksums are given; other patterns are run on every short line.
-_KEYWORDS = {
-    "record": (3702116829, (b"says", b"said", b"wrote", b"reply", b"report", b"permalink",
-                            b"quote", b"like", b"flag", b"recommend", b"link to this")),
-    "comment": (1907378424, (b"comment", b"response", b"replies", b"thoughts", b"reactions",
-                             b"opinions", b"reply", b"discussion", b"conversation",
-                             b"what do you think", b"trackback")),
-    "related": (151458040, (b"related", b"recommended", b"similar", b"popular", b"trending",
-                            b"most ", b"posts", b"stories", b"articles", b"news", b"reads",
-                            b"videos", b"links", b"headlines", b"entries", b"more ", b"you ",
-                            b"read ", b"see ", b"also ", b"elsewhere ", b"around the web")),
-}
-# A date line holds a month's first three letters, "ago", or a digit, one of ":./-" and a
-# digit (times and numeric dates)
-_DATE_CRC = 3520220039
-_MONTHS = (b"jan", b"feb", b"mar", b"apr", b"may", b"jun", b"jul", b"aug", b"sep", b"oct",
-           b"nov", b"dec", b"ago")
+cdef void _ascii_classes() noexcept:
+    cdef int c
+    for c in range(128):
+        ASCII_CLS[c] = 0
+        if Py_UNICODE_ISALNUM(c) or c == 95:
+            ASCII_CLS[c] |= CL_WORD
+        if Py_UNICODE_ISDECIMAL(c):
+            ASCII_CLS[c] |= CL_DIGIT
+        if Py_UNICODE_ISSPACE(c):
+            ASCII_CLS[c] |= CL_SPACE
+
+
+_ascii_classes()
+
+
+cdef int _line(Line* L, str t) noexcept:
+    """Fill L from the line t (at most LINE_CAP characters); -1 when it holds a character
+    of FOLDS_TO_ASCII (the Python pattern decides then)."""
+    cdef Py_ssize_t n = len(t), i
+    cdef int kind = PyUnicode_KIND(t)
+    cdef void* data = PyUnicode_DATA(t)
+    cdef Py_UCS4 u
+    cdef unsigned char c
+    L.n = n
+    for i in range(n):
+        u = PyUnicode_READ(kind, data, i)
+        if u < 128:
+            c = <unsigned char>u
+            L.low[i] = c + 32 if 65 <= c <= 90 else c
+            L.cls[i] = ASCII_CLS[c]
+        else:
+            if u == 0x130 or u == 0x131 or u == 0x17F or u == 0x212A:
+                return -1
+            L.low[i] = 0
+            L.cls[i] = ((CL_WORD if Py_UNICODE_ISALNUM(u) else 0)
+                        | (CL_DIGIT if Py_UNICODE_ISDECIMAL(u) else 0)
+                        | (CL_SPACE if Py_UNICODE_ISSPACE(u) else 0))
+    memset(&L.low[n], 0, LINE_PAD)
+    memset(&L.cls[n], 0, LINE_PAD)
+    return 0
+
+
+cdef inline bint _bnd(const Line* L, Py_ssize_t j) noexcept:
+    """``\b`` at j: a word character on one side only."""
+    return (j > 0 and (L.cls[j - 1] & CL_WORD) != 0) != (j < L.n and (L.cls[j] & CL_WORD) != 0)
+
+
+cdef inline Py_ssize_t _spaces(const Line* L, Py_ssize_t j) noexcept:
+    """The end of the run of ``\s`` from j."""
+    while L.cls[j] & CL_SPACE:
+        j += 1
+    return j
+
+
+cdef inline Py_ssize_t _digits(const Line* L, Py_ssize_t j) noexcept:
+    while L.cls[j] & CL_DIGIT:
+        j += 1
+    return j
+
+
+cdef inline bint _nonword_to_end(const Line* L, Py_ssize_t j) noexcept:
+    """``\W*$`` from j."""
+    while j < L.n:
+        if L.cls[j] & CL_WORD:
+            return False
+        j += 1
+    return True
+
+
+cdef inline bint _is_digit(const Line* L, Py_ssize_t j) noexcept:
+    return (L.cls[j] & CL_DIGIT) != 0
+
+
+cdef int _alts(const Line* L, Py_ssize_t p, int alts, Py_ssize_t* ends) noexcept:
+    """The ends of the literals of set ``alts`` found at p (their letters matching either
+    case), in the order given; their number."""
+    cdef int k = 0, i, j, m
+    cdef unsigned int bits
+    if p < 0 or p > L.n:
+        return 0
+    bits = ALT_MASK[alts][L.low[p]]
+    while bits:
+        i = __builtin_ctz(bits)
+        bits &= bits - 1
+        m = ALT_LEN_OF[alts][i]
+        j = 1
+        while j < m and L.low[p + j] == ALT_LIT[alts][i][j]:
+            j += 1
+        if j == m:
+            ends[k] = p + m
+            k += 1
+    return k
+
+
+cdef enum:
+    A_MONTHS
+    A_RECORD_WHOLE
+    A_COMMENTS_ALONE
+    A_UNITS
+    A_AGO
+    A_SAYS
+    A_REPLY
+    A_NUMBERS
+    A_RESPONSES
+    A_LEAVE
+    A_A_YOUR_NEW
+    A_COMMENT_REPLY
+    A_READER
+    A_JOIN
+    A_THE
+    A_DISCUSSION
+    A_WHAT_THINK
+    A_TRACKBACK
+    A_RELATED
+    A_MOST
+    A_MOST_WHAT
+    A_MORE_LATEST
+    A_POSTS
+    A_MORE_SP
+    A_FROM_ON_IN
+    A_YOU
+    A_MAY_MIGHT
+    A_LIKE
+    A_ALSO_SP
+    A_READ_SEE
+    A_MORE_ALSO
+    A_ALSO_ELSEWHERE
+    A_ON_IN_FROM
+    A_AROUND
+    N_ALTS
+
+cdef enum:
+    ALT_MAX = 32        # literals in a set
+    ALT_LEN = 24        # characters in a literal
+cdef const char* ALT_TEXT[N_ALTS]
+# set k's literals: ALT_N[k] of them, literal i's text ALT_LIT[k][i] of ALT_LEN_OF[k][i]
+# characters; ALT_MASK[k][c]: the literals that start with byte c, as bits
+cdef int ALT_N[N_ALTS]
+cdef unsigned char ALT_LIT[N_ALTS][ALT_MAX][ALT_LEN]
+cdef int ALT_LEN_OF[N_ALTS][ALT_MAX]
+cdef unsigned int ALT_MASK[N_ALTS][256]
+
+
+cdef int _alt_tables() except -1:
+    """The literal sets of the matchers ("|"-separated, lower case) as tables."""
+    cdef int k, i, c
+    ALT_TEXT[A_MONTHS] = b'jan|january|feb|february|mar|march|apr|april|may|jun|june|jul|july|aug|august|sep|sept|september|oct|october|nov|november|dec|december'
+    ALT_TEXT[A_RECORD_WHOLE] = b'reply|report|report abuse|permalink|quote|like|flag|recommend|link to this'
+    ALT_TEXT[A_COMMENTS_ALONE] = b'comment|comments|responses|discussion|replies'
+    ALT_TEXT[A_UNITS] = b'minute|minutes|hour|hours|day|days|week|weeks|month|months|year|years'
+    ALT_TEXT[A_AGO] = b'ago'
+    ALT_TEXT[A_SAYS] = b'says|said|wrote'
+    ALT_TEXT[A_REPLY] = b'reply'
+    ALT_TEXT[A_NUMBERS] = b'no|one|two|three'
+    ALT_TEXT[A_RESPONSES] = b'comment|comments|response|responses|replies|thoughts|reactions|opinions'
+    ALT_TEXT[A_LEAVE] = b'leave|post|add|write|submit'
+    ALT_TEXT[A_A_YOUR_NEW] = b'a|your|new'
+    ALT_TEXT[A_COMMENT_REPLY] = b'comment|reply|response'
+    ALT_TEXT[A_READER] = b'reader|user|your'
+    ALT_TEXT[A_JOIN] = b'join|start'
+    ALT_TEXT[A_THE] = b' the '
+    ALT_TEXT[A_DISCUSSION] = b'discussion|conversation'
+    ALT_TEXT[A_WHAT_THINK] = b'what do you think'
+    ALT_TEXT[A_TRACKBACK] = b'trackback'
+    ALT_TEXT[A_RELATED] = b'related|recommended|similar|popular|trending'
+    ALT_TEXT[A_MOST] = b'most '
+    ALT_TEXT[A_MOST_WHAT] = b'read|popular|viewed|emailed|shared|commented'
+    ALT_TEXT[A_MORE_LATEST] = b'more|latest|recent|top'
+    ALT_TEXT[A_POSTS] = b'posts|stories|articles|news|reads|videos|links|headlines|entries'
+    ALT_TEXT[A_MORE_SP] = b'more '
+    ALT_TEXT[A_FROM_ON_IN] = b'from|on|in'
+    ALT_TEXT[A_YOU] = b'you '
+    ALT_TEXT[A_MAY_MIGHT] = b'may |might '
+    ALT_TEXT[A_LIKE] = b'like|enjoy|be interested'
+    ALT_TEXT[A_ALSO_SP] = b'also '
+    ALT_TEXT[A_READ_SEE] = b'read |see '
+    ALT_TEXT[A_MORE_ALSO] = b'more|also'
+    ALT_TEXT[A_ALSO_ELSEWHERE] = b'also |elsewhere '
+    ALT_TEXT[A_ON_IN_FROM] = b'on|in|from'
+    ALT_TEXT[A_AROUND] = b'around the web'
+    for k in range(N_ALTS):
+        for c in range(256):
+            ALT_MASK[k][c] = 0
+        words = (<bytes>ALT_TEXT[k]).split(b"|")
+        if len(words) > ALT_MAX or max(map(len, words)) >= ALT_LEN:
+            raise ValueError("literal set too large")
+        ALT_N[k] = len(words)
+        for i in range(len(words)):
+            ALT_LEN_OF[k][i] = len(words[i])
+            for c in range(len(words[i])):
+                ALT_LIT[k][i][c] = words[i][c]
+            ALT_MASK[k][words[i][0]] |= 1u << i
+    return 0
+
+
+_alt_tables()
+
+
+cdef bint _date_line(const Line* L) noexcept:
+    """structure._DATE_LINE.search(line) is not None."""
+    cdef Py_ssize_t n = L.n, p, r, s, t, q, q2, e, f, k, k1, k2, k3
+    cdef Py_ssize_t ends[MAX_ENDS]
+    cdef Py_ssize_t ends2[MAX_ENDS]
+    cdef int m, m2, j, j2
+    cdef unsigned char c
+    for p in range(n):
+        if L.cls[p] & CL_DIGIT:
+            if not _bnd(L, p):
+                continue
+            for k in range(1, 3):
+                if k == 2 and not _is_digit(L, p + 1):
+                    break
+                r = p + k
+                # \b\d{1,2}\s+(months)\b
+                s = _spaces(L, r)
+                if s > r:
+                    m = _alts(L, s, A_MONTHS, ends)
+                    for j in range(m):
+                        if _bnd(L, ends[j]):
+                            return True
+                # \b\d{1,2}[:.]\d{2}\s*([ap]\.?m\b)
+                if (L.low[r] == 58 or L.low[r] == 46) and _is_digit(L, r + 1) and _is_digit(L, r + 2):
+                    s = _spaces(L, r + 3)
+                    if L.low[s] == 97 or L.low[s] == 112:
+                        t = s + 1
+                        if L.low[t] == 109 and _bnd(L, t + 1):
+                            return True
+                        if L.low[t] == 46 and L.low[t + 1] == 109 and _bnd(L, t + 2):
+                            return True
+            # \b\d+\s+(minutes?|...)\s+ago\b
+            r = _digits(L, p)
+            s = _spaces(L, r)
+            if s > r:
+                m = _alts(L, s, A_UNITS, ends)
+                for j in range(m):
+                    e = ends[j]
+                    f = _spaces(L, e)
+                    if f > e:
+                        m2 = _alts(L, f, A_AGO, ends2)
+                        if m2 and _bnd(L, ends2[0]):
+                            return True
+            # \b\d{1,4}[/.-]\d{1,2}[/.-]\d{2,4}\b
+            for k1 in range(1, 5):
+                if not _is_digit(L, p + k1 - 1):
+                    break
+                q = p + k1
+                c = L.low[q]
+                if c != 47 and c != 46 and c != 45:
+                    continue
+                for k2 in range(1, 3):
+                    if not _is_digit(L, q + k2):
+                        break
+                    q2 = q + k2 + 1
+                    c = L.low[q2]
+                    if c != 47 and c != 46 and c != 45:
+                        continue
+                    for k3 in range(1, 5):
+                        if not _is_digit(L, q2 + k3):
+                            break
+                        if k3 >= 2 and _bnd(L, q2 + k3 + 1):
+                            return True
+        elif 97 <= L.low[p] <= 122:
+            # \b(months)\.?\s+\d{1,2}\b
+            if not _bnd(L, p):
+                continue
+            m = _alts(L, p, A_MONTHS, ends)
+            for j in range(m):
+                e = ends[j]
+                for j2 in range(2):
+                    q = e + j2
+                    if j2 and L.low[e] != 46:
+                        break
+                    r = _spaces(L, q)
+                    if r == q or not _is_digit(L, r):
+                        continue
+                    if _bnd(L, r + 1) or (_is_digit(L, r + 1) and _bnd(L, r + 2)):
+                        return True
+    return False
+
+
+cdef bint _record_line(const Line* L) noexcept:
+    """structure._RECORD_LINE.search(line) is not None."""
+    cdef Py_ssize_t n = L.n, p, s
+    cdef Py_ssize_t ends[MAX_ENDS]
+    cdef int m, j
+    # ^\s*(reply|report( abuse)?|...)\s*$
+    m = _alts(L, _spaces(L, 0), A_RECORD_WHOLE, ends)
+    for j in range(m):
+        if _spaces(L, ends[j]) >= n:
+            return True
+    for p in range(n):
+        if not 97 <= L.low[p] <= 122 or not _bnd(L, p):
+            continue
+        # \b(says|said|wrote)\s*:
+        m = _alts(L, p, A_SAYS, ends)
+        for j in range(m):
+            if L.low[_spaces(L, ends[j])] == 58:
+                return True
+        # \breply\b
+        if _alts(L, p, A_REPLY, ends) and _bnd(L, ends[0]):
+            return True
+    return False
+
+
+cdef inline Py_ssize_t _lead(const Line* L) noexcept:
+    """The end of ``^\W*``."""
+    cdef Py_ssize_t p = 0
+    while p < L.n and not L.cls[p] & CL_WORD:
+        p += 1
+    return p
+
+
+cdef bint _count_tail(const Line* L, Py_ssize_t j) noexcept:
+    """``\W*(\(\d+\))?\W*$`` from j."""
+    cdef Py_ssize_t a, b, n = L.n
+    while j < n and not L.cls[j] & CL_WORD:
+        j += 1
+    if j == n:
+        return True
+    a = j
+    b = _digits(L, a)
+    if b == a or a == 0 or L.low[a - 1] != 40 or b >= n or L.low[b] != 41:
+        return False
+    return _nonword_to_end(L, b + 1)
+
+
+cdef bint _comment_head(const Line* L) noexcept:
+    """structure._COMMENT_HEAD.search(line) is not None."""
+    cdef Py_ssize_t p = _lead(L), s, s2, e, x
+    cdef Py_ssize_t ends[MAX_ENDS]
+    cdef Py_ssize_t ends2[MAX_ENDS]
+    cdef Py_ssize_t ends3[MAX_ENDS]
+    cdef Py_ssize_t starts[MAX_ENDS]
+    cdef int m, m2, m3, j, j2, j3, ns
+    if p >= L.n:
+        return False
+    # ^\W*(\d+|no|one|two|three)\s+(comments?|responses?|replies|thoughts|reactions|opinions)\b
+    ns = _alts(L, p, A_NUMBERS, starts)
+    if _is_digit(L, p):
+        starts[ns] = _digits(L, p)
+        ns += 1
+    for j in range(ns):
+        s = _spaces(L, starts[j])
+        if s == starts[j]:
+            continue
+        m = _alts(L, s, A_RESPONSES, ends)
+        for j2 in range(m):
+            if _bnd(L, ends[j2]):
+                return True
+    # ^\W*(leave|post|add|write|submit)\s+(a|your|new)\s+(comment|reply|response)
+    m = _alts(L, p, A_LEAVE, ends)
+    for j in range(m):
+        s = _spaces(L, ends[j])
+        if s == ends[j]:
+            continue
+        m2 = _alts(L, s, A_A_YOUR_NEW, ends2)
+        for j2 in range(m2):
+            s2 = _spaces(L, ends2[j2])
+            if s2 > ends2[j2] and _alts(L, s2, A_COMMENT_REPLY, ends3):
+                return True
+    # ^\W*(reader|user|your)?\s*(comments?|responses|discussion|replies)\W*(\(\d+\))?\W*$
+    ns = _alts(L, p, A_READER, starts)
+    starts[ns] = p
+    ns += 1
+    for j in range(ns):
+        m = _alts(L, _spaces(L, starts[j]), A_COMMENTS_ALONE, ends)
+        for j2 in range(m):
+            if _count_tail(L, ends[j2]):
+                return True
+    # ^\W*(join|start) the (discussion|conversation)
+    m = _alts(L, p, A_JOIN, ends)
+    for j in range(m):
+        if _alts(L, ends[j], A_THE, ends2) and _alts(L, ends2[0], A_DISCUSSION, ends3):
+            return True
+    # ^\W*what do you think\W*$
+    if _alts(L, p, A_WHAT_THINK, ends) and _nonword_to_end(L, ends[0]):
+        return True
+    # ^\W*(\d+\s+)?trackbacks?\b
+    starts[0] = p
+    ns = 1
+    if _is_digit(L, p):
+        e = _digits(L, p)
+        s = _spaces(L, e)
+        if s > e:
+            starts[1] = s
+            ns = 2
+    for j in range(ns):
+        if _alts(L, starts[j], A_TRACKBACK, ends):
+            e = ends[0]
+            if _bnd(L, e) or (L.low[e] == 115 and _bnd(L, e + 1)):
+                return True
+    return False
+
+
+cdef bint _related_head(const Line* L) noexcept:
+    """structure._RELATED_HEAD.search(line) is not None."""
+    cdef Py_ssize_t p = _lead(L), e, x, k, n = L.n
+    cdef Py_ssize_t ends[MAX_ENDS]
+    cdef Py_ssize_t ends2[MAX_ENDS]
+    cdef Py_ssize_t ends3[MAX_ENDS]
+    cdef Py_ssize_t ends4[MAX_ENDS]
+    cdef int m, m2, m3, j, j2, j3
+    if p >= n:
+        return False
+    # ^\W*(related|recommended|similar|popular|trending|most (read|popular|...))\b
+    m = _alts(L, p, A_RELATED, ends)
+    for j in range(m):
+        if _bnd(L, ends[j]):
+            return True
+    if _alts(L, p, A_MOST, ends):
+        m = _alts(L, ends[0], A_MOST_WHAT, ends2)
+        for j in range(m):
+            if _bnd(L, ends2[j]):
+                return True
+    # ^\W*(more|latest|recent|top)\b.{0,30}\b(posts|stories|...)\W*$
+    m = _alts(L, p, A_MORE_LATEST, ends)
+    for j in range(m):
+        e = ends[j]
+        if not _bnd(L, e):
+            continue
+        x = e
+        while True:
+            if _bnd(L, x):
+                m2 = _alts(L, x, A_POSTS, ends2)
+                for j2 in range(m2):
+                    if _nonword_to_end(L, ends2[j2]):
+                        return True
+            if x >= n or x - e >= 30 or L.low[x] == 10:
+                break
+            x += 1
+    # ^\W*more (from|on|in)\b
+    if _alts(L, p, A_MORE_SP, ends):
+        m = _alts(L, ends[0], A_FROM_ON_IN, ends2)
+        for j in range(m):
+            if _bnd(L, ends2[j]):
+                return True
+    # ^\W*(you (may|might) (also )?(like|enjoy|be interested))
+    if _alts(L, p, A_YOU, ends):
+        m = _alts(L, ends[0], A_MAY_MIGHT, ends2)
+        for j in range(m):
+            if _alts(L, ends2[j], A_LIKE, ends3):
+                return True
+            if _alts(L, ends2[j], A_ALSO_SP, ends3) and \
+                    _alts(L, ends3[0], A_LIKE, ends4):
+                return True
+    # ^\W*(read|see) (more|also)\b and ^\W*(also|elsewhere) (on|in|from)\b
+    m = _alts(L, p, A_READ_SEE, ends)
+    for j in range(m):
+        m2 = _alts(L, ends[j], A_MORE_ALSO, ends2)
+        for j2 in range(m2):
+            if _bnd(L, ends2[j2]):
+                return True
+    m = _alts(L, p, A_ALSO_ELSEWHERE, ends)
+    for j in range(m):
+        m2 = _alts(L, ends[j], A_ON_IN_FROM, ends2)
+        for j2 in range(m2):
+            if _bnd(L, ends2[j2]):
+                return True
+    # ^\W*around the web\W*$
+    return _alts(L, p, A_AROUND, ends) > 0 and _nonword_to_end(L, ends[0])
+
+
+def line_marks(str line) -> tuple:
+    """(date line, record line, comment heading, related heading) of one line by the C
+    matchers, None when the line goes to the Python patterns (fuzzing and tests)."""
+    cdef Line L
+    if len(line) > LINE_CAP or _line(&L, line) < 0:
+        return None
+    return (_date_line(&L), _record_line(&L), _comment_head(&L), _related_head(&L))
+
 
 cdef int NGROUPS = 0
 cdef int FIRST = 0               # first structure column of the matrix
@@ -179,121 +647,12 @@ def configure(structure, int first) -> None:
         SHARE_BIT[k], SHARE_COL[k] = GROUP_BIT[g], idx[f"page_{g}_share"]
     DIGIT, DATE_LINE, RECORD_LINE = structure._DIGIT, structure._DATE_LINE, structure._RECORD_LINE
     COMMENT_HEAD, RELATED_HEAD = structure._COMMENT_HEAD, structure._RELATED_HEAD
-    _set_keywords(SET_DATE, _MONTHS if zlib.crc32((DATE_LINE.pattern + str(DATE_LINE.flags))
-                                                  .encode()) == _DATE_CRC else None)
-    _set_keywords(SET_RECORD, _keywords("record", RECORD_LINE))
-    _set_keywords(SET_COMMENT, _keywords("comment", COMMENT_HEAD))
-    _set_keywords(SET_RELATED, _keywords("related", RELATED_HEAD))
+    if SHORT_CHARS > LINE_CAP or HEAD_CHARS > LINE_CAP:
+        raise ValueError("short lines longer than the C matchers read")
+    for k, (kind, pattern) in enumerate((("date", DATE_LINE), ("record", RECORD_LINE),
+                                         ("comment", COMMENT_HEAD), ("related", RELATED_HEAD))):
+        C_ON[k] = zlib.crc32((pattern.pattern + str(pattern.flags)).encode()) == _PATTERN_CRC[kind]
     _ELEMENT_CACHE.clear()
-
-
-def _keywords(str kind, pattern):
-    crc, words = _KEYWORDS[kind]
-    return words if zlib.crc32((pattern.pattern + str(pattern.flags)).encode()) == crc else None
-
-
-cdef Py_ssize_t _lower_ascii(str t, unsigned char* buf, Py_ssize_t cap):
-    """The lower-cased bytes of a line of at most ``cap`` characters into ``buf``, each
-    character outside ASCII as 0x80 (in no keyword); -1 for longer lines and for lines
-    with a character that a pattern's letter matches (FOLDS_TO_ASCII)."""
-    cdef Py_ssize_t n = len(t), i
-    cdef const unsigned char* d
-    cdef unsigned char c
-    cdef int kind
-    cdef void* data
-    cdef unsigned int u
-    if n > cap:
-        return -1
-    if PyUnicode_IS_ASCII(t):
-        d = <const unsigned char*>PyUnicode_DATA(t)
-        for i in range(n):
-            c = d[i]
-            buf[i] = c + 32 if 65 <= c <= 90 else c
-        return n
-    kind = PyUnicode_KIND(t)
-    data = PyUnicode_DATA(t)
-    for i in range(n):
-        u = <unsigned int>PyUnicode_READ(kind, data, i)
-        if u < 128:
-            buf[i] = <unsigned char>(u + 32 if 65 <= u <= 90 else u)
-        elif u == 0x130 or u == 0x131 or u == 0x17F or u == 0x212A:
-            return -1
-        else:
-            buf[i] = 0x80
-    return n
-
-
-
-
-cdef int _set_keywords(int kw, tuple words) except -1:
-    cdef int k, b
-    KW_ON[kw] = words is not None
-    for b in range(256):
-        KW_N[kw][b] = 0
-        KW_NEXT[kw][b] = 0
-    if words is None:
-        return 0
-    if len(words) > KW_MAX:
-        raise ValueError("too many keywords")
-    for k in range(len(words)):
-        w = words[k]
-        if not 0 < len(w) < KW_MAX_LEN:
-            raise ValueError("keyword too long")
-        KW_LEN[kw][k] = len(w)
-        for b in range(len(w)):
-            KW_TEXT[kw][k][b] = w[b]
-        b = w[0]
-        KW_AT[kw][b][KW_N[kw][b]] = k
-        KW_N[kw][b] += 1
-        KW_NEXT[kw][b] |= (<uint64_t>1 << (w[1] & 63)) if len(w) > 1 else ~(<uint64_t>0)
-    return 0
-
-
-cdef bint _has_any(const unsigned char* buf, Py_ssize_t n, int kw):
-    """Whether one of keyword set ``kw``'s words occurs in buf[:n] (a set left out by
-    ``configure``: always, the pattern decides)."""
-    cdef Py_ssize_t p, j, m
-    cdef int i, k
-    cdef unsigned char b
-    if not KW_ON[kw]:
-        return True
-    for p in range(n):
-        b = buf[p]
-        if p + 1 < n and not (KW_NEXT[kw][b] >> (buf[p + 1] & 63)) & 1:
-            continue
-        for i in range(KW_N[kw][b]):
-            k = KW_AT[kw][b][i]
-            m = KW_LEN[kw][k]
-            if m > n - p:
-                continue
-            j = 1       # the words are short: compared in place, not by a call
-            while j < m and buf[p + j] == KW_TEXT[kw][k][j]:
-                j += 1
-            if j == m:
-                return True
-    return False
-
-
-cdef bint _has_digit(const unsigned char* buf, Py_ssize_t n):
-    cdef Py_ssize_t i
-    for i in range(n):
-        if 48 <= buf[i] <= 57:
-            return True
-    return False
-
-
-cdef bint _date_candidate(const unsigned char* buf, Py_ssize_t n):
-    """Whether a lower-cased ASCII line with a digit may be a date line (see _MONTHS)."""
-    cdef Py_ssize_t i
-    cdef unsigned char c
-    if not KW_ON[SET_DATE]:
-        return True
-    for i in range(n - 2):
-        c = buf[i + 1]
-        if 48 <= buf[i] <= 57 and (c == 58 or c == 46 or c == 47 or c == 45) \
-                and 48 <= buf[i + 2] <= 57:
-            return True
-    return _has_any(buf, n, SET_DATE)
 
 
 cdef int _run_bits(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
@@ -504,25 +863,19 @@ def fill(double[:, ::1] X, list paths, list plains, int in_main_col) -> None:
     # short lines: date and record marks
     cdef double[::1] date = np.zeros(n)
     cdef double[::1] record = np.zeros(n)
-    cdef unsigned char buf[256]
-    cdef Py_ssize_t nb
+    cdef Line line
+    cdef bint in_c
     for i in range(n):
         t = <str>plains[i]
         if len(t) <= SHORT_CHARS:
-            nb = _lower_ascii(t, buf, 256)
-            if nb < 0:
-                if DIGIT.search(t) is not None and DATE_LINE.search(t) is not None:
-                    date[i] = 1.0
-                if RECORD_LINE.search(t) is not None:
-                    record[i] = 1.0
-                continue
-            if PyUnicode_IS_ASCII(t):
-                if _has_digit(buf, nb) and _date_candidate(buf, nb) \
-                        and DATE_LINE.search(t) is not None:
-                    date[i] = 1.0
+            in_c = _line(&line, t) == 0
+            if in_c and C_ON[SET_DATE]:
+                date[i] = _date_line(&line)
             elif DIGIT.search(t) is not None and DATE_LINE.search(t) is not None:
-                date[i] = 1.0   # digits and spaces outside ASCII count: the patterns decide
-            if _has_any(buf, nb, SET_RECORD) and RECORD_LINE.search(t) is not None:
+                date[i] = 1.0
+            if in_c and C_ON[SET_RECORD]:
+                record[i] = _record_line(&line)
+            elif RECORD_LINE.search(t) is not None:
                 record[i] = 1.0
     for i in range(n):
         u = inverse[i]
@@ -714,19 +1067,18 @@ cdef _after_headings(double[:, ::1] X, list paths, list plains, list uniq,
     cdef Py_ssize_t n = len(paths), i, k, at, end, comment_at = -1, nu = len(uniq)
     cdef list related = []
     cdef str t, box
-    cdef unsigned char buf[256]
-    cdef Py_ssize_t nb
-    cdef bint ascii
+    cdef Line line
+    cdef bint in_c
     for i in range(n):
         t = <str>plains[i]
         if len(t) > HEAD_CHARS:
             continue
-        nb = _lower_ascii(t, buf, 256)
-        ascii = nb >= 0     # (or no character that a pattern's letter matches)
-        if comment_at < 0 and (not ascii or _has_any(buf, nb, SET_COMMENT)) \
-                and COMMENT_HEAD.search(t) is not None:
+        in_c = _line(&line, t) == 0
+        if comment_at < 0 and (_comment_head(&line) if in_c and C_ON[SET_COMMENT]
+                               else COMMENT_HEAD.search(t) is not None):
             comment_at = i
-        elif (not ascii or _has_any(buf, nb, SET_RELATED)) and RELATED_HEAD.search(t) is not None:
+        elif (_related_head(&line) if in_c and C_ON[SET_RELATED]
+              else RELATED_HEAD.search(t) is not None):
             related.append(i)
     if comment_at < 0 and not related:
         return

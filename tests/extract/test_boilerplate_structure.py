@@ -234,3 +234,40 @@ def test_fuzz_sieve_runs_the_structure_columns_from_a_given_module_file(tmp_path
     assert run.returncode == 0, run.stdout + run.stderr
     assert f"structure columns: compiled {copy}" in run.stdout
     assert "0 differences" in run.stdout
+
+
+_EDGE_LINES = [
+    "March 3, 2012 at 4:05 pm", "mar. 3", "Mar.3", "3 Sept", "3 Septembers", "12 dec", "123 dec",
+    "4:05pm", "4.05 P.M.", "4:05 p.mx", "_4:05 pm", "x4:05 pm", "2 hours ago", "2 hoursago",
+    "2\u00a0days\u3000ago", "\u0663 days ago", "\uff11\uff12/03/2019", "1/2/34", "12345/1/12",
+    "04/11/2019x", "04-11.19", "Jane says:", "Jane says :", "Jane_says:", "  Reply  \n", "Reply\n\n",
+    "report abuse", "replying", "link to this", "12 Comments", "No responses yet", "12comments",
+    "Leave a Reply", "leave  your   comment", "Comments (12)", "Comments (12) x", "Comments ()",
+    "comments (\u0661\u0662)", "User comments:", "yourcomments", "Join the discussion",
+    "What do you think?", "3 trackbacks", "trackbacksx", "Related posts", "relatedness",
+    "Most popular", "More from the web", "Latest news", "Top stories of the week from all of our reporters",
+    "More\nnews", "You may also like", "you might enjoy", "Read more", "See also:", "Also on CNN",
+    "Around the web", "\u0130 reply", "reply \u212a", "", " ", "!!!", "_related", "\u00e9related",
+]
+
+
+def test_short_line_matchers_in_c_find_what_the_patterns_find():
+    """The compiled structure columns match dates, record lines and section headings in C:
+    each line gets the same answer as the Python patterns (None: the line has a letter that
+    folds to ASCII, and the patterns decide)."""
+    ss = pytest.importorskip("warclake.tasks.native.sieve_structure")
+    from tools.fuzz.sieve import _line
+
+    rng = random.Random(3)
+    patterns = (structure._DATE_LINE, structure._RECORD_LINE, structure._COMMENT_HEAD,
+                structure._RELATED_HEAD)
+    found = [0, 0, 0, 0]
+    for line in _EDGE_LINES + [_line(rng) for _ in range(20000)]:
+        got = ss.line_marks(line)
+        want = tuple(p.search(line) is not None for p in patterns)
+        if got is None:
+            assert any(c in line for c in "\u0130\u0131\u017f\u212a"), line
+            continue
+        assert tuple(map(bool, got)) == want, line
+        found = [f + w for f, w in zip(found, want)]
+    assert all(f > 50 for f in found), found

@@ -32,6 +32,12 @@ Cython from naming the module after this checkout::
 ``--structure-module FILE`` does the same for the compiled structure columns
 (``sieve_structure``, built the same way from its own ``.pyx``); give both to run the whole
 compiled matrix under the sanitizer.
+
+``--lines N`` first puts N generated short lines (dates, times, "says:", comment and related
+headings, cut, re-cased, with Unicode digits, spaces and word characters and the letters
+that fold to ASCII) through the structure columns' C matchers (``line_marks``) and the
+Python patterns of ``structure``; paragraph texts of the pages are drawn from the same
+pieces now and then.
 """
 from __future__ import annotations
 
@@ -54,6 +60,26 @@ TEXT_PIECES = [
     "\ud800", "\udfff", "\ufeff", "\u0130\u0307", "A.B.C.", "e.g.", "U.S.", "x" * 200,
     "$", "$5", "£", "¥", "₹", "$ 9", "+$29", "US$",
 ]
+# pieces of the short lines the structure columns match (structure._DATE_LINE and the others)
+LINE_PIECES = [
+    "jan", "January", "FEB", "mar", "March", "Mar.", "apr", "april", "may", "jun", "june", "jul",
+    "july", "aug", "sep", "sept", "Sept.", "september", "oct", "nov", "dec", "december", "ago",
+    "AGO", "minute", "minutes", "hour", "hours", "day", "days", "week", "months", "years", "1",
+    "2", "12", "123", "2012", "05", "\u0663", "\uff11\uff12", "\u00b2", "4:05", "4.05", "pm",
+    "a.m", "p.m.", "PM", "says", "said", "wrote", ":", " :", "reply", "Reply", "report",
+    "report abuse", "permalink", "quote", "like", "flag", "recommend", "link to this",
+    "comments", "comment", "responses", "response", "replies", "thoughts", "reactions",
+    "opinions", "no", "one", "two", "three", "leave", "post", "add", "write", "submit", "a",
+    "your", "new", "reader", "user", "discussion", "join", "start", "the", "conversation",
+    "what do you think", "trackback", "trackbacks", "related", "recommended", "similar",
+    "popular", "trending", "most", "read", "viewed", "emailed", "shared", "commented", "more",
+    "latest", "recent", "top", "posts", "stories", "articles", "news", "reads", "videos",
+    "links", "headlines", "entries", "from", "on", "in", "you", "might", "also", "enjoy",
+    "be interested", "see", "elsewhere", "around the web", "(", ")", "(12)", "/", "-", ".", "_",
+    " ", "  ", "\u00a0", "\u3000", "\n", "\t", "x", "\u00e9", "\u65e5\u672c", "\u0130",
+    "\u212a", "\u017f", "\u0131", "!", "?", "...", "#", "\x85", "\u2028", "\x1c", "0", "9",
+    "\u216b", "ab_", "\x02", "\x03"]
+LINE_SEPS = ["", " ", " ", " ", "", "\n", ".", "-", "/", ":", "\u00a0"]
 TAGS = ["body", "div", "p", "li", "ul", "td", "tr", "table", "h1", "h2", "H3", "h6", "h7", "h",
         "span", "a", "b", "font", "center", "nav", "header", "footer", "aside", "article",
         "main", "form", "select", "option", "section", "blockquote", "dd", "dt", "th", "pre",
@@ -78,10 +104,50 @@ def _path(rng: random.Random) -> str:
     return ">".join(parts)
 
 
+def _line(rng: random.Random) -> str:
+    """A short line of structure pieces: cut, re-cased, at most 96 characters."""
+    line = "".join(rng.choice(LINE_PIECES) + rng.choice(LINE_SEPS)
+                   for _ in range(rng.choice((1, 2, 2, 3, 3, 4, 5, 6, 8, 12))))
+    if rng.random() < 0.3:
+        line = line[rng.randrange(len(line) + 1):]
+    if rng.random() < 0.3:
+        line = line.upper() if rng.random() < 0.5 else line.title()
+    return line[:96]
+
+
+def _lines(count: int, seed: int) -> int:
+    """Short lines through the C matchers and the Python patterns; the differences."""
+    from warclake.tasks.extract.boilerplate import features, structure
+
+    ss = sys.modules.get("warclake.tasks.native.sieve_structure")
+    if ss is None:
+        import warclake.tasks.native.sieve_structure as ss
+    ss.configure(structure, features._STRUCTURE.start)   # as compiled does
+    rng = random.Random(seed)
+    diffs = in_python = 0
+    patterns = (structure._DATE_LINE, structure._RECORD_LINE, structure._COMMENT_HEAD,
+                structure._RELATED_HEAD)
+    for _ in range(count):
+        line = _line(rng)
+        got = ss.line_marks(line)
+        if got is None:
+            in_python += 1
+            continue
+        want = tuple(p.search(line) is not None for p in patterns)
+        if tuple(bool(g) for g in got) != want:
+            diffs += 1
+            print(f"DIFF line {line!r}: C {got}, patterns {want}", flush=True)
+    print(f"{count} lines (seed {seed}): {diffs} differences, {in_python} left to the patterns",
+          flush=True)
+    return diffs
+
+
 def _text(rng: random.Random) -> str:
     r = rng.random()
     if r < 0.05:
         return ""
+    if r < 0.15:
+        return _line(rng)
     if r < 0.06:  # a huge text
         return (" ".join(rng.choice(TEXT_PIECES) for _ in range(50))) * rng.randint(50, 400)
     return "".join(rng.choice(TEXT_PIECES) + rng.choice(("", " ", " ", " ", "\n"))
@@ -132,6 +198,11 @@ def _outcome(fn, *args):
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     structure_module = None
+    lines = 0
+    if "--lines" in argv:
+        k = argv.index("--lines")
+        lines = int(argv[k + 1])
+        del argv[k:k + 2]
     if "--structure-module" in argv:
         k = argv.index("--structure-module")
         structure_module = argv[k + 1]
@@ -156,6 +227,7 @@ def main(argv=None) -> int:
           flush=True)
     forest = model.load()
     sf = sys.modules["warclake.tasks.native.sieve_features"]
+    line_diffs = _lines(lines, args.seed) if lines else 0
 
     def both(paras, lang):
         X = _outcome(features._COMPILED, paras, lang)
@@ -206,7 +278,7 @@ def main(argv=None) -> int:
             print(f"case {i + 1}: {diffs} differences, {time.monotonic() - t0:.0f} s", flush=True)
     print(f"{args.cases} cases (seed {args.seed}, from {args.start}), {n_paras} paragraphs: "
           f"{diffs} differences, 0 crashes, {errors} pages both paths refused alike")
-    return 1 if diffs else 0
+    return 1 if diffs or line_diffs else 0
 
 
 if __name__ == "__main__":
