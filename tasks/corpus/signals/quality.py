@@ -15,6 +15,17 @@ counted at :data:`SHORT_LINE_CHARS_CJK` instead of :data:`SHORT_LINE_CHARS`.
 
 Lines. The lake keeps block structure: a line is a ``<br>``-separated line of a paragraph
 (most paragraphs are one line), which is what "line" means in a WET record too.
+
+Table rows. A table's data row is one paragraph of one line, its cells joined by `` | ``
+(the data contract, sql/README.md): one line per row, as trafilatura writes a row in the
+text FineWeb's line rules and thresholds were made on, where a row is a line that ends no
+sentence, as a heading or a menu item does. So the rules keep their sources' definitions
+and a row is judged as the line it is: it counts in the line shares (a page of a table and
+little prose is a list to FineWeb, as it was to FineWeb's own filter), C4 keeps it only when
+it ends a sentence, and no rule drops a row paragraph on its own (the line rules judge the
+document). Measured on the clean gold pages (``tools/measure/quality_rules.py``, figures in
+reports/boilerplate_eval.md, "Tables as rows"): the same pages are dropped with rows as with
+a line per cell.
 """
 from __future__ import annotations
 
