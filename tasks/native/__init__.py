@@ -23,12 +23,14 @@ STATUS = "python"
 REASON = "not loaded"
 
 # Fixed pages for the import-time check: every rule of the walk the structs decide
-# (tags, classes, ids, links, text data, custom names, depth) is exercised at least once.
+# (tags, classes, ids, links, text data, custom names, depth, table rows: a data row and a
+# layout row) is exercised at least once.
 CHECK_PAGES = (
     "<html><head><title>t</title></head><body>lead <b>bold</b><div class='a b' id=x>"
     "one <a href=/u>link <i>in</i></a> two<p>para<br>line</p>tail</div></body></html>",
     "<body><ul class=nav><li><a href='#'>Home</a></li><li><a>anchor</a></li></ul>"
-    "<pre>  code\n  more</pre><hr><table><tr><td>cell</td></tr></table></body>",
+    "<pre>  code\n  more</pre><hr><table><tr><td>cell</td></tr><tr><th>a <a href=/r>b</a></th><td>c<br>d</td></tr>"
+    "<tr><td><p>one</p><p>two</p></td><td>x</td></tr></table></body>",
     "<body><my-widget class=w>custom</my-widget><o:p>word</o:p><xmp>x<y</xmp>"
     "<div class='" + "k" * 300 + "'>long class</div><font id='a.b#c'>font</font></body>",
     "<body>" + "<div>" * 130 + "deep" + "</div>" * 130 + "after</body>",
