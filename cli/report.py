@@ -17,7 +17,8 @@ def add_parser(sub) -> None:
     p.add_argument("--lake", required=True, help="lake root folder")
     p.add_argument("--dump", default=None, help="one dump, e.g. CC-MAIN-2024-22 (default: all dumps)")
     p.add_argument("--out", default=None,
-                   help="output folder (default: <lake>/reports/<dump or all-dumps>)")
+                   help="output folder (default: <lake>/reports/<dump or all-dumps>; for a remote lake "
+                        "./reports/<dump or all-dumps>)")
     p.add_argument("--no-charts", action="store_true", help="tables only, no PNG charts")
     p.set_defaults(handler=run_report)
 

@@ -49,7 +49,8 @@ def add_run_options(p) -> None:
                    help="run tasks on an existing Dask cluster (scheduler address, e.g. tcp://10.0.0.5:8786)")
     add_guard_options(p)
     add_plan_options(p)
-    p.add_argument("--report-dir", default=None, help="where the dump's report goes (default: <lake>/reports/<dump>)")
+    p.add_argument("--report-dir", default=None, help="where the dump's report goes (default: <lake>/reports/<dump>; "
+                   "for a remote lake ./reports/<dump>)")
     p.add_argument("--no-report", action="store_true", help="skip the report at the end")
     p.add_argument("--corpus", action="store_true",
                    help="then run the corpus stage on the dump (flow corpus-dump, on the same task runner)")

@@ -237,7 +237,9 @@ def bench(n: int, args) -> dict:
         def counted() -> dict:
             return {"http": files.counted.take() if files else {}, "s3": s3proxy.take_counts() if s3proxy else {}}
 
-        run_cmd = warclake("run", "--dump", DUMP, "--lake", lake, "--workers", "1", "-q", "--langs", "all", source)
+        report_dir = os.path.join(base, "report")   # a remote lake's report would go to ./reports
+        run_cmd = warclake("run", "--dump", DUMP, "--lake", lake, "--workers", "1", "-q", "--langs", "all",
+                           "--report-dir", report_dir, source)
         result["commands"] = {"run": _shown(run_cmd)}
         counted()
         first = run_watched(run_cmd, os.path.join(base, "run1.log"), env, extra, args.every)
@@ -256,7 +258,7 @@ def bench(n: int, args) -> dict:
         again = run_watched(run_cmd, os.path.join(base, "run2.log"), env, extra, args.every)
         ph2 = read_phases(os.path.join(base, "run2.log"))
         result["rerun"] = figures_of(again, ph2) | {"requests": counted()}
-        report_cmd = warclake("report", "--lake", lake, "--dump", DUMP)
+        report_cmd = warclake("report", "--lake", lake, "--dump", DUMP, "--out", report_dir)
         result["report"] = figures_of(run_watched(report_cmd, os.path.join(base, "report.log"), env, extra, args.every))
         result["report"]["requests"] = counted()
         sql_cmd = warclake("sql", "--lake", lake, "--csv", "-c", "select count(*) from documents")
