@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 
-import pyarrow as pa
 
 from warclake.tasks.corpus.settings import DEFAULT_MEMORY_LIMIT, DecisionConfig, SignatureConfig
 from warclake.tasks.corpus.signals.archive_step import sign_archive
@@ -28,14 +27,16 @@ from warclake.tasks.corpus.signals.models import ScoreModels
 from warclake.tasks.corpus.signals.score_step import STEP as SCORES_STEP
 from warclake.tasks.corpus.signals.score_step import score_archives
 from warclake.tasks.corpus.steps.decide import (
-    DOC_STEP,
     PARA_STEP,
     check_quality_overrides,
-    document_decisions,
     paragraph_decisions,
     run_id_of,
 )
-from warclake.tasks.corpus.steps.kept_metrics import remeasured, touched_documents
+from warclake.tasks.corpus.steps import doc_decisions
+from warclake.tasks.corpus.steps.doc_decisions import PHASES as DOC_PHASES
+from warclake.tasks.corpus.steps.doc_decisions import STATE as DOC_STATE
+from warclake.tasks.corpus.steps.doc_decisions import STEP as DOC_STEP
+from warclake.tasks.corpus.steps.doc_decisions import DocDecisions
 from warclake.tasks.corpus.steps.pairs import STEP as PAIRS_STEP
 from warclake.tasks.corpus.steps.pairs import pairs_partition
 from warclake.tasks.corpus.steps.para_groups import PHASES as GROUPS_PHASES
@@ -50,7 +51,7 @@ from warclake.tasks.corpus.steps.para_stats import STEP as STATS_STEP
 from warclake.tasks.corpus.steps.para_stats import stats_partition
 from warclake.tasks.corpus.steps.score_rules import check_score_thresholds, document_scores_sql
 from warclake.tasks.corpus.storage.dump_inputs import DumpInputs, dump_inputs, inputs_of
-from warclake.tasks.corpus.storage.engine import check_engine_options, connect, parquet_list
+from warclake.tasks.corpus.storage.engine import check_engine_options, connect
 from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
 from warclake.tasks.corpus.storage.manifest import ManifestWriter, load_entries
 from warclake.tasks.corpus.storage.run_lock import CorpusLock
@@ -280,51 +281,24 @@ def doc_decisions_key(ctx: DumpContext) -> dict:
             **({"scores": scores_key(ctx)} if scores_key(ctx) else {})}
 
 
-def document_decisions_step(ctx: DumpContext) -> bool:
-    dump, layout = ctx.dump, ctx.layout
+def doc_decisions_job(ctx: DumpContext) -> DocDecisions:
+    dump, layout, opts = ctx.dump, ctx.layout, ctx.opts
+    key = doc_decisions_key(ctx)
+    return DocDecisions(layout, dump, list(ctx.cur.archives), ctx.cur.files(layout, "docsigs"),
+                        ctx.cur.files(layout, "paragraphs"),
+                        [f for p in ctx.parts for f in ctx.part_files("pairs", p, [dump])],
+                        layout.file("para_pairs", dump, "para_pairs"),
+                        [layout.file("decisions/paragraphs", dump, layout.part_name(p)) for p in ctx.parts],
+                        opts.decide, run_id_of(key), key, doc_decisions.parts_for(ctx.work_parts),
+                        opts.sig.judge_whole_pages,
+                        scores_query(ctx), opts.models)
+
+
+def doc_decisions_phase(ctx: DumpContext, phase: str, task: int | None) -> bool:
     whole_step(PARA_PAIRS_STEP, ctx)     # done already when the steps run in order
     whole_step(PARA_STEP, ctx)           # the kept text's metrics read the paragraph decisions
-    key = doc_decisions_key(ctx)
-    return layout.once(DOC_STEP, dump, "decisions", key, lambda: _document_decisions(ctx, run_id_of(key)))
-
-
-def _document_decisions(ctx: DumpContext, run_id: str) -> dict:
-    dump, opts, layout = ctx.dump, ctx.opts, ctx.layout
-    pair_files = [f for p in ctx.parts for f in ctx.part_files("pairs", p, [dump])]
     with ctx.connect() as con:
-        docs = f"""SELECT docId, dump, lang, date, url_hash, n_chars, clean_hash, metrics
-                   FROM {parquet_list(ctx.cur.files(layout, 'docsigs'))}"""
-        remeasured_docs = 0
-        if not opts.sig.judge_whole_pages:
-            again = remeasured_metrics(ctx, con)
-            remeasured_docs = again.num_rows
-            if remeasured_docs:
-                con.register("remeasured", again)
-                docs = f"""SELECT d.docId, d.dump, d.lang, d.date, d.url_hash, d.n_chars, d.clean_hash,
-                                  coalesce(r.metrics, d.metrics) AS metrics
-                           FROM ({docs}) d LEFT JOIN remeasured r USING (docId)"""
-        pairs = f"SELECT a, b, jaccard, exact FROM {parquet_list(pair_files)}"
-        para = f"SELECT a, b, para_jaccard FROM {parquet_list([layout.file('para_pairs', dump, 'para_pairs')])}"
-        scores = scores_query(ctx)
-        if scores is not None and remeasured_docs and "fasttext_score" in again.column_names:
-            # the fastText score of the text the corpus emits, for documents the paragraph decisions cut
-            scores = f"""SELECT s.* REPLACE (CASE WHEN r.docId IS NULL THEN s.fasttext_score
-                                                  ELSE r.fasttext_score END AS fasttext_score)
-                         FROM ({scores}) s LEFT JOIN remeasured r USING (docId)"""
-        table = document_decisions(con, docs, pairs, opts.decide, run_id, opts.decide.fingerprint(), para, scores)
-    write_table(layout.file("decisions/documents", dump, "decisions"), table)
-    kept = pa.compute.sum(table.column("kept").cast(pa.int64())).as_py() or 0
-    return {"documents": table.num_rows, "kept": kept, "run_id": run_id, "remeasured": remeasured_docs}
-
-
-def remeasured_metrics(ctx: DumpContext, con) -> pa.Table:
-    """(docId, metrics[, fasttext_score]) of the dump's documents whose kept text the
-    paragraph decisions cut (``steps/kept_metrics.py``)."""
-    layout, dump = ctx.layout, ctx.dump
-    para_files = dict(zip(ctx.cur.archives, ctx.cur.files(layout, "paragraphs")))
-    decisions = [layout.file("decisions/paragraphs", dump, layout.part_name(p)) for p in ctx.parts]
-    touched = touched_documents(con, para_files, decisions)
-    return remeasured({a: layout.documents(dump, a) for a in touched}, touched, ctx.opts.models)
+        return doc_decisions_job(ctx).run(con, phase, task)
 
 
 @dataclass(frozen=True)
@@ -351,6 +325,11 @@ def _groups_phase(phase: str) -> Phase:
                  lambda ctx: groups_job(ctx).tasks(phase) or [None])
 
 
+def _doc_decisions_phase(phase: str) -> Phase:
+    return Phase(phase, lambda ctx, t: doc_decisions_phase(ctx, phase, t),
+                 lambda ctx: doc_decisions_job(ctx).tasks(phase))
+
+
 def _para_pairs_phase(phase: str) -> Phase:
     return Phase(phase, lambda ctx, t: para_pairs_phase(ctx, phase, t), lambda ctx: para_pairs_tasks(ctx, phase))
 
@@ -364,7 +343,7 @@ STEPS: dict[str, tuple[Phase, ...]] = {
     PAIRS_STEP: (Phase(PAIRS_STEP, pairs_step, _per_part),),
     PARA_PAIRS_STEP: tuple(_para_pairs_phase(p) for p, _ in PARA_PAIRS_PHASES),
     PARA_STEP: (Phase(PARA_STEP, paragraph_decisions_step, _per_part),),
-    DOC_STEP: (Phase(DOC_STEP, lambda ctx, _: document_decisions_step(ctx), _one),),
+    DOC_STEP: tuple(_doc_decisions_phase(p) for p, _ in DOC_PHASES),
 }
 GLOBAL_STATE_STEPS = tuple(STEPS)
 # Partitions of the per-dump steps' tasks (``DumpContext.work_parts``)
@@ -477,7 +456,7 @@ def _until_lost(lock: CorpusLock, dump: str, todo):
 def dump_summary(lake: str | CorpusLayout, dump: str, parts: int) -> dict:
     """What the decisions of a dump say: documents, kept, paragraphs dropped, run id."""
     layout = lake if isinstance(lake, CorpusLayout) else CorpusLayout(lake)
-    doc = layout.read_state(DOC_STEP, dump, "decisions") or {}
+    doc = layout.read_state(DOC_STEP, dump, DOC_STATE) or {}
     dropped = sum((layout.read_state(PARA_STEP, dump, layout.part_name(p)) or {}).get("dropped", 0)
                   for p in range(parts))
     return {"documents": doc.get("documents", 0), "kept": doc.get("kept", 0),

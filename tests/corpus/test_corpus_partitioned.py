@@ -2,9 +2,11 @@
 whole, one task per dump (``whole_dump_reference.py``): on a generated lake of three
 dumps (copies within and across dumps, near-duplicate paragraphs, site templates), with
 more partitions and search buckets than the lake's, the distinctive-paragraph pairs, the
-paragraph groups and both decision tables are equal, row for row."""
+paragraph groups and both decision tables are equal (the document decisions against
+``decide.document_decisions`` over the whole dump), row for row."""
 from __future__ import annotations
 
+import glob
 import random
 
 import pyarrow.parquet as pq
@@ -13,9 +15,11 @@ import pytest
 from support.corpus_lake import sentence
 import whole_dump_reference as ref
 from warclake.tasks.corpus import stage
-from warclake.tasks.corpus.steps import para_groups
+from warclake.tasks.corpus.steps import doc_decisions, para_groups
 from warclake.tasks.corpus.steps.para_groups import STEP as GROUPS_STEP
 from warclake.tasks.corpus.steps.para_groups import group_hosts_of
+from warclake.tasks.corpus.steps.doc_decisions import STATE as DOC_STATE
+from warclake.tasks.corpus.steps.doc_decisions import STEP as DOC_STEP
 from warclake.tasks.corpus.steps.para_pairs import STEP as PARA_PAIRS_STEP
 from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
 
@@ -81,6 +85,12 @@ def whole_para_pairs(ctx: stage.DumpContext, task=None) -> bool:
     return True
 
 
+def whole_doc_decisions(ctx: stage.DumpContext, task=None) -> bool:
+    write_table(ctx.layout.file("decisions/documents", ctx.dump, "decisions"), ref.document_decisions_whole(ctx))
+    ctx.layout.mark_done(DOC_STEP, ctx.dump, DOC_STATE, stage.doc_decisions_key(ctx))
+    return True
+
+
 def table(lake: str, folder: str, dump: str, name: str):
     t = pq.read_table(f"{lake}/corpus/{folder}/dump={dump}/{name}.parquet")
     return t.drop_columns([c for c in NOT_COMPARED if c in t.column_names])
@@ -89,7 +99,7 @@ def table(lake: str, folder: str, dump: str, name: str):
 @pytest.fixture(scope="module")
 def judged_lakes(tmp_path_factory):
     """The same generated lake judged by the partitioned steps (more partitions than the
-    lake's 3; one search bucket per table, and several) and by the whole-dump steps."""
+    lake's 3; one search bucket per family of tables, and one per work partition) and by the whole-dump steps."""
     base = tmp_path_factory.mktemp("partitioned")
     parts, bucketed, whole = str(base / "parts"), str(base / "bucketed"), str(base / "whole")
     for lake in (parts, bucketed, whole):
@@ -98,12 +108,15 @@ def judged_lakes(tmp_path_factory):
     mp = pytest.MonkeyPatch()
     try:
         mp.setattr(stage, "BYTES_PER_WORK_PART", 30_000)
+        mp.setattr(para_groups, "WORK_PARTS_PER_BUCKET", 1000)
+        mp.setattr(doc_decisions, "WORK_PARTS_PER_RANGE", 1)
         judge(parts, opts)
-        mp.setattr(para_groups, "WORK_PARTS_PER_BUCKET", 2)
+        mp.setattr(para_groups, "WORK_PARTS_PER_BUCKET", 1)
         judge(bucketed, opts)
         work_parts = stage.DumpContext.build(CorpusLayout(parts), DUMPS, DUMPS[-1], opts).work_parts
         mp.setitem(stage.STEPS, GROUPS_STEP, (stage.Phase("groups", whole_groups, stage._one),))
         mp.setitem(stage.STEPS, PARA_PAIRS_STEP, (stage.Phase("merge", whole_para_pairs, stage._one),))
+        mp.setitem(stage.STEPS, DOC_STEP, (stage.Phase("write", whole_doc_decisions, stage._one),))
         judge(whole, opts)
     finally:
         mp.undo()
@@ -116,6 +129,8 @@ def test_partitioned_steps_give_the_whole_dump_steps_decisions(judged_lakes, dum
     lakes, whole, work_parts = judged_lakes
     parts = lakes[search]
     assert work_parts > 3    # the per-dump steps ran on more partitions than the lake's
+    ranges = glob.glob(f"{parts}/corpus/work/doc_decisions/dump={dump}/decisions-part=*.parquet")
+    assert len(ranges) == work_parts    # the document decisions, one task per range of docIds
     pairs = table(parts, "para_pairs", dump, "para_pairs")
     assert pairs.num_rows > 20
     assert pairs.equals(table(whole, "para_pairs", dump, "para_pairs"))

@@ -144,3 +144,27 @@ def _template_texts(con, rows: str, earlier_pairs: str | None) -> None:
         SELECT r.text_hash FROM {rows} r JOIN pp_nodes USING (docId) JOIN pp_labels_in USING (node)
         GROUP BY r.text_hash HAVING count(DISTINCT label) >= {TEMPLATE_MIN_CLUSTERS}""")
     con.unregister("pp_labels_in")
+
+
+def document_decisions_whole(ctx) -> pa.Table:
+    """The document decisions of one dump in one task (``decide.document_decisions`` over
+    the whole dump), as the stage computed them before they were partitioned."""
+    from warclake.tasks.corpus import stage
+    from warclake.tasks.corpus.steps.decide import document_decisions
+    from warclake.tasks.corpus.steps.kept_metrics import remeasured, touched_documents
+
+    job = stage.doc_decisions_job(ctx)
+    with ctx.connect() as con:
+        docs = f"""SELECT docId, dump, lang, date, url_hash, n_chars, clean_hash, metrics
+                   FROM {parquet_list(job.docsig_files)}"""
+        if not job.whole_pages:
+            touched = touched_documents(con, dict(zip(job.archives, job.para_files)), job.para_decision_files)
+            again = remeasured({a: ctx.layout.documents(ctx.dump, a) for a in touched}, touched, job.models)
+            if again.num_rows:
+                con.register("remeasured", again)
+                docs = f"""SELECT d.docId, d.dump, d.lang, d.date, d.url_hash, d.n_chars, d.clean_hash,
+                                  coalesce(r.metrics, d.metrics) AS metrics
+                           FROM ({docs}) d LEFT JOIN remeasured r USING (docId)"""
+        pairs = f"SELECT a, b, jaccard, exact FROM {parquet_list(job.pair_files)}"
+        para = f"SELECT a, b, para_jaccard FROM {parquet_list([job.para_pairs_file])}"
+        return document_decisions(con, docs, pairs, job.cfg, job.run_id, job.cfg.fingerprint(), para, job.scores)

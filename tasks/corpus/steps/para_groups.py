@@ -58,7 +58,7 @@ def block_bounds(max_bits: int, key_blocks: int) -> tuple[int, ...]:
 _BOUNDS = block_bounds(MAX_BITS, KEY_BLOCKS)
 SETTINGS = {"max_bits": MAX_BITS, "min_chars": MIN_CHARS, "max_length_diff": MAX_LENGTH_DIFF,
             "max_length_share": MAX_LENGTH_SHARE,
-            "window": WINDOW, "blocks": _BOUNDS, "version": 2}
+            "window": WINDOW, "blocks": _BOUNDS, "version": 3}
 
 GROUPS = pa.schema([("text_hash", pa.int64()), ("group_hash", pa.int64())])
 
@@ -155,11 +155,24 @@ def group_hosts_of(con, groups_file: str, host_files: list[str]) -> pa.Table:
         GROUP BY g.group_hash, h.host, h.dump ORDER BY g.group_hash, h.host NULLS LAST, h.dump""")
 
 
-def search_bucket(sim: np.ndarray, table: int, buckets: int) -> np.ndarray:
-    """Per SimHash, its bucket of ``table``'s search: a mix of the table's key bits, so
-    every SimHash sharing that key (every pair the table can find) is in one bucket."""
-    v, rest = _permuted(sim.view(np.uint64), _tables()[table])
-    key = v >> np.uint64(rest)
+def _families(max_bits: int = MAX_BITS, key_blocks: int = KEY_BLOCKS) -> list[list[int]]:
+    """The search tables by their first key block: a family's tables all key on that block,
+    so two SimHashes a table of the family can pair agree on it."""
+    fams: dict[int, list[int]] = {}
+    for t, c in enumerate(combinations(range(max_bits + key_blocks), key_blocks)):
+        fams.setdefault(c[0], []).append(t)
+    return [fams[b] for b in sorted(fams)]
+
+
+FAMILIES = _families()
+
+
+def search_bucket(sim: np.ndarray, family: int, buckets: int) -> np.ndarray:
+    """Per SimHash, its bucket of ``family``'s search: a mix of the bits of the family's
+    block, so every SimHash sharing a key of one of the family's tables (every pair those
+    tables can find) is in one bucket."""
+    lo, hi = _BOUNDS[family], _BOUNDS[family + 1]
+    key = (sim.view(np.uint64) >> np.uint64(lo)) & np.uint64((1 << (hi - lo)) - 1)
     return ((key * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(33)) % np.uint64(buckets)
 
 
@@ -168,10 +181,12 @@ class ParaGroups:
     """The step of one dump, as phases (``PHASES``):
 
     - ``texts``: one task per group of text-hash partitions of the paragraph statistics
-      writes each text of 20 characters or more to its bucket of each search table;
-    - ``search``: one task per set of (table, bucket) units pairs each unit's texts (every
-      text sharing the table's key is in the bucket, so its pairs are those the search over
-      every text finds there);
+      writes each text of 20 characters or more to its bucket of each family of search
+      tables (``FAMILIES``: the tables by their first key block; 4 copies of a text, not one
+      per table);
+    - ``search``: one task per set of (family, bucket) units searches each unit's texts
+      with the family's tables (every text sharing a key of those tables is in the
+      bucket, so its pairs are those the search over every text finds there);
     - ``groups``: one task over pairs only joins them with the earlier dumps' groups by
       connected components and writes the groups and their counts.
 
@@ -186,12 +201,12 @@ class ParaGroups:
 
     @property
     def buckets(self) -> int:
-        """Buckets per search table."""
-        return -(-self.work_parts // WORK_PARTS_PER_BUCKET)
+        """Buckets per family of search tables: a unit holds about a work partition's texts."""
+        return min(MAX_BUCKETS, -(-self.work_parts // WORK_PARTS_PER_BUCKET))
 
     @property
     def units(self) -> int:
-        return len(_tables()) * self.buckets
+        return len(FAMILIES) * self.buckets
 
     @property
     def searches(self) -> int:
@@ -237,10 +252,10 @@ class ParaGroups:
             return {"texts": len(cols["text_hash"])}
         # each search task's file: its units in order, each unit's texts in text-hash order
         chosen: list[list[tuple[int, np.ndarray]]] = [[] for _ in range(self.searches)]
-        for t in range(len(_tables())):
-            bucket = search_bucket(cols["simhash"], t, self.buckets)
+        for f in range(len(FAMILIES)):
+            bucket = search_bucket(cols["simhash"], f, self.buckets)
             for b in range(self.buckets):
-                u = t * self.buckets + b
+                u = f * self.buckets + b
                 chosen[u % self.searches].append((u, np.nonzero(bucket == b)[0]))
         for s, units in enumerate(chosen):
             idx = np.concatenate([i for _, i in units])
@@ -269,9 +284,9 @@ class ParaGroups:
                                                                                        "n_chars", "is_cur")}
             order = np.argsort(unit["text_hash"], kind="stable")     # the readers' runs merged
             th = unit["text_hash"][order]
-            table = u // self.buckets
+            tables = FAMILIES[u // self.buckets]
             i, j = near_pairs(unit["simhash"][order], unit["n_chars"][order].astype(np.int64),
-                              unit["is_cur"][order], workers=1, tables=[table], chain=table == 0)
+                              unit["is_cur"][order], workers=1, tables=tables, chain=0 in tables)
             found_a.append(th[i])
             found_b.append(th[j])
             n += len(th)
@@ -313,7 +328,8 @@ class ParaGroups:
 
 
 PHASES = ("texts", "search", "groups")
-WORK_PARTS_PER_BUCKET = 8     # a search table's buckets: one per this many work partitions
+WORK_PARTS_PER_BUCKET = 1     # a family's buckets: one per this many work partitions
+MAX_BUCKETS = 1 << 11         # a family's block has 11 bits (10 for the last ones, never a family's first)
 SEARCHES_PER_WORK_PART = 3    # search tasks: at most this many per work partition
 NEAR = pa.schema([("a", pa.int64()), ("b", pa.int64())])
 TEXTS = pa.schema([("unit", pa.int32()), ("text_hash", pa.int64()), ("simhash", pa.int64()), ("n_chars", pa.int32()),
