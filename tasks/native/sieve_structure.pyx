@@ -889,7 +889,7 @@ def fill(double[:, ::1] X, list paths, list plains, int in_main_col) -> None:
         X[i, FIRST + C_RECORD] = record[i]
         count[u] += 1.0
         marked[u] += date[i] + record[i]
-    _records(X, uniq, inverse, count, marked)
+    _records(X, inverse, count, marked, boxes)
     _after_headings(X, paths, plains, uniq, inverse)
     # after the last paragraph of the main container
     for i in range(n):
@@ -991,65 +991,51 @@ cdef void _put(double[:, ::1] X, Py_ssize_t col, double[::1] v, Py_ssize_t n):
         X[i, col] = v[i]
 
 
-cdef _records(double[:, ::1] X, list uniq, Py_ssize_t[::1] inverse, double[::1] count,
-              double[::1] marked):
-    """Paragraphs and record lines inside each ancestor element (the ancestors of a path
-    are its prefixes ending before a '>', all but the outermost), then each paragraph's
-    parent and grandparent sums."""
-    cdef dict paras = {}
-    cdef dict lines = {}
-    cdef Py_ssize_t u, nu = len(uniq), pos, first_sep, n = inverse.shape[0], i
-    cdef double k, m
-    cdef str q, a
-    # record lines inside each ancestor of the paths that have some (the others add 0)
-    for u in range(nu):
-        m = marked[u]
-        if not m:
-            continue
-        q = <str>uniq[u]
-        first_sep = q.find(">")
-        if first_sep < 0:
-            continue
-        pos = q.rfind(">")
-        while pos > first_sep:
-            a = q[:pos]
-            lines[a] = <double>lines.get(a, 0.0) + m
-            pos = q.rfind(">", 0, pos)
-    rows = np.zeros((nu, 3))
-    cdef double[:, ::1] R = rows
-    cdef double got_lines
-    cdef str box
-    if not lines:    # no record lines: every column is log1p(0) = 0 and 0 / paras = 0
-        return
-    for u in range(nu):
-        q = <str>uniq[u]
-        first_sep = q.find(">")
-        pos = q.rfind(">")
-        if pos <= first_sep:
-            continue
-        R[u, 0] = log1p(<double>lines.get(q[:pos], 0.0))
-        pos = q.rfind(">", 0, pos)
-        if pos <= first_sep:
-            continue
-        a = q[:pos]
-        got = lines.get(a)
-        if got is None:
-            continue    # log1p(0) and 0 / paras: 0
-        got_lines = <double>got
-        R[u, 1] = log1p(got_lines)
-        if a not in paras:   # the paragraphs inside a: those of the paths below it
-            box = a + ">"
-            k = 0.0
-            for i in range(nu):
-                if (<str>uniq[i]).startswith(box):
-                    k += count[i]
-            paras[a] = k
-        R[u, 2] = got_lines / <double>paras[a]
-    for i in range(n):
-        u = inverse[i]
-        X[i, FIRST + C_PARENT] = R[u, 0]
-        X[i, FIRST + C_GRAND] = R[u, 1]
-        X[i, FIRST + C_SHARE] = R[u, 2]
+cdef int _records(double[:, ::1] X, Py_ssize_t[::1] inverse, double[::1] count,
+                  double[::1] marked, _Boxes boxes) except -1:
+    """Paragraphs and record lines inside each ancestor element of a path (its boxes but
+    the path's own: the prefixes ending before a '>', all but the outermost), then each
+    paragraph's parent and grandparent sums (whole numbers: exact in any order)."""
+    cdef Py_ssize_t u, j, g, i, nu = count.shape[0], n = inverse.shape[0], nbox = boxes.n_boxes
+    cdef Py_ssize_t* chain = boxes.chain
+    cdef Py_ssize_t* start = boxes.chain_start
+    cdef double m
+    cdef bint some = False
+    cdef double* lines = <double*>calloc(2 * nbox + 6 * nu + 1, sizeof(double))
+    if lines == NULL:
+        raise MemoryError()
+    cdef double* paras = lines + nbox
+    cdef double* R = paras + nbox       # (nu, 3) row-major
+    try:
+        for u in range(nu):
+            m = marked[u]
+            if m == 0.0:
+                continue
+            for j in range(start[u], start[u + 1] - 1):
+                lines[chain[j]] += m
+                some = True
+        if not some:    # no record lines: every column is log1p(0) = 0 and 0 / paras = 0
+            return 0
+        for u in range(nu):
+            for j in range(start[u], start[u + 1] - 1):
+                paras[chain[j]] += count[u]
+        for u in range(nu):
+            j = start[u + 1] - start[u]
+            if j >= 2:
+                R[3 * u] = log1p(lines[chain[start[u + 1] - 2]])
+            if j >= 3:
+                g = chain[start[u + 1] - 3]
+                if lines[g] != 0.0:
+                    R[3 * u + 1] = log1p(lines[g])
+                    R[3 * u + 2] = lines[g] / paras[g]
+        for i in range(n):
+            u = inverse[i]
+            X[i, FIRST + C_PARENT] = R[3 * u]
+            X[i, FIRST + C_GRAND] = R[3 * u + 1]
+            X[i, FIRST + C_SHARE] = R[3 * u + 2]
+    finally:
+        free(lines)
+    return 0
 
 
 cdef str _container(str path):
