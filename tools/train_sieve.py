@@ -6,15 +6,19 @@
 writes ``tasks/extract/boilerplate/sieve.json`` (or ``--out``). The shipped model comes from this
 command (the main-content notion: CLEANEVAL's wider notion at half weight; WCXB's pages of
 seven types, which hold the modern benchmark's pages with revised truth, in its place; the
-trees' depth and number and the operating point chosen on an inner split of the tuning
-pages, reports/boilerplate_eval.md; Dragnet's and WCXB's F1 at it recorded)::
+Japanese pages of the modern web (``tools/gold/ja_modern.jsonl``, read from copies of their
+repositories under ``$WARCLAKE_REPOS``: tools/gold/README.md) at four times a page's weight;
+the trees' depth and number, the operating point and the Japanese weight chosen on an inner
+split of the tuning pages, reports/boilerplate_eval.md; Dragnet's and WCXB's F1 at it
+recorded)::
 
-    python -m tools.train_sieve \\
+    WARCLAKE_REPOS=REPOS python -m tools.train_sieve \\
         --gold cleaneval:../shared/data/gold/cleaneval/cleaneval-dev,../shared/data/gold/cleaneval/cleaneval-final \\
         --gold cleaneval:../shared/data/gold/cleaneval/CleanPortalEval-master \\
         --gold readability:../shared/data/gold/mozilla_readability_testpages \\
         --gold wcxb:../shared/data/gold/wcxb_dev --gold dragnet:../shared/data/gold/dragnet \\
-        --mix cleaneval:cleaneval-dev=0.5 --depth 5 --trees 160 --cutoff 0.4 \\
+        --gold ja:tools/gold/ja_modern.jsonl \\
+        --mix cleaneval:cleaneval-dev=0.5 --mix ja=4 --depth 5 --trees 160 --cutoff 0.4 \\
         --cutoff-gold dragnet:../shared/data/gold/dragnet --cutoff-gold wcxb:../shared/data/gold/wcxb_dev \\
         --page-kind-types collection,listing,documentation,service --page-kind-trees 100 \\
         --page-kind-depth 3 --listing-cutoff 0.15
@@ -28,8 +32,8 @@ records the arguments it was trained with (``meta.command``), and::
 
     python -m tools.train_sieve --check [--out MODEL]
 
-(run from the repository root, beside ``../shared/data``; about 10 CPU minutes for the shipped
-model) retrains with them and compares: exit 0 when the bytes are equal or when the model does
+(run from the repository root, beside ``../shared/data``, with ``$WARCLAKE_REPOS`` set; about
+10 CPU minutes for the shipped model) retrains with them and compares: exit 0 when the bytes are equal or when the model does
 the same (same cutoff, F1 at it within 0.001, keep/drop decisions differing on at most 0.1 % of
 the training paragraphs: ``compare_models``), 1 saying what differs. The test suite runs it on
 a small model trained with ``--pages-per-set`` (``tests/tools/sieve_small.json``), on this CPU

@@ -143,7 +143,7 @@ def test_mixing_weights_can_name_one_set_of_a_format():
 DRAGNET_FLOOR = {"f1": 0.939, "precision": 0.928}
 CLEANEVAL_FLOOR = {"f1": 0.943}
 MODERN_FLOOR = {"f1": 0.880, "precision": 0.855}
-WCXB_FLOOR = {"word_f1": 0.876, "forum": 0.82, "listing": 0.65}   # WCXB's own metric
+WCXB_FLOOR = {"word_f1": 0.876, "forum": 0.82, "listing": 0.63}   # WCXB's own metric
 
 
 @pytest.mark.shared_data("gold", "dragnet")
