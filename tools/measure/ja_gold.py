@@ -11,7 +11,9 @@ paragraph's CSS path, the sieve's probability and its text. A paragraph counts a
 most of its characters are in lines of the gold (see ``is_gold_block``).
 
 The tuning part is for looking at; quote held-back figures only (``warclake eval --split
-heldout``).
+heldout``). ``--gold tools/gold/ja_modern.jsonl`` scores the Japanese pages of the modern web,
+read from copies of their repositories under ``--data`` or ``$WARCLAKE_REPOS``
+(tools/gold/README.md); its held-back part is the final part, scored once.
 """
 from __future__ import annotations
 
@@ -68,7 +70,8 @@ def block_errors(html: str, gold: str, lang: str, mode: str) -> list[tuple[str, 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gold", default=str(GOLD))
-    ap.add_argument("--data", default="", help="data root (default: ../shared/data)")
+    ap.add_argument("--data", default="", help="data root (default: ../shared/data), or for pages kept "
+                    "in git repositories the folder of their copies (default: $WARCLAKE_REPOS)")
     ap.add_argument("--split", default="tuning", choices=("tuning", "heldout", "all"))
     ap.add_argument("--extractor", action="append", help="default: sieve and trafilatura")
     ap.add_argument("--blocks", metavar="MODE", help="list MODE's wrong paragraphs per page")
