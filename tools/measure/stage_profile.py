@@ -11,7 +11,8 @@ fed what the stage before it made, as in an extraction:
 
 * warclake: ``read`` is every record through ``ArchiveReader`` and the payload of each
   HTML page of a 200 response (inflate, WARC and HTTP heads, de-chunking); ``inflate`` is
-  the archive's gzip members alone (``zlib``, the floor of any reader); ``charset`` the
+  the archive's gzip members by the standard ``zlib``, a reference point (the readers
+  inflate with their own, faster, libraries); ``charset`` the
   cascade; ``parse`` lexbor's parse alone, ``parse+walk`` the page scan, tag limits,
   parse and paragraph walk (``walk`` is their difference); ``language`` routing, the
   English screen, the first pass and lingua, with a fresh detector and an empty answer table
@@ -63,7 +64,7 @@ def cpu_model() -> str:
 
 
 def inflate(path: str) -> int:
-    """Every gzip member of the file inflated by zlib (the bytes out): the floor of a reader."""
+    """Every gzip member of the file inflated by the standard zlib (the bytes out)."""
     out = pos = 0
     with open(path, "rb") as fh:
         data = memoryview(fh.read())
