@@ -233,8 +233,10 @@ def test_a_feature_column_the_module_does_not_compute_leaves_the_python_path(mon
 LABELS = ("from warclake.tasks.extract.boilerplate import compiled, features, model\n"
           "from warclake.tasks.extract.paragraph import Paragraph\n"
           "print(compiled.STATUS)\n"
-          "print(model.classify([Paragraph('body>div.nav>a', '\\x02Home\\x03', 3),"
-          " Paragraph('body>article>p', 'It was the best of times and the worst. ' * 9, 1)], 'en'))\n")
+          "menu = [Paragraph('body>nav>ul>li', f'\\x02{w}\\x03', n) for w, n in (('Home', 4), ('News', 2), ('Contact', 2))]\n"
+          "print(model.classify(menu + [Paragraph('body>article>p', 'It was the best of times and the worst. ' * 9, 1)],"
+          " 'en'))\n")
+MENU_AND_ARTICLE = "['bad', 'bad', 'bad', 'good']"   # a menu of three links dropped, the article kept
 
 
 @compiled_only
@@ -243,7 +245,7 @@ def test_the_compiled_path_is_chosen_whichever_module_is_imported_first():
     for first in ("model", "features", "compiled"):
         p = run_python(f"from warclake.tasks.extract.boilerplate import {first}\n" + LABELS)
         assert p.returncode == 0, p.stderr
-        assert p.stdout.splitlines() == ["compiled", "['bad', 'good']"], first
+        assert p.stdout.splitlines() == ["compiled", MENU_AND_ARTICLE], first
         assert "warclake:" not in p.stderr
 
 
@@ -251,7 +253,7 @@ def test_without_the_module_the_python_features_run_with_one_warning():
     hide = hiding("sieve_features")
     p = run_python(hide + LABELS)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == ["python", "['bad', 'good']"]
+    assert p.stdout.splitlines() == ["python", MENU_AND_ARTICLE]
     warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "Python sieve features" in warnings[0]
 
@@ -261,7 +263,7 @@ def test_without_the_structure_module_its_python_columns_run_with_one_warning():
     hide = hiding("sieve_structure")
     p = run_python(hide + LABELS + "print(compiled.STRUCTURE_STATUS)\n")
     assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == ["compiled", "['bad', 'good']", "python"]
+    assert p.stdout.splitlines() == ["compiled", MENU_AND_ARTICLE, "python"]
     warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "Python structure columns" in warnings[0]
 
@@ -275,7 +277,7 @@ def test_a_structure_module_that_computes_other_values_is_refused_with_one_warni
              "structure.columns = lambda *a: np.where(orig(*a) == 0, -0.0, orig(*a))\n")
     p = run_python(wrong + LABELS + "print(compiled.STRUCTURE_STATUS)\n")
     assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == ["compiled", "['bad', 'good']", "python"]
+    assert p.stdout.splitlines() == ["compiled", MENU_AND_ARTICLE, "python"]
     warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "structure columns failed its check" in warnings[0]
 
@@ -289,7 +291,7 @@ def test_a_module_that_computes_other_values_is_refused_with_one_warning():
              "import warclake.tasks.native.sieve_features\n")
     p = run_python(wrong + LABELS)
     assert p.returncode == 0, p.stderr
-    assert p.stdout.splitlines() == ["python", "['bad', 'good']"]
+    assert p.stdout.splitlines() == ["python", MENU_AND_ARTICLE]
     warnings = warclake_lines(p.stderr)
     assert len(warnings) == 1 and "failed its check" in warnings[0]
 
