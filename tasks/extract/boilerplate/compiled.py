@@ -10,8 +10,8 @@ Decided once per process, when ``features`` is imported, as for the paragraph wa
   ``features.NAMES`` holds a column it does not compute: the Python path, one warning line.
 
 The page-structure columns (``structure``, the last ones of ``features.NAMES``) come from
-``warclake.tasks.native.sieve_structure`` (its short-line patterns stay Python regular
-expressions), added by ``features.with_structure``; that module is loaded and checked the
+``warclake.tasks.native.sieve_structure`` (its short-line patterns matched in C as their
+regular expressions in ``structure`` match), added by ``features.with_structure``; that module is loaded and checked the
 same way (``STRUCTURE_STATUS``, ``STRUCTURE_REASON``), and without it they come from
 ``structure``.
 
