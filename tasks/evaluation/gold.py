@@ -21,8 +21,10 @@ Formats:
   its path under a data root (a file, or a record of a WARC by ``record_id``), the sha256 of
   its bytes (checked), its main text and its split. PATH is ``FILE`` or ``FILE,DATA_ROOT``; the
   root defaults to ``$WARCLAKE_DATA``, else ``../shared/data`` beside the working directory or
-  beside the checkout holding FILE. The split is the one recorded per page. See
-  ``tools/gold/README.md``.
+  beside the checkout holding FILE. A page may instead name a public git repository, a
+  commit and a path in it (``tools/gold/ja_modern.jsonl``): it is read from a copy of that
+  repository under ``$WARCLAKE_REPOS`` (or the root given as ``FILE,ROOT``). The split is the
+  one recorded per page. See ``tools/gold/README.md``.
 * ``wcxb`` — the Web Content eXtraction Benchmark's split layout (``ground-truth/<id>.json``
   with ``html/<id>.html.gz``, or the ``wceb_modern_1000`` page named in ``same_html.json``);
   each page carries its page type. Split by its ``wceb`` twin, else by site: see ``wcxb.py``.
