@@ -154,15 +154,21 @@ class OnTasks:
         done = 0
         assert self.known is not None, "step() runs inside started()"
         for phase in stage.STEPS[name]:
+            tasks = phase.tasks(ctx)
+            # the state files this process read listing the tasks (their keys name earlier
+            # steps' states) go with what the tasks returned: a worker reads none of them again
+            self.known.learn(ctx.layout.known_states())
             known = self.known.snapshot()
             futures = [STEP_TASKS[name].submit(self.lake, ctx.dumps, ctx.dump, name, phase.name, t, ctx.opts,
-                                               self.run, known) for t in phase.tasks(ctx)]
+                                               self.run, known) for t in tasks]
             # every partition ends before one's failure ends the step: a task left running
             # would still hold its DuckDB connection when the process exits
             wait(futures)
             for f in futures:
                 res = f.result()
                 self.known.gather(res["states"])
+                # the states the task read or wrote: the next phases' listings read none of them
+                ctx.layout.know_states(res["states"], newer=True)
                 done += res["done"]
         return done
 

@@ -102,7 +102,9 @@ def document_decisions(con, docs, pairs, cfg: DecisionConfig, run_id: str, finge
     (``para_pairs.py``). Each is a query over the stored files or a pyarrow Table. A pair
     is a near-duplicate when either measure reaches the similarity; its value is the
     greater one. ``scores`` (optional): the documents' model scores
-    (``score_rules.document_scores_sql``), judged by ``cfg.scores`` after the quality rules."""
+    (``score_rules.document_scores_sql``), judged by ``cfg.scores`` after the quality rules.
+    In one connection over all of its input (the measuring tools' sets); the stage runs the
+    same rules as tasks over partitions (``doc_decisions.py``), which give these rows."""
     _source(con, "docs", docs)
     _source(con, "scores_in", NO_SCORES if scores is None else scores)
     _source(con, "pairs_in", pairs)

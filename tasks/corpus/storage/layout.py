@@ -70,12 +70,18 @@ class CorpusLayout:
         """The state files this layout holds (``cache_states``): path -> bytes (None: not there)."""
         return dict(self._states)
 
-    def know_states(self, states: dict[str, bytes | None]) -> "CorpusLayout":
+    def know_states(self, states: dict[str, bytes | None], newer: bool = False) -> "CorpusLayout":
         """Hold these state files as read (of the run's own steps, whose writes the caller
-        has seen: the run's coordinating process passes them to a task in another process)."""
+        has seen: the run's coordinating process passes them to a task in another process).
+        ``newer``: they replace what this layout holds (the tasks' results, gathered by the
+        run's process after they ended), but for a missing one that another task wrote
+        (tasks of one phase start from the same snapshot)."""
         for path, data in states.items():
             if path.split("/state/")[-1].split("/")[0] in self._cached_steps:
-                self._states.setdefault(path, data)
+                if newer and (data is not None or self._states.get(path) is None):
+                    self._states[path] = data   # a task that ended gives no None for a state it wrote
+                else:
+                    self._states.setdefault(path, data)
         return self
 
     def dir(self, table: str, dump: str | None = None) -> str:

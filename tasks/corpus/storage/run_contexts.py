@@ -64,8 +64,17 @@ class Known:
         return Known(self.inputs, dict(self.states))
 
     def gather(self, states: dict[str, bytes | None]) -> None:
-        """The state files a call held when it ended (``states_of``)."""
-        self.states.update(states)
+        """The state files a call held when it ended (``states_of``); a state one call of a
+        phase saw missing and another wrote stays written (the calls start from one snapshot)."""
+        for path, data in states.items():
+            if data is not None or self.states.get(path) is None:
+                self.states[path] = data
+
+    def learn(self, states: dict[str, bytes | None]) -> None:
+        """The state files the run's own process read (its layout's): those the calls'
+        results have not given already (a call's is newer than what the process read before it)."""
+        for path, data in states.items():
+            self.states.setdefault(path, data)
 
 
 def context_of(token: str | None, lake: str, dumps: list[str], dump: str, opts: StageOptions,
