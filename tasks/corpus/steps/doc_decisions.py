@@ -1,6 +1,6 @@
 """The document decisions (``doc_decisions``) of one dump, as tasks whose memory does not
 grow with the dump: one row per document of the dump (``decide.DOC_DECISIONS``), the
-rules of ``decide.document_decisions`` applied the same way.
+rules of the whole-dump reference (``tests/corpus/whole_dump_reference.py``) applied the same way.
 
     remeasure (per group of archives; not with ``judge_whole_pages``) the metrics of the
               group's documents whose kept text the paragraph decisions cut
@@ -36,13 +36,13 @@ from warclake.tasks.corpus.steps.decide import (
 )
 from warclake.tasks.corpus.steps.kept_metrics import remeasured, touched_documents
 from warclake.tasks.corpus.steps.score_rules import NO_SCORES, SCORE_COLUMNS, SCORE_HITS_SQL, score_rules_table
+from warclake.tasks.corpus.steps.phased import PhasedStep
 from warclake.tasks.corpus.storage.engine import copy_query, parquet_list, query_table
 from warclake.tasks.corpus.storage.layout import CorpusLayout, local_tmp, publish_tmp, read_table, write_table
 from warclake.tasks.lake.catalog import sql_literal
 from warclake.tasks.lake.layout import remove_quietly
 
 STEP = DOC_STEP
-WORK = f"work/{STEP}"
 # (phase, its tasks: "archives" per group of archives, "parts" per partition, None one)
 PHASES = (("remeasure", "archives"), ("clusters", None), ("ranks", "parts"), ("decisions", "parts"),
           ("write", None))
@@ -72,9 +72,11 @@ def in_range(col: str, part: int, parts: int) -> str:
 
 
 @dataclass
-class DocDecisions:
+class DocDecisions(PhasedStep):
     """The step of one dump: its inputs, settings and partitions. ``run`` does one task of
     one phase unless done."""
+    STEP = STEP
+    LAST, LAST_STATE = "write", STATE
     layout: CorpusLayout
     dump: str
     archives: list[str]               # this dump's archives, in order
@@ -101,19 +103,6 @@ class DocDecisions:
         if per == "archives":
             return list(range(min(self.parts, len(self.archives)))) or [None]
         return list(range(self.parts)) if per == "parts" else [None]
-
-    def state_name(self, phase: str, part: int | None) -> str:
-        if phase == "write":
-            return STATE
-        return phase if part is None else f"{phase}-{self.layout.part_name(part)}"
-
-    def work(self, what: str, part: int | None = None) -> str:
-        return self.layout.file(WORK, self.dump, what if part is None else f"{what}-{self.layout.part_name(part)}")
-
-    def run(self, con, phase: str, part: int | None = None) -> bool:
-        key = {**self.key, "phase": phase, "parts": self.parts, "part": part}
-        return self.layout.once(STEP, self.dump, self.state_name(phase, part), key,
-                                getattr(self, "_" + phase), con, part)
 
     def run_all(self, con) -> int:
         return sum(self.run(con, phase, t) for phase, _ in self.phases() for t in self.tasks(phase))

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from warclake.tasks.corpus.steps.components import docid_clusters
+from warclake.tasks.corpus.steps.phased import PhasedStep
 from warclake.tasks.corpus.storage.engine import copy_query, parquet_list, part_expr, query_table
 from warclake.tasks.corpus.storage.layout import CorpusLayout, write_table
 
@@ -57,7 +58,6 @@ CLUSTER_SIMILARITY = 0.6
 MIN_CANDIDATE_CHARS = 40
 SETTINGS = {"template_min_clusters": TEMPLATE_MIN_CLUSTERS, "cluster_similarity": CLUSTER_SIMILARITY,
             "min_candidate_chars": MIN_CANDIDATE_CHARS, "version": 2}
-WORK = f"work/{STEP}"
 
 PARA_PAIRS = pa.schema([("a", pa.string()), ("b", pa.string()), ("para_jaccard", pa.float64())])
 # (phase, whether it is one task per partition), in order
@@ -69,9 +69,11 @@ _NO_PAIRS = "SELECT NULL::VARCHAR AS a, NULL::VARCHAR AS b, NULL::DOUBLE AS jacc
 
 
 @dataclass
-class ParaPairs:
+class ParaPairs(PhasedStep):
     """The step of one dump: its inputs, partitions and files. ``run`` does one phase (one
     partition of it, for a partitioned phase) unless done."""
+    STEP = STEP
+    LAST, LAST_STATE = "merge", STEP
     layout: CorpusLayout
     dump: str
     para_files: list[str]          # this dump's paragraphs
@@ -86,19 +88,6 @@ class ParaPairs:
         if not self.para_files:
             return [("merge", False)]
         return [(n, per) for n, per in PHASES if self.prev_para_files or n not in EARLIER_ONLY]
-
-    def state_name(self, phase: str, part: int | None) -> str:
-        if phase == "merge":
-            return STEP
-        return phase if part is None else f"{phase}-{self.layout.part_name(part)}"
-
-    def work(self, what: str, part: int | None = None) -> str:
-        return self.layout.file(WORK, self.dump, what if part is None else f"{what}-{self.layout.part_name(part)}")
-
-    def run(self, con, phase: str, part: int | None = None) -> bool:
-        key = {**self.key, "phase": phase, "parts": self.parts, "part": part}
-        return self.layout.once(STEP, self.dump, self.state_name(phase, part), key,
-                                getattr(self, "_" + phase), con, part)
 
     def run_all(self, con) -> int:
         """Every phase in order, in this process: how many calls did work."""
