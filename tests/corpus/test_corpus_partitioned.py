@@ -3,7 +3,7 @@ whole, one task per dump (``whole_dump_reference.py``): on a generated lake of t
 dumps (copies within and across dumps, near-duplicate paragraphs, site templates), with
 more partitions and search buckets than the lake's, the distinctive-paragraph pairs, the
 paragraph groups and both decision tables are equal (the document decisions against
-``whole_dump_reference.document_decisions`` over the whole dump), row for row."""
+``decide.document_decisions`` over the whole dump), row for row."""
 from __future__ import annotations
 
 import glob

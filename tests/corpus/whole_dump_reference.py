@@ -7,12 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
-from warclake.tasks.corpus.settings import DecisionConfig
 from warclake.tasks.corpus.steps.components import component_labels
-from warclake.tasks.corpus.steps.decide import DOC_DECISIONS, QUALITY_HITS_SQL, quality_rules_table
 from warclake.tasks.corpus.steps.para_groups import GROUPS, MIN_CHARS, near_pairs
 from warclake.tasks.corpus.steps.para_pairs import CLUSTER_SIMILARITY, MIN_CANDIDATE_CHARS, PARA_PAIRS, TEMPLATE_MIN_CLUSTERS
-from warclake.tasks.corpus.steps.score_rules import NO_SCORES, SCORE_COLUMNS, SCORE_HITS_SQL, score_rules_table
 from warclake.tasks.corpus.storage.engine import parquet_list, query_table
 
 
@@ -150,9 +147,10 @@ def _template_texts(con, rows: str, earlier_pairs: str | None) -> None:
 
 
 def document_decisions_whole(ctx) -> pa.Table:
-    """The document decisions of one dump in one task (``document_decisions`` over the
-    whole dump)."""
+    """The document decisions of one dump in one task (``decide.document_decisions`` over
+    the whole dump), as the stage computed them before they were partitioned."""
     from warclake.tasks.corpus import stage
+    from warclake.tasks.corpus.steps.decide import document_decisions
     from warclake.tasks.corpus.steps.kept_metrics import remeasured, touched_documents
 
     job = stage.doc_decisions_job(ctx)
@@ -170,115 +168,3 @@ def document_decisions_whole(ctx) -> pa.Table:
         pairs = f"SELECT a, b, jaccard, exact FROM {parquet_list(job.pair_files)}"
         para = f"SELECT a, b, para_jaccard FROM {parquet_list([job.para_pairs_file])}"
         return document_decisions(con, docs, pairs, job.cfg, job.run_id, job.cfg.fingerprint(), para, job.scores)
-
-
-def _source(con, name: str, src) -> None:
-    """``name`` as a temp table of ``src``: a query (read by DuckDB, within its memory
-    limit) or a pyarrow Table."""
-    if isinstance(src, str):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS {src}")
-    else:
-        con.register(f"{name}_arrow", src)
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT * FROM {name}_arrow")
-        con.unregister(f"{name}_arrow")
-
-
-def document_decisions(con, docs, pairs, cfg: DecisionConfig, run_id: str, fingerprint: str,
-                       para_pairs=None, scores=None) -> pa.Table:
-    """One row per document of ``docs`` (the current dump's docsigs rows); ``pairs`` are
-    its verified candidate pairs, whose other side may be a document of an earlier dump,
-    and ``para_pairs`` (optional) its pairs with their distinctive-paragraph Jaccard
-    (``para_pairs.py``). Each is a query over the stored files or a pyarrow Table. A pair
-    is a near-duplicate when either measure reaches the similarity; its value is the
-    greater one. ``scores`` (optional): the documents' model scores
-    (``score_rules.document_scores_sql``), judged by ``cfg.scores`` after the quality rules.
-    In one connection over all of its input; the stage runs the same rules as tasks over
-    partitions (``doc_decisions.py``), which must give these rows."""
-    _source(con, "docs", docs)
-    _source(con, "scores_in", NO_SCORES if scores is None else scores)
-    _source(con, "pairs_in", pairs)
-    if para_pairs is None:
-        para_pairs = "SELECT ''::VARCHAR AS a, ''::VARCHAR AS b, 0.0::DOUBLE AS para_jaccard WHERE false"
-    _source(con, "para_in", para_pairs)
-    rules = quality_rules_table(cfg)
-    con.register("quality_rules", rules)
-    con.register("score_rules", score_rules_table(cfg.scores, rules.num_rows))
-    con.execute(f"CREATE OR REPLACE TEMP TABLE qhits AS {QUALITY_HITS_SQL} UNION ALL {SCORE_HITS_SQL}")
-    # edges that pass the threshold; nodes numbered in docId order, so the smallest
-    # number of a component is its smallest docId
-    con.execute(f"""CREATE OR REPLACE TEMP TABLE edges AS
-        SELECT a, b, max(jaccard) AS jaccard, bool_or(exact) AS exact FROM (
-            SELECT a, b, jaccard, exact FROM pairs_in WHERE exact OR jaccard >= {cfg.similarity!r}
-            UNION ALL
-            SELECT a, b, para_jaccard, false FROM para_in WHERE para_jaccard >= {cfg.similarity!r})
-        GROUP BY a, b""")
-    con.execute("""CREATE OR REPLACE TEMP TABLE nodes AS
-        SELECT docId, (row_number() OVER (ORDER BY docId) - 1)::BIGINT AS node,
-               docId IN (SELECT docId FROM docs) AS is_cur
-        FROM (SELECT docId FROM docs UNION SELECT a FROM edges UNION SELECT b FROM edges)""")
-    n = con.execute("SELECT count(*) FROM nodes").fetchone()[0]
-    e = con.execute("""SELECT na.node AS a, nb.node AS b FROM edges
-                       JOIN nodes na ON na.docId = edges.a JOIN nodes nb ON nb.docId = edges.b""").fetchnumpy()
-    labels = component_labels(n, e["a"], e["b"])
-    con.register("labels_in", pa.table({"node": np.arange(n, dtype=np.int64), "label": labels}))
-    con.execute("""CREATE OR REPLACE TEMP TABLE comp AS
-        SELECT n.docId, n.is_cur, c.docId AS cluster_id,
-               count(*) OVER (PARTITION BY l.label) AS cluster_size,
-               min(CASE WHEN NOT n.is_cur THEN n.docId END) OVER (PARTITION BY l.label) AS earlier
-        FROM nodes n JOIN labels_in l USING (node) JOIN nodes c ON c.node = l.label""")
-    drop_all = "true" if cfg.drop_all_copies else "false"
-    out = query_table(con, f"""
-        WITH q AS (
-            SELECT docId, list({{'rule': rule, 'value': value, 'threshold': threshold}} ORDER BY ord) AS rules,
-                   count(*) AS n_fails
-            FROM qhits GROUP BY docId
-        ), best_edge AS (  -- the doc's strongest link: its measured similarity
-            SELECT docId, max(jaccard) AS jaccard, bool_or(exact_earlier) AS exact_earlier FROM (
-                SELECT a AS docId, jaccard, exact AND b NOT IN (SELECT docId FROM docs) AS exact_earlier FROM edges
-                UNION ALL
-                SELECT b, jaccard, exact AND a NOT IN (SELECT docId FROM docs) FROM edges)
-            GROUP BY docId
-        ), ranked AS (
-            SELECT d.docId, d.dump, d.lang, d.clean_hash, c.cluster_id, c.cluster_size, c.earlier,
-                   coalesce(q.rules, []) AS qrules, coalesce(q.n_fails, 0) AS n_fails,
-                   row_number() OVER (PARTITION BY c.cluster_id
-                       ORDER BY coalesce(q.n_fails, 0), d.n_chars DESC, d.date NULLS LAST,
-                                d.url_hash, d.docId) AS rnk
-            FROM docs d JOIN comp c USING (docId) LEFT JOIN q USING (docId)
-        ), chosen AS (
-            SELECT r.*, first_value(docId) OVER w AS first_doc, first_value(clean_hash) OVER w AS first_hash
-            FROM ranked r WINDOW w AS (PARTITION BY cluster_id ORDER BY rnk)
-        ), dup AS (
-            SELECT c.*, b.jaccard, b.exact_earlier,
-                   c.cluster_size > 1 AND c.earlier IS NULL AND c.rnk = 1 AND NOT {drop_all} AS survivor,
-                   CASE WHEN c.cluster_size = 1 THEN NULL
-                        WHEN c.earlier IS NOT NULL THEN
-                             CASE WHEN b.exact_earlier THEN 'exact_duplicate_earlier_dump'
-                                  ELSE 'near_duplicate_earlier_dump' END
-                        WHEN {drop_all} THEN 'duplicate_all_copies'
-                        WHEN c.rnk = 1 THEN NULL
-                        WHEN c.clean_hash = c.first_hash THEN 'exact_duplicate'
-                        ELSE 'near_duplicate' END AS dup_rule
-            FROM chosen c LEFT JOIN best_edge b USING (docId)
-        )
-        SELECT docId, dump, lang,
-               len(rules) = 0 AS kept,
-               rules[1].rule AS rule, rules[1].value AS value, rules[1].threshold AS threshold,
-               rules, CASE WHEN cluster_size > 1 THEN cluster_id END AS cluster_id,
-               cluster_size::BIGINT AS cluster_size, survivor,
-               CASE WHEN earlier IS NOT NULL THEN earlier
-                    WHEN cluster_size > 1 AND NOT survivor AND NOT {drop_all} THEN first_doc END AS duplicate_of,
-               ? AS run_id, ? AS config_fingerprint,
-               {", ".join(SCORE_COLUMNS.names)}
-        FROM (
-            SELECT *, list_concat(qrules, CASE WHEN dup_rule IS NULL THEN []
-                  ELSE [{{'rule': dup_rule,
-                          'value': CASE WHEN dup_rule LIKE 'exact%' THEN 1.0 ELSE jaccard END,
-                          'threshold': CASE WHEN dup_rule LIKE 'exact%' THEN 1.0 ELSE {cfg.similarity!r} END}}] END) AS rules
-            FROM dup) LEFT JOIN scores_in USING (docId)
-        ORDER BY docId""", [run_id, fingerprint])
-    for t in ("labels_in", "quality_rules", "score_rules"):
-        con.unregister(t)
-    for t in ("docs", "pairs_in", "para_in", "qhits", "edges", "nodes", "comp", "scores_in"):
-        con.execute(f"DROP TABLE IF EXISTS {t}")
-    return out.cast(DOC_DECISIONS)

@@ -1,6 +1,6 @@
 """The document decisions (``doc_decisions``) of one dump, as tasks whose memory does not
 grow with the dump: one row per document of the dump (``decide.DOC_DECISIONS``), the
-rules of the whole-dump reference (``tests/corpus/whole_dump_reference.py``) applied the same way.
+rules of ``decide.document_decisions`` applied the same way.
 
     remeasure (per group of archives; not with ``judge_whole_pages``) the metrics of the
               group's documents whose kept text the paragraph decisions cut
